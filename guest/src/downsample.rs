@@ -1,0 +1,177 @@
+//! The downsample ladder (DESIGN.md §2), run inside the sandbox: fit inside 2000×2000 keeping the
+//! aspect, keep the format when it then fits, else JPEG 80/60/40/20 on white, last 1000 px at 20.
+
+use image::codecs::gif::GifEncoder;
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
+use image::codecs::webp::WebPEncoder;
+use image::imageops::FilterType;
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
+
+use crate::image_gate::{Header, decode};
+use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
+use crate::profile::Profile;
+use crate::signature::ImageType;
+use crate::verdict::{Dimensions, base64_len};
+
+pub struct Reencoded {
+    pub bytes: Vec<u8>,
+    pub image_type: ImageType,
+    pub dimensions: Dimensions,
+}
+
+/// Whether the image must be re-encoded rather than passed through unchanged. A JPEG stored
+/// sideways (EXIF orientation not 1) is always re-encoded upright: providers do not all honour
+/// the tag, and the model must see what a person sees.
+pub fn needs_work(raw: u64, header: &Header, t: ImageType) -> bool {
+    raw > PASS_THROUGH_RAW
+        || header.width > FIT_SIDE
+        || header.height > FIT_SIDE
+        || (t == ImageType::Jpeg && header.orientation != Orientation::NoTransforms)
+}
+
+/// The largest size inside `side`×`side` with the same aspect; never larger than the original.
+pub fn fit_inside(width: u32, height: u32, side: u32) -> (u32, u32) {
+    if width <= side && height <= side {
+        return (width, height);
+    }
+    let scale = f64::from(side) / f64::from(width.max(height));
+    let w = ((f64::from(width) * scale).round() as u32).clamp(1, side);
+    let h = ((f64::from(height) * scale).round() as u32).clamp(1, side);
+    (w, h)
+}
+
+fn resize_to_fit(img: DynamicImage, side: u32) -> DynamicImage {
+    let (w, h) = fit_inside(img.width(), img.height(), side);
+    if (w, h) == (img.width(), img.height()) { img } else { img.resize_exact(w, h, FilterType::CatmullRom) }
+}
+
+/// Runs the ladder. `Ok(None)`: no rung fits the provider's base64 limit. `Err`: the pixels could
+/// not be decoded (the caller then keeps the original bytes).
+pub fn fit(
+    bytes: &[u8],
+    t: ImageType,
+    header: &Header,
+    decoded: Option<DynamicImage>,
+    profile: &Profile,
+) -> Result<Option<Reencoded>, ImageError> {
+    let mut img = match decoded {
+        Some(img) => img,
+        None => decode(bytes, t)?,
+    };
+    img.apply_orientation(header.orientation);
+    let fitted = resize_to_fit(img, FIT_SIDE);
+    let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
+
+    if let Some(bytes) = encode_as(&fitted, t)? {
+        if fits(&bytes) {
+            return Ok(Some(reencoded(bytes, t, &fitted)));
+        }
+    }
+
+    let flat = DynamicImage::ImageRgb8(flatten_on_white(&fitted));
+    for q in JPEG_LADDER {
+        if t == ImageType::Jpeg && q == JPEG_LADDER[0] {
+            continue; // the kept format was already this rung
+        }
+        let bytes = encode_jpeg(&flat, q)?;
+        if fits(&bytes) {
+            return Ok(Some(reencoded(bytes, ImageType::Jpeg, &flat)));
+        }
+    }
+
+    let small = resize_to_fit(flat, LAST_RESORT_SIDE);
+    let bytes = encode_jpeg(&small, JPEG_LADDER[JPEG_LADDER.len() - 1])?;
+    if fits(&bytes) {
+        return Ok(Some(reencoded(bytes, ImageType::Jpeg, &small)));
+    }
+    Ok(None)
+}
+
+fn reencoded(bytes: Vec<u8>, image_type: ImageType, img: &DynamicImage) -> Reencoded {
+    Reencoded { bytes, image_type, dimensions: Dimensions { width: img.width(), height: img.height() } }
+}
+
+/// Encodes in the source's own format; `None` where that format cannot be written here.
+fn encode_as(img: &DynamicImage, t: ImageType) -> Result<Option<Vec<u8>>, ImageError> {
+    let mut out = Vec::new();
+    match t {
+        ImageType::Jpeg => return encode_jpeg(img, JPEG_LADDER[0]).map(Some),
+        ImageType::Png => {
+            let encoder = PngEncoder::new_with_quality(&mut out, CompressionType::Default, PngFilter::Adaptive);
+            img.write_with_encoder(encoder)?;
+        }
+        ImageType::Gif => {
+            let rgba = img.to_rgba8();
+            let mut encoder = GifEncoder::new_with_speed(&mut out, 10);
+            encoder.encode(rgba.as_raw(), rgba.width(), rgba.height(), image::ExtendedColorType::Rgba8)?;
+        }
+        ImageType::WebP => {
+            let rgba = img.to_rgba8();
+            WebPEncoder::new_lossless(&mut out).write_image(
+                rgba.as_raw(),
+                rgba.width(),
+                rgba.height(),
+                image::ExtendedColorType::Rgba8,
+            )?;
+        }
+    }
+    Ok(Some(out))
+}
+
+fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {
+    let mut out = Vec::new();
+    let rgb;
+    let rgb_ref = match img {
+        DynamicImage::ImageRgb8(rgb) => rgb,
+        other => {
+            rgb = flatten_on_white(other);
+            &rgb
+        }
+    };
+    JpegEncoder::new_with_quality(&mut out, quality).encode_image(rgb_ref)?;
+    Ok(out)
+}
+
+/// Drops alpha by compositing onto white (JPEG has no alpha; black would hide dark content).
+fn flatten_on_white(img: &DynamicImage) -> RgbImage {
+    if !img.color().has_alpha() {
+        return img.to_rgb8();
+    }
+    let rgba = img.to_rgba8();
+    let mut rgb = RgbImage::new(rgba.width(), rgba.height());
+    for (dst, src) in rgb.pixels_mut().zip(rgba.pixels()) {
+        let a = u16::from(src[3]);
+        for c in 0..3 {
+            let v = u16::from(src[c]) * a + 255 * (255 - a);
+            dst[c] = ((v + 127) / 255) as u8;
+        }
+    }
+    rgb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_keeps_aspect_and_never_enlarges() {
+        assert_eq!(fit_inside(4000, 3000, 2000), (2000, 1500));
+        assert_eq!(fit_inside(3000, 4000, 2000), (1500, 2000));
+        assert_eq!(fit_inside(3456, 2234, 2000), (2000, 1293));
+        assert_eq!(fit_inside(800, 600, 2000), (800, 600));
+        assert_eq!(fit_inside(2000, 2000, 2000), (2000, 2000));
+        assert_eq!(fit_inside(100_000, 1, 2000), (2000, 1));
+    }
+
+    #[test]
+    fn transparent_pixels_flatten_to_white() {
+        let mut img = image::RgbaImage::new(2, 1);
+        img.put_pixel(0, 0, image::Rgba([0, 0, 0, 0]));
+        img.put_pixel(1, 0, image::Rgba([10, 20, 30, 255]));
+        let flat = flatten_on_white(&DynamicImage::ImageRgba8(img));
+        assert_eq!(flat.get_pixel(0, 0).0, [255, 255, 255]);
+        assert_eq!(flat.get_pixel(1, 0).0, [10, 20, 30]);
+    }
+}

@@ -1,0 +1,270 @@
+//! The admission gate for images: claimed type, raw size, signature, header, then the optional
+//! downsample and the provider's base64 limit — in that order.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use image::{DynamicImage, ImageDecoder, ImageReader, metadata::Orientation};
+
+use crate::downsample::{self, Reencoded};
+use crate::limits::*;
+use crate::options::{Options, Verify};
+use crate::profile::Profile;
+use crate::signature::{ImageType, sniff};
+use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Verdict, base64_len};
+
+/// What the header declares, read without decoding pixels.
+#[derive(Clone, Copy, Debug)]
+pub struct Header {
+    pub width: u32,
+    pub height: u32,
+    pub orientation: Orientation,
+}
+
+impl Header {
+    /// Dimensions as a person sees the image (EXIF rotations by 90° swap the sides).
+    pub fn upright(&self) -> Dimensions {
+        if swaps_sides(self.orientation) {
+            Dimensions { width: self.height, height: self.width }
+        } else {
+            Dimensions { width: self.width, height: self.height }
+        }
+    }
+}
+
+fn swaps_sides(o: Orientation) -> bool {
+    matches!(
+        o,
+        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+    )
+}
+
+pub fn decode_limits() -> image::Limits {
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(DECODE_MAX_SIDE);
+    limits.max_image_height = Some(DECODE_MAX_SIDE);
+    limits.max_alloc = Some(DECODE_MAX_ALLOC);
+    limits
+}
+
+fn reader(bytes: &[u8], t: ImageType) -> ImageReader<Cursor<&[u8]>> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), t.format());
+    reader.limits(decode_limits());
+    reader
+}
+
+pub fn read_header(bytes: &[u8], t: ImageType) -> Result<Header, image::ImageError> {
+    let mut decoder = reader(bytes, t).into_decoder()?;
+    let (width, height) = decoder.dimensions();
+    // A broken EXIF block is no reason to refuse an image; it then has no orientation to honour.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    Ok(Header { width, height, orientation })
+}
+
+pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageError> {
+    let decoder = reader(bytes, t).into_decoder()?;
+    DynamicImage::from_decoder(decoder)
+}
+
+fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
+    use image::AnimationDecoder;
+    let mut decoder = image::codecs::gif::GifDecoder::new(Cursor::new(bytes))?;
+    decoder.set_limits(decode_limits())?;
+    let mut frames = decoder.into_frames();
+    let mut count = 0;
+    for frame in frames.by_ref() {
+        frame?;
+        count += 1;
+        if count > 1 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
+    let profile: &Profile = options.provider.profile();
+    let raw = bytes.len() as u64;
+    let provider = profile.provider.name();
+
+    // 1. Claimed type.
+    let Some(t) = ImageType::from_mime(claimed_mime).filter(|t| profile.accepts(*t)) else {
+        let accepted: Vec<&str> = profile.image_types.iter().map(|t| t.mime()).collect();
+        return Err(Refusal::new(
+            Reason::MimeUnsupported,
+            raw,
+            None,
+            format!(
+                "{} is not an image type {provider} accepts (accepted: {})",
+                display_mime(claimed_mime),
+                accepted.join(", ")
+            ),
+        ));
+    };
+
+    // 2. Raw size.
+    let cap = if options.downsample { RAW_CAP_DOWNSAMPLE } else { RAW_CAP };
+    if raw > cap {
+        return Err(Refusal::new(
+            Reason::RawTooLarge,
+            raw,
+            Some(cap),
+            format!("{raw} bytes exceed the read cap of {cap} bytes"),
+        ));
+    }
+
+    // 3. Signature.
+    if !t.matches(bytes) {
+        return Err(Refusal::new(
+            Reason::MagicMismatch,
+            raw,
+            None,
+            format!("the bytes are not {} (they look like {})", t.mime(), sniff(bytes)),
+        ));
+    }
+
+    // The header, read without decoding pixels; bombs are refused here.
+    let header = match read_header(bytes, t) {
+        Ok(h) => h,
+        Err(image::ImageError::Limits(_)) => return Err(bomb(raw, None)),
+        Err(e) => {
+            return Err(Refusal::new(
+                Reason::Undecodable,
+                raw,
+                None,
+                format!("the {} header cannot be read: {e}", t.mime()),
+            ));
+        }
+    };
+    let pixels = u64::from(header.width) * u64::from(header.height);
+    if pixels > DECODE_MAX_PIXELS {
+        return Err(bomb(raw, Some(header)));
+    }
+    if header.width == 0 || header.height == 0 {
+        return Err(Refusal::new(
+            Reason::Undecodable,
+            raw,
+            None,
+            format!("the {} header declares an empty canvas ({}x{})", t.mime(), header.width, header.height),
+        ));
+    }
+
+    if profile.still_gif_only && t == ImageType::Gif {
+        match is_animated_gif(bytes) {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(Refusal::new(
+                    Reason::MimeUnsupported,
+                    raw,
+                    None,
+                    format!("{provider} accepts only still GIFs; this one is animated"),
+                ));
+            }
+            Err(e) => return Err(undecodable(raw, t, &e)),
+        }
+    }
+
+    let decoded = match options.verify {
+        Verify::Header => None,
+        Verify::Full => match decode(bytes, t) {
+            Ok(img) => Some(img),
+            Err(image::ImageError::Limits(_)) => return Err(bomb(raw, Some(header))),
+            Err(e) => return Err(undecodable(raw, t, &e)),
+        },
+    };
+
+    // 4. Optional downsample, then the provider's base64 limit.
+    if options.downsample {
+        if downsample::needs_work(raw, &header, t) {
+            match downsample::fit(bytes, t, &header, decoded, profile) {
+                Ok(Some(out)) => return Ok(admitted_reencoded(out, raw, &header)),
+                Ok(None) => {
+                    return Err(Refusal::new(
+                        Reason::Base64TooLarge,
+                        raw,
+                        Some(profile.max_base64_len),
+                        format!(
+                            "even at {LAST_RESORT_SIDE} px and JPEG quality {} the image exceeds {provider}'s limit of {} base64 bytes",
+                            JPEG_LADDER[JPEG_LADDER.len() - 1],
+                            profile.max_base64_len
+                        ),
+                    ));
+                }
+                // Undecodable pixels: the original bytes face the base64 limit alone.
+                Err(_) => {}
+            }
+        }
+    } else if let Some(max_side) = profile.max_side {
+        if header.width > max_side || header.height > max_side {
+            return Err(Refusal::new(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(u64::from(max_side)),
+                format!(
+                    "{}x{} px exceeds {provider}'s largest side of {max_side} px and downsampling is off",
+                    header.width, header.height
+                ),
+            ));
+        }
+    }
+
+    let b64 = base64_len(raw);
+    if b64 > profile.max_base64_len {
+        return Err(Refusal::new(
+            Reason::Base64TooLarge,
+            raw,
+            Some(profile.max_base64_len),
+            format!("{b64} base64 bytes exceed {provider}'s limit of {}", profile.max_base64_len),
+        ));
+    }
+    Ok(Admitted {
+        kind: Kind::Image,
+        mime: t.mime(),
+        data: STANDARD.encode(bytes),
+        original_size: raw,
+        dimensions: Some(Dimensions { width: header.width, height: header.height }),
+        resized: false,
+        reencoded: false,
+    })
+}
+
+fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
+    let upright = header.upright();
+    Admitted {
+        kind: Kind::Image,
+        mime: out.image_type.mime(),
+        data: STANDARD.encode(&out.bytes),
+        original_size: raw,
+        dimensions: Some(out.dimensions),
+        resized: out.dimensions != upright,
+        reencoded: true,
+    }
+}
+
+fn bomb(raw: u64, header: Option<Header>) -> Refusal {
+    let declared = match header {
+        Some(h) => format!("{}x{} px", h.width, h.height),
+        None => "its declared size".to_string(),
+    };
+    Refusal::new(
+        Reason::DimensionsTooLarge,
+        raw,
+        Some(DECODE_MAX_PIXELS),
+        format!(
+            "{declared} exceeds the decoder's strict limits ({DECODE_MAX_SIDE} px per side, {DECODE_MAX_PIXELS} pixels); not decoded"
+        ),
+    )
+}
+
+fn undecodable(raw: u64, t: ImageType, e: &image::ImageError) -> Refusal {
+    Refusal::new(Reason::Undecodable, raw, None, format!("the {} pixels cannot be decoded: {e}", t.mime()))
+}
+
+fn display_mime(claimed: &str) -> String {
+    let m = claimed.trim();
+    if m.is_empty() { "an empty media type".to_string() } else { m.to_string() }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+use image::ImageFormat;
+
+use super::*;
+use crate::profile::Provider;
+use crate::test_images::*;
+
+fn opts(downsample: bool, provider: Provider) -> Options {
+    Options { downsample, provider, verify: Verify::Header }
+}
+
+fn refused(v: Verdict) -> Refusal {
+    v.expect_err("expected a refusal")
+}
+
+#[test]
+fn step1_the_claimed_type_must_be_accepted() {
+    let png = png(4, 4);
+    let r = refused(admit_image(&png, "image/svg+xml", &Options::default()));
+    assert_eq!((r.reason, r.limit), (Reason::MimeUnsupported, None));
+    let r = refused(admit_image(&png, "", &Options::default()));
+    assert_eq!(r.reason, Reason::MimeUnsupported);
+    // Gemini and Ollama take no GIF at all.
+    let gif = encode(&gradient(4, 4), ImageFormat::Gif);
+    assert!(admit_image(&gif, "image/gif", &Options::default()).is_ok());
+    assert_eq!(refused(admit_image(&gif, "image/gif", &opts(true, Provider::Gemini))).reason, Reason::MimeUnsupported);
+    assert_eq!(refused(admit_image(&gif, "image/gif", &opts(true, Provider::Ollama))).reason, Reason::MimeUnsupported);
+}
+
+#[test]
+fn step1_comes_before_the_signature() {
+    // An SVG claimed as SVG is refused for its type, not its bytes.
+    let r = refused(admit_image(b"<svg/>", "image/svg+xml", &Options::default()));
+    assert_eq!(r.reason, Reason::MimeUnsupported);
+}
+
+#[test]
+fn step2_raw_cap_without_downsampler_is_inclusive() {
+    // OpenAI's 20 MB base64 limit lets the 5 MiB read cap itself be the bound under test.
+    let at_cap = png_of_len(RAW_CAP as usize);
+    assert!(admit_image(&at_cap, "image/png", &opts(false, Provider::OpenAi)).is_ok());
+    let over = png_of_len(RAW_CAP as usize + 1);
+    let r = refused(admit_image(&over, "image/png", &opts(false, Provider::OpenAi)));
+    assert_eq!((r.reason, r.raw_bytes, r.limit), (Reason::RawTooLarge, RAW_CAP + 1, Some(RAW_CAP)));
+}
+
+#[test]
+fn step2_raw_cap_with_downsampler_is_64_mib() {
+    let over = png_of_len(RAW_CAP_DOWNSAMPLE as usize + 1);
+    let r = refused(admit_image(&over, "image/png", &opts(true, Provider::Anthropic)));
+    assert_eq!((r.reason, r.limit), (Reason::RawTooLarge, Some(RAW_CAP_DOWNSAMPLE)));
+}
+
+#[test]
+fn step3_the_bytes_must_carry_the_claimed_signature() {
+    for (bytes, mime) in [
+        (b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec(), "image/png"),
+        (b"<!DOCTYPE html><html></html>".to_vec(), "image/png"),
+        (Vec::new(), "image/png"),
+        (png(4, 4), "image/jpeg"),
+        (encode(&gradient(4, 4), ImageFormat::Jpeg), "image/png"),
+        (b"RIFX\x10\0\0\0WEBPVP8 ".to_vec(), "image/webp"),
+    ] {
+        let r = refused(admit_image(&bytes, mime, &Options::default()));
+        assert_eq!(r.reason, Reason::MagicMismatch, "{mime} {:?}", &bytes[..bytes.len().min(8)]);
+    }
+}
+
+#[test]
+fn each_type_is_admitted_with_its_measured_dimensions() {
+    for (format, mime) in [
+        (ImageFormat::Png, "image/png"),
+        (ImageFormat::Jpeg, "image/jpeg"),
+        (ImageFormat::Gif, "image/gif"),
+        (ImageFormat::WebP, "image/webp"),
+    ] {
+        let bytes = encode(&gradient(33, 17), format);
+        let a = admit_image(&bytes, mime, &Options::default()).unwrap();
+        assert_eq!(a.mime, mime);
+        assert_eq!(a.dimensions, Some(Dimensions { width: 33, height: 17 }));
+        assert_eq!((a.resized, a.reencoded), (false, false));
+        assert_eq!(a.original_size, bytes.len() as u64);
+        assert_eq!(a.data, STANDARD.encode(&bytes), "small images pass through byte for byte");
+    }
+}
+
+#[test]
+fn step4_base64_limit_is_exact() {
+    // 3,932,160 raw bytes are exactly 5,242,880 base64 bytes: admitted; one more is over.
+    let at = png_of_len(3_932_160);
+    let a = admit_image(&at, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    assert_eq!(a.base64_len(), 5_242_880);
+    let over = png_of_len(3_932_161);
+    let r = refused(admit_image(&over, "image/png", &opts(false, Provider::Anthropic)));
+    assert_eq!((r.reason, r.limit), (Reason::Base64TooLarge, Some(5_242_880)));
+}
+
+#[test]
+fn the_downsampler_passes_through_at_the_threshold_and_works_one_byte_over() {
+    let at = png_of_len(PASS_THROUGH_RAW as usize);
+    let a = admit_image(&at, "image/png", &Options::default()).unwrap();
+    assert!(!a.reencoded);
+    let over = png_of_len(PASS_THROUGH_RAW as usize + 1);
+    let a = admit_image(&over, "image/png", &Options::default()).unwrap();
+    assert!(a.reencoded && !a.resized, "re-encoded at the same size");
+    assert!(a.base64_len() < 1000);
+}
+
+#[test]
+fn large_images_are_fit_inside_2000_keeping_aspect() {
+    let bytes = encode(&gradient(4000, 1000), ImageFormat::Png);
+    let a = admit_image(&bytes, "image/png", &Options::default()).unwrap();
+    assert_eq!(a.dimensions, Some(Dimensions { width: 2000, height: 500 }));
+    assert!(a.resized && a.reencoded);
+    assert_eq!(a.mime, "image/png", "the format is kept when it fits");
+}
+
+#[test]
+fn without_downsampler_a_side_over_the_profile_is_refused() {
+    let bytes = png_header_only(8001, 10);
+    let r = refused(admit_image(&bytes, "image/png", &opts(false, Provider::Anthropic)));
+    assert_eq!((r.reason, r.limit), (Reason::DimensionsTooLarge, Some(8000)));
+    let bytes = png_header_only(8000, 10);
+    assert!(admit_image(&bytes, "image/png", &opts(false, Provider::Anthropic)).is_ok());
+}
+
+#[test]
+fn bombs_are_refused_from_the_header_without_decoding() {
+    let bomb = png_header_only(100_000, 100_000);
+    assert!(bomb.len() < 100);
+    for downsample in [true, false] {
+        let r = refused(admit_image(&bomb, "image/png", &opts(downsample, Provider::Anthropic)));
+        assert_eq!(r.reason, Reason::DimensionsTooLarge);
+    }
+    let wide = png_header_only(20_000, 20_000); // sides within bounds, 400 MP over the pixel bound
+    let r = refused(admit_image(&wide, "image/png", &Options::default()));
+    assert_eq!((r.reason, r.limit), (Reason::DimensionsTooLarge, Some(DECODE_MAX_PIXELS)));
+}
+
+#[test]
+fn an_unreadable_header_is_undecodable() {
+    let mut bytes = png(16, 16);
+    bytes.truncate(20);
+    assert_eq!(refused(admit_image(&bytes, "image/png", &Options::default())).reason, Reason::Undecodable);
+}
+
+#[test]
+fn verify_full_decodes_every_pixel() {
+    let mut bytes = png(64, 64);
+    let cut = bytes.len() - 30;
+    bytes.truncate(cut);
+    let header_only = Options { verify: Verify::Header, downsample: false, ..Options::default() };
+    assert!(admit_image(&bytes, "image/png", &header_only).is_ok(), "the header alone is intact");
+    let full = Options { verify: Verify::Full, ..header_only };
+    assert_eq!(refused(admit_image(&bytes, "image/png", &full)).reason, Reason::Undecodable);
+}
+
+#[test]
+fn a_failed_downsample_keeps_the_original_bytes() {
+    // Large dims ask for a downsample, but the pixel data is missing: the original bytes then
+    // face the base64 limit alone, and pass it.
+    let bytes = png_header_only(3000, 3000);
+    let a = admit_image(&bytes, "image/png", &Options::default()).unwrap();
+    assert!(!a.reencoded);
+    assert_eq!(a.data, STANDARD.encode(&bytes));
+}
+
+#[test]
+fn sideways_jpegs_are_reencoded_upright() {
+    let bytes = jpeg_with_orientation(30, 60, 6);
+    let a = admit_image(&bytes, "image/jpeg", &Options::default()).unwrap();
+    assert_eq!(a.dimensions, Some(Dimensions { width: 60, height: 30 }));
+    assert!(a.reencoded && !a.resized, "rotated, not resized");
+    // Orientation 1 passes through untouched.
+    let upright = jpeg_with_orientation(30, 60, 1);
+    let a = admit_image(&upright, "image/jpeg", &Options::default()).unwrap();
+    assert!(!a.reencoded);
+}
+
+#[test]
+fn the_ladder_falls_to_jpeg_when_the_kept_format_does_not_fit() {
+    // 2000x2000 of noise as PNG is ~16 MB: far over 5 MiB of base64 even after the fit.
+    let bytes = encode(&noise(2000, 2000), ImageFormat::Png);
+    let a = admit_image(&bytes, "image/png", &Options::default()).unwrap();
+    assert_eq!(a.mime, "image/jpeg");
+    assert!(a.base64_len() <= 5_242_880);
+    assert!(a.reencoded);
+}
+
+#[test]
+fn animated_gifs_are_refused_for_openai_only() {
+    use image::codecs::gif::GifEncoder;
+    use image::{Delay, Frame};
+    let mut bytes = Vec::new();
+    {
+        let mut enc = GifEncoder::new(&mut bytes);
+        for _ in 0..2 {
+            let frame = Frame::from_parts(gradient(8, 8).to_rgba8(), 0, 0, Delay::from_numer_denom_ms(100, 1));
+            enc.encode_frame(frame).unwrap();
+        }
+    }
+    assert!(admit_image(&bytes, "image/gif", &Options::default()).is_ok());
+    let r = refused(admit_image(&bytes, "image/gif", &opts(true, Provider::OpenAi)));
+    assert_eq!(r.reason, Reason::MimeUnsupported);
+    let still = encode(&gradient(8, 8), ImageFormat::Gif);
+    assert!(admit_image(&still, "image/gif", &opts(true, Provider::OpenAi)).is_ok());
+}

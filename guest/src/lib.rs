@@ -1,0 +1,28 @@
+//! mediagate's guest: the admission gate (and, with the `agent-tool` feature, the `read_image`
+//! tool) as plain Rust, unit-tested natively. `bindings` is the thin wit-bindgen layer that makes
+//! it a WASI component.
+
+pub mod answer;
+pub mod document;
+pub mod downsample;
+pub mod image_gate;
+pub mod limits;
+pub mod options;
+pub mod profile;
+pub mod signature;
+pub mod tool;
+pub mod tool_result;
+pub mod verdict;
+pub mod workspace_path;
+
+#[cfg(target_arch = "wasm32")]
+mod bindings;
+#[cfg(test)]
+mod test_images;
+
+pub use document::admit_document;
+pub use image_gate::admit_image;
+pub use options::{Options, Verify};
+pub use profile::Provider;
+pub use signature::sniff;
+pub use tool_result::admit_tool_result;

@@ -1,0 +1,98 @@
+//! Small images made on the fly for the unit tests.
+
+use std::io::Cursor;
+
+use image::{DynamicImage, ImageFormat, RgbImage, RgbaImage};
+
+pub fn encode(img: &DynamicImage, format: ImageFormat) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, format).unwrap();
+    out.into_inner()
+}
+
+/// A gradient, so encoders cannot compress it to nothing.
+pub fn gradient(w: u32, h: u32) -> DynamicImage {
+    DynamicImage::ImageRgb8(RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x * 255 / w.max(1)) as u8, (y * 255 / h.max(1)) as u8, ((x ^ y) & 0xff) as u8])
+    }))
+}
+
+/// Noise: incompressible, for images that must stay large after encoding.
+pub fn noise(w: u32, h: u32) -> DynamicImage {
+    let mut state = 0x2545_f491_u32;
+    DynamicImage::ImageRgba8(RgbaImage::from_fn(w, h, |_, _| {
+        let mut px = [0u8; 4];
+        for c in &mut px {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            *c = state as u8;
+        }
+        px[3] = 255;
+        image::Rgba(px)
+    }))
+}
+
+pub fn png(w: u32, h: u32) -> Vec<u8> {
+    encode(&gradient(w, h), ImageFormat::Png)
+}
+
+/// A valid PNG padded after IEND to exactly `len` bytes (decoders ignore trailing bytes).
+pub fn png_of_len(len: usize) -> Vec<u8> {
+    let mut bytes = png(8, 8);
+    assert!(bytes.len() <= len);
+    bytes.resize(len, 0);
+    bytes
+}
+
+/// A PNG header (signature + IHDR with a valid CRC) declaring `w`×`h`, with no pixel data.
+pub fn png_header_only(w: u32, h: u32) -> Vec<u8> {
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(b"IHDR");
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let crc = crc32(&ihdr);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    out.extend_from_slice(&13u32.to_be_bytes());
+    out.extend_from_slice(&ihdr);
+    out.extend_from_slice(&crc.to_be_bytes());
+    // An empty IDAT so the header reader finds the start of the image data.
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(b"IDAT");
+    out.extend_from_slice(&crc32(b"IDAT").to_be_bytes());
+    out
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A JPEG with an EXIF APP1 segment carrying `orientation`.
+pub fn jpeg_with_orientation(w: u32, h: u32, orientation: u16) -> Vec<u8> {
+    let jpeg = encode(&gradient(w, h), ImageFormat::Jpeg);
+    // TIFF header (little endian), one IFD entry: Orientation (0x0112), SHORT, count 1.
+    let mut tiff = b"II*\0\x08\0\0\0".to_vec();
+    tiff.extend_from_slice(&1u16.to_le_bytes());
+    tiff.extend_from_slice(&0x0112u16.to_le_bytes());
+    tiff.extend_from_slice(&3u16.to_le_bytes());
+    tiff.extend_from_slice(&1u32.to_le_bytes());
+    tiff.extend_from_slice(&orientation.to_le_bytes());
+    tiff.extend_from_slice(&[0, 0]);
+    tiff.extend_from_slice(&0u32.to_le_bytes());
+    let mut app1 = b"Exif\0\0".to_vec();
+    app1.extend_from_slice(&tiff);
+    let mut out = jpeg[..2].to_vec(); // SOI
+    out.extend_from_slice(&[0xFF, 0xE1]);
+    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&app1);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}

@@ -1,0 +1,217 @@
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+
+use base64::Engine as _;
+
+use super::*;
+use crate::test_images::png;
+
+#[derive(Default)]
+struct FakeWorkspace {
+    entries: HashMap<String, (EntryType, Vec<u8>)>,
+    /// Extra bytes that appear between stat and read (a file that grows).
+    grows_by: usize,
+    reads: RefCell<Vec<String>>,
+}
+
+impl FakeWorkspace {
+    fn with(mut self, rel: &str, entry: EntryType, bytes: Vec<u8>) -> Self {
+        self.entries.insert(rel.to_string(), (entry, bytes));
+        self
+    }
+}
+
+impl Workspace for FakeWorkspace {
+    fn stat(&self, rel: &str) -> Result<(EntryType, u64), FsError> {
+        if rel == "escape.png" {
+            return Err(FsError::Escapes);
+        }
+        self.entries.get(rel).map(|(e, b)| (*e, b.len() as u64)).ok_or(FsError::NotFound)
+    }
+    fn read(&self, rel: &str, max: u64) -> Result<Vec<u8>, FsError> {
+        self.reads.borrow_mut().push(rel.to_string());
+        let mut bytes = self.entries.get(rel).ok_or(FsError::NotFound)?.1.clone();
+        bytes.resize(bytes.len() + self.grows_by, 0);
+        bytes.truncate(max as usize);
+        Ok(bytes)
+    }
+    fn root(&self) -> &str {
+        "/ws"
+    }
+}
+
+struct FakeVlm {
+    configured: bool,
+    script: Vec<Result<Chunk, VlmError>>,
+    asked: RefCell<Vec<(String, String, String)>>,
+}
+
+impl FakeVlm {
+    fn replying(script: Vec<Result<Chunk, VlmError>>) -> Self {
+        FakeVlm { configured: true, script, asked: RefCell::new(Vec::new()) }
+    }
+}
+
+struct FakeReply(VecDeque<Result<Chunk, VlmError>>);
+
+impl Reply for FakeReply {
+    fn next_chunk(&mut self) -> Result<Option<Chunk>, VlmError> {
+        self.0.pop_front().transpose()
+    }
+}
+
+impl Vlm for FakeVlm {
+    fn configured(&self) -> bool {
+        self.configured
+    }
+    fn ask(&self, prompt: &str, mime: &str, data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+        self.asked.borrow_mut().push((prompt.to_string(), mime.to_string(), data));
+        Ok(Box::new(FakeReply(self.script.clone().into())))
+    }
+}
+
+#[derive(Default)]
+struct RecordingSink(RefCell<Vec<(ChunkKind, String)>>);
+
+impl Sink for RecordingSink {
+    fn write(&self, kind: ChunkKind, text: &str) {
+        self.0.borrow_mut().push((kind, text.to_string()));
+    }
+}
+
+fn content(t: &str) -> Result<Chunk, VlmError> {
+    Ok(Chunk { kind: ChunkKind::Content, text: t.into() })
+}
+fn reasoning(t: &str) -> Result<Chunk, VlmError> {
+    Ok(Chunk { kind: ChunkKind::Reasoning, text: t.into() })
+}
+
+fn ws_with_png() -> FakeWorkspace {
+    FakeWorkspace::default().with("shot.png", EntryType::File, png(10, 10))
+}
+
+#[test]
+fn a_question_goes_to_the_vlm_verbatim_with_the_admitted_image() {
+    let ws = ws_with_png();
+    let vlm = FakeVlm::replying(vec![content("A "), content("gradient.")]);
+    let sink = RecordingSink::default();
+    let answer = read_image(&ws, &vlm, &sink, "shot.png", Some("What colour?")).unwrap();
+    assert_eq!(answer, "A gradient.");
+    let asked = vlm.asked.borrow();
+    assert_eq!(asked[0].0, "What colour?");
+    assert_eq!(asked[0].1, "image/png");
+    assert_eq!(asked[0].2, base64::engine::general_purpose::STANDARD.encode(png(10, 10)));
+    assert_eq!(sink.0.borrow().len(), 2, "each chunk reached the sink");
+}
+
+#[test]
+fn no_question_asks_the_describe_prompt() {
+    let vlm = FakeVlm::replying(vec![content("text")]);
+    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(vlm.asked.borrow()[0].0, DESCRIBE_PROMPT);
+    let vlm = FakeVlm::replying(vec![content("text")]);
+    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", Some("  ")).unwrap();
+    assert_eq!(vlm.asked.borrow()[0].0, DESCRIBE_PROMPT, "a blank question is no question");
+}
+
+#[test]
+fn no_vlm_answers_at_once_without_reading() {
+    let ws = ws_with_png();
+    let vlm = FakeVlm { configured: false, script: vec![], asked: RefCell::new(vec![]) };
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::NoVlm);
+    assert!(e.message.starts_with("error: ") && e.message.contains("Do not retry"));
+    assert!(ws.reads.borrow().is_empty() && vlm.asked.borrow().is_empty());
+}
+
+#[test]
+fn reasoning_streams_but_stays_out_of_the_answer() {
+    let vlm = FakeVlm::replying(vec![reasoning("let me see"), content("<think>hmm</think>Cat"), content(".")]);
+    let sink = RecordingSink::default();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    assert_eq!(answer, "Cat.");
+    let seen = sink.0.borrow();
+    assert!(seen.contains(&(ChunkKind::Reasoning, "let me see".into())));
+    assert!(seen.contains(&(ChunkKind::Reasoning, "hmm".into())));
+}
+
+#[test]
+fn files_that_are_not_images_are_named_by_what_they_are() {
+    let ws = FakeWorkspace::default().with("doc.png", EntryType::File, b"%PDF-1.7 ...".to_vec()).with(
+        "notes.png",
+        EntryType::File,
+        b"just some text".to_vec(),
+    );
+    let vlm = FakeVlm::replying(vec![]);
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "doc.png", None).unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (ToolErrorCode::NotAnImage, "error: not an image (detected application/pdf): doc.png")
+    );
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "notes.png", None).unwrap_err();
+    assert!(e.message.starts_with("error: not an image (detected text/plain)"));
+    assert!(vlm.asked.borrow().is_empty());
+}
+
+#[test]
+fn an_image_the_gate_refuses_comes_back_in_words() {
+    let mut truncated = png(64, 64);
+    truncated.truncate(truncated.len() - 30);
+    let ws = FakeWorkspace::default()
+        .with("icon.svg", EntryType::File, b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec())
+        .with("cut.png", EntryType::File, truncated);
+    let vlm = FakeVlm::replying(vec![]);
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "icon.svg", None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::Refused);
+    assert!(e.message.contains("mime_unsupported") && e.message.contains("image/svg+xml"), "{}", e.message);
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "cut.png", None).unwrap_err();
+    assert!(e.message.contains("undecodable"), "the tool decodes every pixel: {}", e.message);
+}
+
+#[test]
+fn paths_are_confined_and_checked_before_reading() {
+    let ws = ws_with_png().with("dir", EntryType::Directory, vec![]).with("pipe", EntryType::Other("a FIFO"), vec![]);
+    let vlm = FakeVlm::replying(vec![]);
+    let sink = RecordingSink::default();
+    let code = |p: &str| read_image(&ws, &vlm, &sink, p, None).unwrap_err().code;
+    assert_eq!(code("missing.png"), ToolErrorCode::NotFound);
+    assert_eq!(code("../shot.png"), ToolErrorCode::OutsideWorkspace);
+    assert_eq!(code("/etc/passwd"), ToolErrorCode::OutsideWorkspace);
+    assert_eq!(code("escape.png"), ToolErrorCode::OutsideWorkspace);
+    assert_eq!(code("dir"), ToolErrorCode::NotAFile);
+    assert_eq!(code("pipe"), ToolErrorCode::NotAFile);
+    assert_eq!(code("."), ToolErrorCode::NotAFile);
+    assert!(ws.reads.borrow().is_empty(), "nothing was opened");
+    assert_eq!(read_image(&ws, &vlm, &sink, "/ws/shot.png", None).unwrap_err().code, ToolErrorCode::VlmFailed);
+}
+
+#[test]
+fn the_read_cap_is_checked_before_and_while_reading() {
+    let big = FakeWorkspace::default().with("big.png", EntryType::File, vec![0; RAW_CAP_DOWNSAMPLE as usize + 1]);
+    let e = read_workspace_file(&big, "big.png").unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::TooLarge);
+    assert!(big.reads.borrow().is_empty(), "refused from its size, unread");
+    let mut growing = FakeWorkspace::default().with("g.png", EntryType::File, vec![0; RAW_CAP_DOWNSAMPLE as usize]);
+    growing.grows_by = 10;
+    assert_eq!(read_workspace_file(&growing, "g.png").unwrap_err().code, ToolErrorCode::TooLarge);
+}
+
+#[test]
+fn a_cut_stream_returns_the_partial_answer_marked() {
+    let vlm = FakeVlm::replying(vec![content("Half an"), Err(VlmError::TimedOut("idle for 30s".into()))]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert!(answer.starts_with("Half an") && answer.contains("incomplete"), "{answer}");
+    let vlm = FakeVlm::replying(vec![Err(VlmError::Refused { status: 401, message: "bad key".into() })]);
+    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::VlmFailed);
+    assert!(e.message.contains("401") && e.message.contains("bad key"));
+}
+
+#[test]
+fn the_answer_is_capped_in_the_middle() {
+    let chunk = "x".repeat(10_000);
+    let vlm = FakeVlm::replying((0..30).map(|_| content(&chunk)).collect());
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(answer.chars().count(), ANSWER_CAP_CHARS);
+    assert!(answer.contains("characters cut from the middle"));
+}

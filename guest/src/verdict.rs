@@ -1,0 +1,92 @@
+//! The gate's answers, independent of any binding: admitted blocks and refusals.
+
+/// Why a block was refused. The names are the contract's vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Undecodable,
+    MimeUnsupported,
+    RawTooLarge,
+    MagicMismatch,
+    Base64TooLarge,
+    DimensionsTooLarge,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Undecodable => "undecodable",
+            Reason::MimeUnsupported => "mime_unsupported",
+            Reason::RawTooLarge => "raw_too_large",
+            Reason::MagicMismatch => "magic_mismatch",
+            Reason::Base64TooLarge => "base64_too_large",
+            Reason::DimensionsTooLarge => "dimensions_too_large",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: Reason,
+    pub raw_bytes: u64,
+    pub limit: Option<u64>,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(reason: Reason, raw_bytes: u64, limit: Option<u64>, message: impl Into<String>) -> Self {
+        Refusal { reason, raw_bytes, limit, message: message.into() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Image,
+    Document,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dimensions {
+    pub width: u32,
+    pub height: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    pub kind: Kind,
+    pub mime: &'static str,
+    /// Base64 (standard, padded) of the admitted bytes.
+    pub data: String,
+    pub original_size: u64,
+    pub dimensions: Option<Dimensions>,
+    pub resized: bool,
+    pub reencoded: bool,
+}
+
+impl Admitted {
+    pub fn base64_len(&self) -> u64 {
+        self.data.len() as u64
+    }
+}
+
+pub type Verdict = Result<Admitted, Refusal>;
+
+/// Length of the padded base64 form of `n` bytes: 4·⌈n/3⌉.
+pub fn base64_len(n: u64) -> u64 {
+    n.div_ceil(3) * 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_len_is_exact() {
+        assert_eq!(base64_len(0), 0);
+        assert_eq!(base64_len(1), 4);
+        assert_eq!(base64_len(3), 4);
+        assert_eq!(base64_len(4), 8);
+        // 3.75 MiB raw is exactly the 5 MiB base64 limit; one byte more is over it.
+        assert_eq!(base64_len(3_932_160), 5_242_880);
+        assert_eq!(base64_len(3_932_161), 5_242_884);
+    }
+}

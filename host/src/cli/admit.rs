@@ -1,0 +1,175 @@
+//! `mediagate admit` and `mediagate admit-tool-result`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use clap::Args;
+use mediagate::Gate;
+use mediagate::gate::Verdict;
+
+use super::report::{block_json, verdict_json, verdict_line};
+use super::{EXIT_REFUSED, GateArgs, fail, runtime};
+
+/// The host never reads more than this into memory; the gate's own caps are far lower.
+const HOST_READ_CEILING: u64 = 256 << 20;
+
+#[derive(Args)]
+pub struct AdmitArgs {
+    /// The image or PDF file.
+    file: PathBuf,
+    /// The claimed media type; by default the one the file's extension names.
+    #[arg(long)]
+    mime: Option<String>,
+    #[command(flatten)]
+    gate: GateArgs,
+    /// Print one JSON object instead of a line.
+    #[arg(long)]
+    json: bool,
+    /// Write the admitted bytes (possibly downsampled) to this file.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Write the admitted content block (Anthropic shape, JSON) to this file.
+    #[arg(long, value_name = "FILE")]
+    block_out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ToolResultArgs {
+    /// The tool's name, used in the text that replaces a refused block.
+    #[arg(long)]
+    tool: String,
+    /// The tool result's content as JSON (a list of blocks, an object with `content`, or one
+    /// block); `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    gate: GateArgs,
+}
+
+/// The media type a file's extension names, as an agent's Read tool infers it.
+pub fn mime_from_extension(path: &Path) -> String {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" | "jpe" | "jfif" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "pdf" => "application/pdf",
+        "svg" => "image/svg+xml",
+        "bmp" => "image/bmp",
+        "tif" | "tiff" => "image/tiff",
+        "heic" => "image/heic",
+        "avif" => "image/avif",
+        "txt" => "text/plain",
+        "html" | "htm" => "text/html",
+        _ => "application/octet-stream",
+    }
+    .to_string()
+}
+
+fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(HOST_READ_CEILING + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > HOST_READ_CEILING {
+        return Err(format!(
+            "{} is larger than the {} MiB mediagate reads at most",
+            path.display(),
+            HOST_READ_CEILING >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+pub async fn admit(args: AdmitArgs) -> u8 {
+    let bytes = match read_capped(&args.file) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let mime = args.mime.clone().unwrap_or_else(|| mime_from_extension(&args.file));
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let gate = match Gate::new(runtime) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+    };
+    let options = args.gate.options();
+    let is_document = mediagate_mime_is_pdf(&mime);
+    let verdict = if is_document {
+        gate.admit_document(&bytes, &mime, options).await
+    } else {
+        gate.admit_image(&bytes, &mime, options).await
+    };
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => return fail(format!("{}: {e}", args.file.display())),
+    };
+    if let Verdict::Admitted(admitted) = &verdict {
+        if let Some(out) = &args.out {
+            let decoded =
+                base64::engine::general_purpose::STANDARD.decode(&admitted.data).expect("the gate emits base64");
+            if let Err(e) = std::fs::write(out, decoded) {
+                return fail(format!("cannot write {}: {e}", out.display()));
+            }
+        }
+        if let Some(out) = &args.block_out {
+            if let Err(e) = std::fs::write(out, block_json(admitted).to_string()) {
+                return fail(format!("cannot write {}: {e}", out.display()));
+            }
+        }
+    }
+    if args.json {
+        println!("{}", verdict_json(&verdict));
+    } else {
+        println!("{}", verdict_line(&args.file, &verdict));
+    }
+    match verdict {
+        Verdict::Admitted(_) => 0,
+        Verdict::Refused(_) => EXIT_REFUSED,
+    }
+}
+
+fn mediagate_mime_is_pdf(mime: &str) -> bool {
+    mime.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/pdf")
+}
+
+pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
+    let input = match args.file.as_deref() {
+        None => read_stdin(),
+        Some(p) if p == Path::new("-") => read_stdin(),
+        Some(p) => {
+            read_capped(p).and_then(|b| String::from_utf8(b).map_err(|_| format!("{} is not UTF-8 text", p.display())))
+        }
+    };
+    let input = match input {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let gate = match Gate::new(runtime) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+    };
+    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options()).await {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    println!("{}", super::report::tool_result_json(&input, &admission));
+    0
+}
+
+fn read_stdin() -> Result<String, String> {
+    let mut s = String::new();
+    std::io::stdin()
+        .take(HOST_READ_CEILING + 1)
+        .read_to_string(&mut s)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    Ok(s)
+}

@@ -1,0 +1,129 @@
+//! The command line: parsing (clap) and the subcommands, one module each.
+
+mod admit;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use mediagate::gate::{AdmitOptions, Provider, Verify};
+use mediagate::{Runtime, RuntimeConfig};
+
+/// Exit codes: 0 admitted / answered, 1 refused / tool error, 2 usage or I/O error.
+pub const EXIT_REFUSED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "mediagate", version, about = "The gate an image or PDF passes before it reaches a model")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Admit one image or PDF file: exit 0 admitted, 1 refused, 2 usage or I/O error.
+    Admit(admit::AdmitArgs),
+    /// Admit every media block of a tool's result (JSON from FILE or stdin), print the result.
+    AdmitToolResult(admit::ToolResultArgs),
+    /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
+    Component(ComponentArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct GateArgs {
+    /// Do not downsample: the read cap drops to 5 MiB and oversized images are refused.
+    #[arg(long)]
+    no_downsample: bool,
+    /// The provider whose limits apply.
+    #[arg(long, value_enum, default_value_t = ProfileArg::Anthropic)]
+    profile: ProfileArg,
+    /// header: read dimensions from the header only; full: decode every pixel in the sandbox.
+    #[arg(long, value_enum, default_value_t = VerifyArg::Header)]
+    verify: VerifyArg,
+}
+
+impl GateArgs {
+    pub fn options(&self) -> AdmitOptions {
+        AdmitOptions {
+            downsample: !self.no_downsample,
+            provider: match self.profile {
+                ProfileArg::Anthropic => Provider::Anthropic,
+                ProfileArg::Openai => Provider::Openai,
+                ProfileArg::Gemini => Provider::Gemini,
+                ProfileArg::Ollama => Provider::Ollama,
+            },
+            verify: match self.verify {
+                VerifyArg::Header => Verify::Header,
+                VerifyArg::Full => Verify::Full,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProfileArg {
+    Anthropic,
+    Openai,
+    Gemini,
+    Ollama,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum VerifyArg {
+    Header,
+    Full,
+}
+
+#[derive(Args)]
+struct ComponentArgs {
+    /// Which world's component.
+    #[arg(long, value_enum, default_value_t = WorldArg::Preflight)]
+    world: WorldArg,
+    /// Where to write the .wasm file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WorldArg {
+    Preflight,
+    AgentTool,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let code = rt.block_on(async {
+        match cli.command {
+            Command::Admit(args) => admit::admit(args).await,
+            Command::AdmitToolResult(args) => admit::admit_tool_result(args).await,
+            Command::Component(args) => write_component(&args),
+        }
+    });
+    ExitCode::from(code)
+}
+
+/// The process's runtime: the default limits and the on-disk compiled-component cache.
+pub fn runtime() -> Result<Arc<Runtime>, u8> {
+    Runtime::new(RuntimeConfig::default()).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
+}
+
+/// Prints `error: …` to stderr and gives the usage/I/O exit code.
+pub fn fail(message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_USAGE
+}
+
+fn write_component(args: &ComponentArgs) -> u8 {
+    let world = match args.world {
+        WorldArg::Preflight => mediagate::component::World::Preflight,
+        WorldArg::AgentTool => mediagate::component::World::AgentTool,
+    };
+    match std::fs::write(&args.out, world.bytes()) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
+    }
+}

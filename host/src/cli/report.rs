@@ -1,0 +1,101 @@
+//! How verdicts are printed: one JSON object (`--json`) or one line a person reads.
+
+use std::path::Path;
+
+use mediagate::gate::{Admitted, BlockKind, ToolResultAdmission, Verdict};
+use serde_json::{Value, json};
+
+pub fn verdict_json(verdict: &Verdict) -> Value {
+    match verdict {
+        Verdict::Admitted(a) => {
+            let mut v = json!({
+                "ok": true,
+                "kind": kind(a.kind),
+                "mime": a.mime,
+                "original_size": a.original_size,
+                "resized": a.resized,
+                "reencoded": a.reencoded,
+                "base64_len": a.base64_len,
+            });
+            // Dimensions are reported when measured, never invented.
+            if let Some(d) = &a.dimensions {
+                v["width"] = json!(d.width);
+                v["height"] = json!(d.height);
+            }
+            v
+        }
+        Verdict::Refused(r) => {
+            let mut v = json!({
+                "ok": false,
+                "reason": r.reason.as_str(),
+                "raw_bytes": r.raw_bytes,
+                "message": r.message,
+            });
+            if let Some(limit) = r.limit {
+                v["limit"] = json!(limit);
+            }
+            v
+        }
+    }
+}
+
+pub fn verdict_line(file: &Path, verdict: &Verdict) -> String {
+    let name = file.display();
+    match verdict {
+        Verdict::Admitted(a) => {
+            let dims = a.dimensions.as_ref().map(|d| format!(" {}x{}", d.width, d.height)).unwrap_or_default();
+            let admitted_bytes = a.base64_len / 4 * 3 - padding(&a.data);
+            let change = match (a.resized, a.reencoded) {
+                (true, _) => format!(", downsampled {} -> {admitted_bytes} bytes", a.original_size),
+                (false, true) => format!(", re-encoded {} -> {admitted_bytes} bytes", a.original_size),
+                _ => format!(", {} bytes", a.original_size),
+            };
+            format!("admitted {name}: {} {}{dims}{change}, base64 {} bytes", kind(a.kind), a.mime, a.base64_len)
+        }
+        Verdict::Refused(r) => {
+            format!("refused {name}: {} — {} ({} bytes)", r.reason.as_str(), r.message, r.raw_bytes)
+        }
+    }
+}
+
+fn padding(b64: &str) -> u64 {
+    b64.bytes().rev().take_while(|&b| b == b'=').count() as u64
+}
+
+fn kind(k: BlockKind) -> &'static str {
+    match k {
+        BlockKind::Image => "image",
+        BlockKind::Document => "document",
+    }
+}
+
+/// The admitted block in the Anthropic content-block shape.
+pub fn block_json(a: &Admitted) -> Value {
+    json!({"type": kind(a.kind), "source": {"type": "base64", "media_type": a.mime, "data": a.data}})
+}
+
+/// `{"content": …, "refused": […]}`; with no media block the content comes back as it was.
+pub fn tool_result_json(input: &str, admission: &ToolResultAdmission) -> Value {
+    let content = match &admission.content {
+        Some(c) => serde_json::from_str(c).unwrap_or(Value::String(c.clone())),
+        None => serde_json::from_str(input).unwrap_or_else(|_| Value::String(input.to_string())),
+    };
+    let refused: Vec<Value> = admission
+        .refused
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "index": r.index,
+                "type": r.block_type,
+                "reason": r.reason.as_str(),
+                "bytes": r.raw_bytes,
+                "mime": r.mime,
+            });
+            if let Some(limit) = r.limit {
+                v["limit"] = json!(limit);
+            }
+            v
+        })
+        .collect();
+    json!({"content": content, "refused": refused})
+}

@@ -1,0 +1,134 @@
+//! The admission gate as a host API: one fresh instance of the `preflight` component per call.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::bindings::preflight::{PreflightPre, exports::mediagate::gate::admission};
+use crate::cache::Origin;
+use crate::component::World;
+use crate::error::CallError;
+use crate::runtime::{CallState, Runtime};
+
+pub use admission::{
+    AdmitOptions, Admitted, BlockKind, Dimensions, Provider, Refusal, RefusalReason, RefusedBlock, ToolResultAdmission,
+    Verdict, Verify,
+};
+
+impl Default for AdmitOptions {
+    fn default() -> Self {
+        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Header }
+    }
+}
+
+impl RefusalReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::Undecodable => "undecodable",
+            RefusalReason::MimeUnsupported => "mime_unsupported",
+            RefusalReason::RawTooLarge => "raw_too_large",
+            RefusalReason::MagicMismatch => "magic_mismatch",
+            RefusalReason::Base64TooLarge => "base64_too_large",
+            RefusalReason::DimensionsTooLarge => "dimensions_too_large",
+        }
+    }
+}
+
+impl Provider {
+    pub fn parse(name: &str) -> Option<Provider> {
+        match name.to_ascii_lowercase().as_str() {
+            "anthropic" => Some(Provider::Anthropic),
+            "openai" => Some(Provider::Openai),
+            "gemini" => Some(Provider::Gemini),
+            "ollama" => Some(Provider::Ollama),
+            _ => None,
+        }
+    }
+}
+
+/// The gate, ready to admit: compiled once, instantiated per call.
+#[derive(Clone)]
+pub struct Gate {
+    runtime: Arc<Runtime>,
+    pre: PreflightPre<CallState<()>>,
+    origin: Origin,
+}
+
+impl Gate {
+    pub fn new(runtime: Arc<Runtime>) -> Result<Self> {
+        let (component, origin) = runtime.load(World::Preflight.bytes())?;
+        let mut linker = wasmtime::component::Linker::new(runtime.engine());
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        let pre = PreflightPre::new(linker.instantiate_pre(&component)?)?;
+        Ok(Gate { runtime, pre, origin })
+    }
+
+    /// Whether the compiled component came from the disk cache or was compiled now.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    pub async fn admit_image(
+        &self,
+        bytes: &[u8],
+        claimed_mime: &str,
+        options: AdmitOptions,
+    ) -> Result<Verdict, CallError> {
+        let mut store = self.store();
+        let result = async {
+            let gate = self.pre.instantiate_async(&mut store).await?;
+            gate.mediagate_gate_admission().call_admit_image(&mut store, bytes, claimed_mime, options).await
+        };
+        let result = result.await;
+        self.finish(result, &store)
+    }
+
+    pub async fn admit_document(
+        &self,
+        bytes: &[u8],
+        claimed_mime: &str,
+        options: AdmitOptions,
+    ) -> Result<Verdict, CallError> {
+        let mut store = self.store();
+        let result = async {
+            let gate = self.pre.instantiate_async(&mut store).await?;
+            gate.mediagate_gate_admission().call_admit_document(&mut store, bytes, claimed_mime, options).await
+        };
+        let result = result.await;
+        self.finish(result, &store)
+    }
+
+    pub async fn admit_tool_result(
+        &self,
+        tool: &str,
+        content_json: &str,
+        options: AdmitOptions,
+    ) -> Result<ToolResultAdmission, CallError> {
+        let mut store = self.store();
+        let result = async {
+            let gate = self.pre.instantiate_async(&mut store).await?;
+            gate.mediagate_gate_admission().call_admit_tool_result(&mut store, tool, content_json, options).await
+        };
+        let result = result.await;
+        self.finish(result, &store)
+    }
+
+    pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
+        let mut store = self.store();
+        let result = async {
+            let gate = self.pre.instantiate_async(&mut store).await?;
+            gate.mediagate_gate_admission().call_sniff(&mut store, bytes).await
+        };
+        let result = result.await;
+        self.finish(result, &store)
+    }
+
+    fn store(&self) -> wasmtime::Store<CallState<()>> {
+        self.runtime.store(WasiCtxBuilder::new(), ())
+    }
+
+    fn finish<R>(&self, result: wasmtime::Result<R>, store: &wasmtime::Store<CallState<()>>) -> Result<R, CallError> {
+        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+    }
+}

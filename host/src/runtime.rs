@@ -1,0 +1,171 @@
+//! One wasmtime `Engine` for the process: pooling allocator, epoch interruption, the compiled
+//! component cache, and a fresh `Store` per call with a memory limit and a CPU deadline.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use wasmtime::component::{Component, ResourceTable};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder,
+    UpdateDeadline,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::cache::{self, Origin};
+use crate::error::CallError;
+
+/// How often the epoch advances; the granularity of the CPU deadline and of cooperative yields.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The limits of one call. Defaults are safe for untrusted files.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Most linear memory one call's instance may grow to.
+    pub memory_bytes: usize,
+    /// Most CPU time the guest may spend in one call (time waiting on the VLM does not count).
+    pub cpu_deadline: Duration,
+    /// Instances that may exist at once (the pool's size).
+    pub max_concurrent_calls: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { memory_bytes: 512 << 20, cpu_deadline: Duration::from_secs(20), max_concurrent_calls: 64 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    pub limits: Limits,
+    /// Compiled-component cache directory; `None` compiles in memory every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Use the pooling allocator (the default). Off, instances are allocated on demand.
+    pub pooling: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig { limits: Limits::default(), cache_dir: cache::default_dir(), pooling: true }
+    }
+}
+
+pub struct Runtime {
+    engine: Engine,
+    config: RuntimeConfig,
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>> {
+        let mut wasm = Config::new();
+        wasm.epoch_interruption(true);
+        wasm.wasm_component_model(true);
+        wasm.max_wasm_stack(1 << 20);
+        if config.pooling {
+            let n = config.limits.max_concurrent_calls;
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(n)
+                .total_core_instances(n * 8)
+                .total_memories(n * 2)
+                .total_tables(n * 8)
+                .total_stacks(n)
+                .max_memory_size(config.limits.memory_bytes);
+            wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&wasm).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
+        spawn_epoch_ticker(&engine);
+        Ok(Arc::new(Runtime { engine, config }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    /// The compiled component, from the disk cache when it holds a valid copy.
+    pub fn load(&self, wasm: &[u8]) -> Result<(Component, Origin)> {
+        cache::load(&self.engine, wasm, self.config.cache_dir.as_deref())
+    }
+
+    /// A fresh store for one call: memory limit, CPU deadline, WASI with nothing granted beyond
+    /// `wasi` (no preopens, no environment, no network unless the builder added them — it never does).
+    pub fn store<T: Send + 'static>(&self, mut wasi: WasiCtxBuilder, extra: T) -> Store<CallState<T>> {
+        let stderr = MemoryOutputPipe::new(16 * 1024);
+        wasi.stderr(stderr.clone());
+        let limits =
+            StoreLimitsBuilder::new().memory_size(self.config.limits.memory_bytes).trap_on_grow_failure(true).build();
+        let state = CallState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            limits,
+            stderr,
+            started: Instant::now(),
+            host_time: Duration::ZERO,
+            cpu_deadline: self.config.limits.cpu_deadline,
+            extra,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|ctx| {
+            let state = ctx.data();
+            let guest_time = state.started.elapsed().saturating_sub(state.host_time);
+            if guest_time > state.cpu_deadline {
+                return Err(CallError::DeadlineExceeded(state.cpu_deadline).into());
+            }
+            // Let other calls and the runtime's I/O run: guest work never blocks the executor.
+            Ok(UpdateDeadline::Yield(1))
+        });
+        store
+    }
+}
+
+/// Advances the engine's epoch until the engine is dropped.
+fn spawn_epoch_ticker(engine: &Engine) {
+    let engine = engine.weak();
+    std::thread::Builder::new()
+        .name("mediagate-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = engine.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawning the epoch thread");
+}
+
+/// The data of one call's store.
+pub struct CallState<T> {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    stderr: MemoryOutputPipe,
+    started: Instant,
+    /// Time spent waiting in host imports (the VLM); it does not count against the CPU deadline.
+    pub host_time: Duration,
+    cpu_deadline: Duration,
+    pub extra: T,
+}
+
+impl<T> CallState<T> {
+    /// What the guest wrote to stderr (a panic message, for instance).
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).trim().to_string()
+    }
+
+    pub fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+}
+
+impl<T: Send> WasiView for CallState<T> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
