@@ -1,21 +1,12 @@
-//! Host-side bindings of the two worlds in `wit/`.
+//! Host-side bindings of `wit/`. Generated once, for the `agent-tool` world: the `preflight`
+//! component exports the same `admission` interface, so the gate loads it with the same types.
 
-pub mod preflight {
-    wasmtime::component::bindgen!({
-        world: "preflight",
-        path: "../wit",
-        exports: { default: async },
-    });
-}
-
-pub mod agent_tool {
-    wasmtime::component::bindgen!({
-        world: "agent-tool",
-        path: "../wit",
-        imports: { default: async },
-        exports: { default: async },
-        with: {
-            "mediagate:gate/vlm.reply": crate::vlm::ReplyStream,
-        },
-    });
-}
+wasmtime::component::bindgen!({
+    world: "agent-tool",
+    path: "../wit",
+    imports: { default: async },
+    exports: { default: async },
+    with: {
+        "mediagate:gate/vlm.reply": crate::vlm::ReplyStream,
+    },
+});

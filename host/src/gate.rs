@@ -5,7 +5,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use wasmtime_wasi::WasiCtxBuilder;
 
-use crate::bindings::preflight::{PreflightPre, exports::mediagate::gate::admission};
+use wasmtime::component::InstancePre;
+
+use crate::bindings::exports::mediagate::gate::admission::{self, GuestIndices};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
@@ -51,7 +53,8 @@ impl Provider {
 #[derive(Clone)]
 pub struct Gate {
     runtime: Arc<Runtime>,
-    pre: PreflightPre<CallState<()>>,
+    pre: InstancePre<CallState<()>>,
+    indices: Arc<GuestIndices>,
     origin: Origin,
 }
 
@@ -60,8 +63,9 @@ impl Gate {
         let (component, origin) = runtime.load(World::Preflight.bytes())?;
         let mut linker = wasmtime::component::Linker::new(runtime.engine());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        let pre = PreflightPre::new(linker.instantiate_pre(&component)?)?;
-        Ok(Gate { runtime, pre, origin })
+        let pre = linker.instantiate_pre(&component)?;
+        let indices = Arc::new(GuestIndices::new(&pre)?);
+        Ok(Gate { runtime, pre, indices, origin })
     }
 
     /// Whether the compiled component came from the disk cache or was compiled now.
@@ -77,8 +81,8 @@ impl Gate {
     ) -> Result<Verdict, CallError> {
         let mut store = self.store();
         let result = async {
-            let gate = self.pre.instantiate_async(&mut store).await?;
-            gate.mediagate_gate_admission().call_admit_image(&mut store, bytes, claimed_mime, options).await
+            let gate = self.instantiate(&mut store).await?;
+            gate.call_admit_image(&mut store, bytes, claimed_mime, options).await
         };
         let result = result.await;
         self.finish(result, &store)
@@ -92,8 +96,8 @@ impl Gate {
     ) -> Result<Verdict, CallError> {
         let mut store = self.store();
         let result = async {
-            let gate = self.pre.instantiate_async(&mut store).await?;
-            gate.mediagate_gate_admission().call_admit_document(&mut store, bytes, claimed_mime, options).await
+            let gate = self.instantiate(&mut store).await?;
+            gate.call_admit_document(&mut store, bytes, claimed_mime, options).await
         };
         let result = result.await;
         self.finish(result, &store)
@@ -107,8 +111,8 @@ impl Gate {
     ) -> Result<ToolResultAdmission, CallError> {
         let mut store = self.store();
         let result = async {
-            let gate = self.pre.instantiate_async(&mut store).await?;
-            gate.mediagate_gate_admission().call_admit_tool_result(&mut store, tool, content_json, options).await
+            let gate = self.instantiate(&mut store).await?;
+            gate.call_admit_tool_result(&mut store, tool, content_json, options).await
         };
         let result = result.await;
         self.finish(result, &store)
@@ -117,11 +121,16 @@ impl Gate {
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
         let mut store = self.store();
         let result = async {
-            let gate = self.pre.instantiate_async(&mut store).await?;
-            gate.mediagate_gate_admission().call_sniff(&mut store, bytes).await
+            let gate = self.instantiate(&mut store).await?;
+            gate.call_sniff(&mut store, bytes).await
         };
         let result = result.await;
         self.finish(result, &store)
+    }
+
+    async fn instantiate(&self, store: &mut wasmtime::Store<CallState<()>>) -> wasmtime::Result<admission::Guest> {
+        let instance = self.pre.instantiate_async(&mut *store).await?;
+        self.indices.load(&mut *store, &instance)
     }
 
     fn store(&self) -> wasmtime::Store<CallState<()>> {

@@ -45,7 +45,8 @@ impl tool::Workspace for PreopenWorkspace {
             DescriptorType::CharacterDevice => EntryType::Other("a character device"),
             DescriptorType::BlockDevice => EntryType::Other("a block device"),
             DescriptorType::SymbolicLink => EntryType::Other("a symbolic link"),
-            DescriptorType::Unknown => EntryType::Other("of unknown type"),
+            // wasmtime reports FIFOs and sockets as unknown.
+            DescriptorType::Unknown => EntryType::Other("a FIFO, socket or other special file"),
         };
         Ok((entry, stat.size))
     }

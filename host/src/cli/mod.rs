@@ -1,6 +1,7 @@
 //! The command line: parsing (clap) and the subcommands, one module each.
 
 mod admit;
+mod read_image;
 mod report;
 
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ enum Command {
     Admit(admit::AdmitArgs),
     /// Admit every media block of a tool's result (JSON from FILE or stdin), print the result.
     AdmitToolResult(admit::ToolResultArgs),
+    /// Ask a vision model about a workspace image; the reply streams to stdout.
+    ReadImage(read_image::ReadImageArgs),
     /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
     Component(ComponentArgs),
 }
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Admit(args) => admit::admit(args).await,
             Command::AdmitToolResult(args) => admit::admit_tool_result(args).await,
+            Command::ReadImage(args) => read_image::read_image(args).await,
             Command::Component(args) => write_component(&args),
         }
     });

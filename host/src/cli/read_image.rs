@@ -1,0 +1,102 @@
+//! `mediagate read-image`: the tool from a terminal; the reply streams to stdout as it arrives.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use mediagate::ReadImageTool;
+use mediagate::tool::Sink;
+use mediagate::vlm::{Api, ChunkKind, VlmConfig};
+
+use super::{EXIT_REFUSED, fail, runtime};
+
+#[derive(Args)]
+pub struct ReadImageArgs {
+    /// The image, relative to the workspace (or absolute inside it).
+    path: String,
+    /// What to ask about the image; without it the model transcribes and describes it.
+    #[arg(long)]
+    question: Option<String>,
+    /// The directory the tool may read; nothing outside it is reachable.
+    #[arg(long, default_value = ".")]
+    workspace: PathBuf,
+    #[command(flatten)]
+    vlm: VlmArgs,
+    /// Also print the model's reasoning (to stderr, dimmed); it never enters the answer.
+    #[arg(long)]
+    show_reasoning: bool,
+}
+
+#[derive(Args, Clone)]
+pub struct VlmArgs {
+    /// Base URL of the VLM API (env MEDIAGATE_VLM_URL), e.g. http://127.0.0.1:11434/v1 or https://api.anthropic.com.
+    #[arg(long)]
+    pub vlm_url: Option<String>,
+    /// Model name (env MEDIAGATE_VLM_MODEL).
+    #[arg(long)]
+    pub vlm_model: Option<String>,
+    /// API dialect (env MEDIAGATE_VLM_API; default openai).
+    #[arg(long, value_enum)]
+    pub vlm_api: Option<ApiArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ApiArg {
+    Openai,
+    Anthropic,
+}
+
+impl VlmArgs {
+    /// The configured VLM, or `None` when the deployment has none. The key comes only from the
+    /// environment (MEDIAGATE_VLM_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY), never a flag,
+    /// so it stays out of shell history and process listings.
+    pub fn resolve(&self) -> Result<Option<VlmConfig>, String> {
+        let api = self.vlm_api.map(|a| match a {
+            ApiArg::Openai => Api::OpenAi,
+            ApiArg::Anthropic => Api::Anthropic,
+        });
+        VlmConfig::resolve(self.vlm_url.clone(), self.vlm_model.clone(), api, |k| std::env::var(k).ok())
+    }
+}
+
+pub async fn read_image(args: ReadImageArgs) -> u8 {
+    let vlm = match args.vlm.resolve() {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let tool = match ReadImageTool::new(runtime, vlm) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot load the tool: {e:#}")),
+    };
+    let show_reasoning = args.show_reasoning;
+    let sink: Sink = Arc::new(move |kind, text| match kind {
+        ChunkKind::Content => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        ChunkKind::Reasoning if show_reasoning => {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\x1b[2m{text}\x1b[0m");
+            let _ = err.flush();
+        }
+        ChunkKind::Reasoning => {}
+    });
+    match tool.read_image(&args.workspace, &args.path, args.question.as_deref(), sink).await {
+        Ok(Ok(_answer)) => {
+            // The answer already streamed; end the line.
+            println!();
+            0
+        }
+        Ok(Err(tool_error)) => {
+            eprintln!("{}", tool_error.message);
+            EXIT_REFUSED
+        }
+        Err(e) => fail(e),
+    }
+}

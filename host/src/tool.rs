@@ -1,0 +1,222 @@
+//! The `read_image` tool as a host API: one fresh instance of the `agent-tool` component per call,
+//! the workspace as its only preopen (read-only), the VLM and the output sink as its imports.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use wasmtime::component::{HasSelf, Resource};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use crate::bindings::exports::mediagate::gate::tool as wit_tool;
+use crate::bindings::mediagate::gate::{output, vlm as wit_vlm};
+use crate::bindings::{AgentTool, AgentToolPre};
+use crate::cache::Origin;
+use crate::component::World;
+use crate::error::CallError;
+use crate::gate::{AdmitOptions, Verdict};
+use crate::runtime::{CallState, Runtime};
+use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
+
+pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
+
+/// Receives the tool's live output as it arrives.
+pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
+
+/// What one call's store holds besides WASI.
+pub struct ToolCtx {
+    vlm: Option<Arc<VlmClient>>,
+    sink: Sink,
+}
+
+/// `read_image`, ready to call: compiled once, instantiated per call.
+#[derive(Clone)]
+pub struct ReadImageTool {
+    runtime: Arc<Runtime>,
+    pre: AgentToolPre<CallState<ToolCtx>>,
+    vlm: Option<Arc<VlmClient>>,
+    origin: Origin,
+}
+
+impl ReadImageTool {
+    /// `vlm: None` — the deployment has no VLM; the tool then answers so at once.
+    pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
+        let (component, origin) = runtime.load(World::AgentTool.bytes())?;
+        let mut linker = wasmtime::component::Linker::new(runtime.engine());
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
+        AgentTool::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
+        let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
+            .map_err(anyhow::Error::from)?;
+        let vlm = match vlm {
+            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
+            None => None,
+        };
+        Ok(ReadImageTool { runtime, pre, vlm, origin })
+    }
+
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// The tool's name, description and JSON schema, as the component publishes them.
+    pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
+        let mut store = self.store(None, noop_sink()).map_err(CallError::Host)?;
+        let result = async {
+            let tool = self.pre.instantiate_async(&mut store).await?;
+            tool.mediagate_gate_tool().call_definition(&mut store).await
+        }
+        .await;
+        self.finish(result, &store)
+    }
+
+    /// Runs `read_image(path, question)` against `workspace`, streaming to `sink`.
+    /// `Ok(Err(ToolError))` is the tool's own answer (not found, not an image, VLM failed…);
+    /// `Err(CallError)` means the sandbox itself failed (trap, limit).
+    pub async fn read_image(
+        &self,
+        workspace: &Path,
+        path: &str,
+        question: Option<&str>,
+        sink: Sink,
+    ) -> Result<Result<String, ToolError>, CallError> {
+        if self.vlm.is_some() {
+            if let Err(e) = check_workspace(workspace) {
+                return Ok(Err(e));
+            }
+        }
+        let mut store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(ToolError { code: ToolErrorCode::Io, message: format!("error: {e:#}") })),
+        };
+        let result = async {
+            let tool = self.pre.instantiate_async(&mut store).await?;
+            tool.mediagate_gate_tool().call_read_image(&mut store, path, question).await
+        }
+        .await;
+        self.finish(result, &store)
+    }
+
+    /// The gate on a workspace file, read through the preopen.
+    pub async fn admit_file(
+        &self,
+        workspace: &Path,
+        path: &str,
+        claimed_mime: Option<&str>,
+        options: AdmitOptions,
+    ) -> Result<Result<Verdict, ToolError>, CallError> {
+        if let Err(e) = check_workspace(workspace) {
+            return Ok(Err(e));
+        }
+        let mut store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        let result = async {
+            let tool = self.pre.instantiate_async(&mut store).await?;
+            tool.mediagate_gate_workspace_admission().call_admit_file(&mut store, path, claimed_mime, options).await
+        }
+        .await;
+        self.finish(result, &store)
+    }
+
+    fn store(&self, workspace: Option<&Path>, sink: Sink) -> Result<wasmtime::Store<CallState<ToolCtx>>> {
+        let mut wasi = WasiCtxBuilder::new();
+        if let Some(ws) = workspace {
+            let root = canonical_workspace(ws)?;
+            let guest_root = root.to_str().context("the workspace path must be UTF-8")?.to_string();
+            // Mounted at its own absolute path, so an agent's absolute paths inside it work.
+            wasi.preopened_dir(&root, guest_root, FsPerms::ReadOnly)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot open the workspace {}", root.display()))?;
+        }
+        Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink }))
+    }
+
+    fn finish<R>(&self, result: wasmtime::Result<R>, store: &wasmtime::Store<CallState<ToolCtx>>) -> Result<R, CallError> {
+        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+    }
+}
+
+fn noop_sink() -> Sink {
+    Arc::new(|_, _| {})
+}
+
+fn canonical_workspace(ws: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(ws).with_context(|| format!("the workspace {} cannot be opened", ws.display()))
+}
+
+fn check_workspace(ws: &Path) -> Result<(), ToolError> {
+    match std::fs::metadata(ws) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(ToolError {
+            code: ToolErrorCode::Io,
+            message: format!("error: the workspace {} is not a directory", ws.display()),
+        }),
+        Err(e) => Err(ToolError {
+            code: ToolErrorCode::Io,
+            message: format!("error: the workspace {} cannot be opened: {e}", ws.display()),
+        }),
+    }
+}
+
+impl wit_vlm::Host for CallState<ToolCtx> {
+    async fn configured(&mut self) -> bool {
+        self.extra.vlm.is_some()
+    }
+
+    async fn ask(&mut self, prompt: String, image: wit_vlm::Image) -> Result<Resource<ReplyStream>, wit_vlm::VlmError> {
+        let Some(vlm) = self.extra.vlm.clone() else {
+            return Err(wit_vlm::VlmError::NotConfigured);
+        };
+        let started = Instant::now();
+        let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
+        self.host_time += started.elapsed();
+        let reply = reply.map_err(to_wit_error)?;
+        self.table()
+            .push(reply)
+            .map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))
+    }
+}
+
+impl wit_vlm::HostReply for CallState<ToolCtx> {
+    async fn next_chunk(&mut self, reply: Resource<ReplyStream>) -> Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError> {
+        let started = Instant::now();
+        let stream = self
+            .table()
+            .get_mut(&reply)
+            .map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))?;
+        let chunk = stream.next_chunk().await;
+        self.host_time += started.elapsed();
+        Ok(chunk.map_err(to_wit_error)?.map(|c| wit_vlm::Chunk { kind: to_wit_kind(c.kind), text: c.text }))
+    }
+
+    async fn drop(&mut self, reply: Resource<ReplyStream>) -> wasmtime::Result<()> {
+        self.table().delete(reply)?;
+        Ok(())
+    }
+}
+
+impl output::Host for CallState<ToolCtx> {
+    async fn write(&mut self, kind: wit_vlm::ChunkKind, text: String) {
+        let kind = match kind {
+            wit_vlm::ChunkKind::Content => ChunkKind::Content,
+            wit_vlm::ChunkKind::Reasoning => ChunkKind::Reasoning,
+        };
+        (self.extra.sink)(kind, &text);
+    }
+}
+
+fn to_wit_kind(k: ChunkKind) -> wit_vlm::ChunkKind {
+    match k {
+        ChunkKind::Content => wit_vlm::ChunkKind::Content,
+        ChunkKind::Reasoning => wit_vlm::ChunkKind::Reasoning,
+    }
+}
+
+fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
+    match e {
+        VlmError::NotConfigured => wit_vlm::VlmError::NotConfigured,
+        VlmError::Unreachable(m) => wit_vlm::VlmError::Unreachable(m),
+        VlmError::Refused { status, message } => wit_vlm::VlmError::Refused(wit_vlm::ProviderRefusal { status, message }),
+        VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
+        VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
+    }
+}

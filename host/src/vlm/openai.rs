@@ -1,0 +1,111 @@
+//! OpenAI-compatible chat completions: the request, and what each streamed event carries
+//! (`delta.content`, `delta.reasoning`, `delta.reasoning_content`; `[DONE]` ends the stream).
+
+use eventsource_stream::Event;
+use serde_json::{Value, json};
+
+use super::{Chunk, ChunkKind, Dialect, Step, VlmError, oversize_check};
+
+pub fn request(model: &str, prompt: &str, mime: &str, data_base64: &str) -> Value {
+    json!({
+        "model": model,
+        "stream": true,
+        "messages": [{
+            "role": "user",
+            "content": [
+                {"type": "text", "text": prompt},
+                {"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data_base64}")}},
+            ],
+        }],
+    })
+}
+
+#[derive(Default)]
+pub struct OpenAiDialect {
+    finished: bool,
+}
+
+impl Dialect for OpenAiDialect {
+    fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
+        oversize_check(event, "the event size limit")?;
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(Step::Done);
+        }
+        if data.is_empty() {
+            return Ok(Step::Chunks(Vec::new()));
+        }
+        let json: Value = serde_json::from_str(data)
+            .map_err(|e| VlmError::MalformedStream(format!("an event is not JSON ({e}): {}", preview(data))))?;
+        if let Some(err) = json.get("error") {
+            let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
+            return Err(VlmError::MalformedStream(format!("the provider reported an error mid-stream: {message}")));
+        }
+        let mut chunks = Vec::new();
+        for choice in json.get("choices").and_then(Value::as_array).into_iter().flatten() {
+            let delta = choice.get("delta").or_else(|| choice.get("message"));
+            if let Some(delta) = delta {
+                for key in ["reasoning", "reasoning_content"] {
+                    if let Some(t) = delta.get(key).and_then(Value::as_str) {
+                        chunks.push(Chunk { kind: ChunkKind::Reasoning, text: t.to_string() });
+                    }
+                }
+                if let Some(t) = delta.get("content").and_then(Value::as_str) {
+                    chunks.push(Chunk { kind: ChunkKind::Content, text: t.to_string() });
+                }
+            }
+            if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+                self.finished = true;
+            }
+        }
+        Ok(Step::Chunks(chunks))
+    }
+
+    fn may_end_without_marker(&self) -> bool {
+        // Some servers omit `[DONE]`; a finish_reason already said the reply is whole.
+        self.finished
+    }
+}
+
+fn preview(s: &str) -> String {
+    s.chars().take(120).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(data: &str) -> Event {
+        Event { event: "message".into(), data: data.into(), id: String::new(), retry: None }
+    }
+
+    #[test]
+    fn deltas_become_chunks() {
+        let mut d = OpenAiDialect::default();
+        let Step::Chunks(c) = d.on_event(&ev(r#"{"choices":[{"delta":{"reasoning_content":"hm","content":"Hi"}}]}"#)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(c, vec![
+            Chunk { kind: ChunkKind::Reasoning, text: "hm".into() },
+            Chunk { kind: ChunkKind::Content, text: "Hi".into() }
+        ]);
+        assert!(!d.may_end_without_marker());
+        d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#)).unwrap();
+        assert!(d.may_end_without_marker());
+        assert!(matches!(d.on_event(&ev("[DONE]")).unwrap(), Step::Done));
+    }
+
+    #[test]
+    fn garbage_is_malformed() {
+        let mut d = OpenAiDialect::default();
+        assert!(matches!(d.on_event(&ev("{not json")), Err(VlmError::MalformedStream(_))));
+        assert!(matches!(d.on_event(&ev(r#"{"error":{"message":"overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("overloaded")));
+    }
+
+    #[test]
+    fn the_image_is_a_data_url() {
+        let r = request("m", "q", "image/png", "AAAA");
+        assert_eq!(r["messages"][0]["content"][1]["image_url"]["url"], "data:image/png;base64,AAAA");
+        assert_eq!(r["stream"], true);
+    }
+}

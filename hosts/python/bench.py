@@ -1,0 +1,105 @@
+"""Medians of what a Python agent pays for mediagate: compiling/loading, a fresh instance per
+call, and `admit_file` on the corpus photos.
+
+    python bench.py [--runs N] [--list-u8]
+
+`--list-u8` also times `admission.admit-image` with the bytes passed as `list<u8>` (one run):
+the reason the host uses the path-based `workspace-admission.admit-file`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import wasmtime
+from wasmtime import component as wc
+
+import httpx
+
+from mediagate_host import Mediagate, host
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = (REPO / ".." / "shared" / "corpus").resolve()
+PHOTO = CORPUS / "photos" / "kodim02.png"          # 617,995 bytes, 768x512: admitted unchanged
+BIG = CORPUS / "bench" / "photo-12mp.jpg"          # 4000x3000 JPEG: downsampled to 2000x1500
+
+
+def median_ms(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--list-u8", action="store_true")
+    args = ap.parse_args()
+    runs = args.runs
+
+    print(f"wasmtime-py {host._wasmtime_version()}, httpx {httpx.__version__}, Python {sys.version.split()[0]}")
+    wasm = host.default_wasm_path()
+    print(f"component {wasm} ({wasm.stat().st_size} bytes)")
+
+    with tempfile.TemporaryDirectory() as cache:
+        t = time.perf_counter()
+        Mediagate(workspace=PHOTO.parent, vlm=False, cache_dir=cache)
+        compile_ms = (time.perf_counter() - t) * 1000
+        host._components.clear()
+        t = time.perf_counter()
+        gate = Mediagate(workspace=PHOTO.parent, vlm=False, cache_dir=cache)
+        cached_ms = (time.perf_counter() - t) * 1000
+    print(f"Mediagate(): compile {compile_ms:.0f} ms (once); from the disk cache {cached_ms:.1f} ms")
+
+    def instantiate() -> None:
+        store = wasmtime.Store(gate.engine)
+        store.set_limits(memory_size=gate.memory_limit)
+        store.set_epoch_deadline(1000)
+        wasi = wasmtime.WasiConfig()
+        wasi.preopen_dir(gate.workspace, gate.workspace, fs_mutable=False)
+        store.set_wasi(wasi)
+        gate.linker.instantiate(store, gate.component)
+        store.close()
+
+    instantiate()
+    print(f"new Store + WASI preopen + instantiate: median {median_ms(instantiate, runs):.2f} ms")
+    print(f"tool_definition() (fresh instance + trivial call): median "
+          f"{median_ms(gate.tool_definition, runs):.2f} ms")
+
+    size = PHOTO.stat().st_size
+    ms = median_ms(lambda: gate.admit_file(PHOTO.name, "image/png"), runs)
+    print(f"admit_file {PHOTO.name} ({size} bytes, passed through): median {ms:.2f} ms")
+
+    if BIG.is_file():
+        big = Mediagate(workspace=BIG.parent, vlm=False)
+        ms = median_ms(lambda: big.admit_file(BIG.name, "image/jpeg"), max(3, runs // 6))
+        print(f"admit_file {BIG.name} ({BIG.stat().st_size} bytes, 4000x3000 -> 2000x1500): median {ms:.0f} ms")
+
+    if args.list_u8:
+        data = PHOTO.read_bytes()
+        store = wasmtime.Store(gate.engine)
+        store.set_epoch_deadline(1 << 40)
+        store.set_wasi(wasmtime.WasiConfig())
+        host._current.call = host._Call(store=store, vlm=gate.vlm, on_output=None, cpu_deadline=1e9)
+        instance = gate.linker.instantiate(store, gate.component)
+        func = instance.get_func(store, gate.component.get_export_index(
+            "admit-image", gate.component.get_export_index("mediagate:gate/admission@0.1.0")))
+        options = wc.Record()
+        options.downsample, options.provider, options.verify = True, "anthropic", "header"
+        t = time.perf_counter()
+        func(store, data, "image/png", options)
+        print(f"admission.admit-image with {size} bytes as list<u8>: {(time.perf_counter() - t) * 1000:.0f} ms (1 run)")
+        host._current.call = None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

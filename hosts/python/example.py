@@ -1,0 +1,50 @@
+"""mediagate from a Python agent: register `read_image`, gate a file, run the tool.
+
+    MEDIAGATE_VLM_URL=http://127.0.0.1:8080/v1 MEDIAGATE_VLM_MODEL=qwen2.5-vl \\
+        python example.py WORKSPACE IMAGE [QUESTION]
+
+The reply streams to stderr as it arrives; the verdict and the answer go to stdout.
+"""
+
+import json
+import sys
+
+from mediagate_host import Mediagate, ToolError, mime_from_extension
+
+
+def show(kind: str, text: str) -> None:
+    print(f"[{kind}] {text}", file=sys.stderr, flush=True)
+
+
+def main(argv: list) -> int:
+    workspace, image = argv[1], argv[2]
+    question = argv[3] if len(argv) > 3 else None
+
+    # One object per workspace: the component is compiled once (and cached on disk); every call
+    # runs in a fresh sandbox that can read the workspace and nothing else.
+    gate = Mediagate(workspace=workspace, on_output=show)
+
+    # 1. Register the tool with your LLM: the component publishes its own definition.
+    tool = gate.tool_definition()
+    print("tool:", tool["name"], "params:", ",".join(sorted(tool["parameters"]["properties"])))
+
+    # 2. The gate, before a file's bytes enter the conversation (same verdict as `mediagate admit`).
+    verdict = gate.admit_file(image, mime_from_extension(image), include_data=True)
+    if verdict["ok"]:
+        block = {"type": verdict["kind"],
+                 "source": {"type": "base64", "media_type": verdict["mime"], "data": verdict.pop("data")}}
+        print("block:", block["type"], block["source"]["media_type"], len(block["source"]["data"]))
+    print("verdict:", json.dumps(verdict, sort_keys=True))
+
+    # 3. The model called read_image: the answer (or the error's words) is the tool result.
+    try:
+        answer = gate.read_image(image, question)
+    except ToolError as e:
+        print("tool error:", e.code, e.message)
+        return 1
+    print("answer:", answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

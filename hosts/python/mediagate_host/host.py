@@ -1,0 +1,566 @@
+"""Loading the mediagate `agent-tool` component with wasmtime-py and calling it.
+
+One `Engine` per process (epoch interruption on, a ticker thread), the component compiled once per
+`Mediagate` (and cached on disk), one `Linker` per `Mediagate` carrying WASI p2 and the
+`mediagate:gate/vlm` and `mediagate:gate/output` imports defined in Python. Each call gets a fresh
+`Store` and instance: a memory limit, a CPU deadline, and a WASI context with nothing but the
+workspace as one read-only preopen (no environment, no arguments, no network, no stdin/stdout;
+the guest's stderr goes to the `mediagate.guest` logger and into trap messages).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Union
+
+import wasmtime
+from wasmtime import component as wc
+
+from . import _wit
+from .vlm import NoVlm, OpenAICompatibleVlm, Reply, Vlm, VlmError
+
+_wit.install()
+
+log = logging.getLogger("mediagate")
+guest_log = logging.getLogger("mediagate.guest")
+
+ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
+ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
+
+VLM_IFACE = "mediagate:gate/vlm@0.1.0"
+OUTPUT_IFACE = "mediagate:gate/output@0.1.0"
+TOOL_IFACE = "mediagate:gate/tool@0.1.0"
+WORKSPACE_IFACE = "mediagate:gate/workspace-admission@0.1.0"
+
+#: The host-defined resource type id of `vlm.reply`.
+_REPLY_TYPE = 0x4D47_0001
+
+#: How often the shared engine's epoch advances (the granularity of the CPU deadline).
+EPOCH_TICK_S = 0.01
+
+OutputCallback = Callable[[str, str], None]
+
+PROVIDERS = ("anthropic", "openai", "gemini", "ollama")
+VERIFY_MODES = ("header", "full")
+
+_MIME_BY_EXTENSION = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "jpe": "image/jpeg",
+    "jfif": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "pdf": "application/pdf",
+    "svg": "image/svg+xml",
+    "bmp": "image/bmp",
+    "tif": "image/tiff",
+    "tiff": "image/tiff",
+    "heic": "image/heic",
+    "avif": "image/avif",
+    "txt": "text/plain",
+    "html": "text/html",
+    "htm": "text/html",
+}
+
+
+def mime_from_extension(path: Union[str, os.PathLike]) -> str:
+    """The media type a file's extension names, as `mediagate admit` infers it."""
+    suffix = Path(path).suffix
+    return _MIME_BY_EXTENSION.get(suffix[1:].lower() if suffix else "", "application/octet-stream")
+
+
+class MediagateError(Exception):
+    """A host-side fault: the component could not be loaded or a call could not be made."""
+
+
+class GuestTrap(MediagateError):
+    """The guest trapped (a panic, out of memory, the CPU deadline). Only that call ended.
+
+    `kind` is `deadline`, `memory`, `panic` or `trap`; `detail` is wasmtime's full report (with
+    the wasm backtrace); `stderr` is what the guest wrote to stderr."""
+
+    def __init__(self, message: str, kind: str = "trap", detail: str = "", stderr: str = ""):
+        self.kind = kind
+        self.detail = detail
+        self.stderr = stderr
+        super().__init__(message)
+
+    @classmethod
+    def from_error(cls, func: str, error: Exception, stderr: str, gate: Any) -> "GuestTrap":
+        detail = str(error)
+        cause = detail.rsplit("Caused by:", 1)[-1].strip().splitlines()[0] if "Caused by:" in detail \
+            else detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
+        if "interrupt" in cause:
+            kind, what = "deadline", f"the CPU deadline ({gate.cpu_deadline:g} s of guest time) was exceeded"
+        elif "memory allocation" in stderr or "out of memory" in cause.lower():
+            kind, what = "memory", f"it ran out of memory (limit {gate.memory_limit} bytes)"
+        elif "panicked" in stderr:
+            kind, what = "panic", "it panicked"
+        else:
+            kind, what = "trap", cause
+        message = f"the mediagate component trapped in {func}: {what}"
+        tail = stderr.strip().splitlines()[:3]
+        if tail and kind != "deadline":
+            message += " — " + " ".join(line.strip() for line in tail)
+        return cls(message, kind=kind, detail=detail, stderr=stderr)
+
+
+class ToolError(Exception):
+    """A `tool-error` from the component: `code` (e.g. `not-found`, `no-vlm`) and `message`
+    (starts with `error:`, words a model can act on)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+# --------------------------------------------------------------------------------------------
+# Engine, epoch ticker, compiled-component cache
+
+
+_engine_lock = threading.Lock()
+_engine: Optional[wasmtime.Engine] = None
+
+
+def shared_engine() -> wasmtime.Engine:
+    """The process's one `Engine`: epoch interruption on, advanced by a daemon thread."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            config = wasmtime.Config()
+            config.epoch_interruption = True
+            config.max_wasm_stack = 1 << 20
+            _engine = wasmtime.Engine(config)
+            _start_ticker(_engine)
+        return _engine
+
+
+def _start_ticker(engine: wasmtime.Engine) -> None:
+    ref = weakref.ref(engine)
+
+    def tick() -> None:
+        while True:
+            time.sleep(EPOCH_TICK_S)
+            e = ref()
+            if e is None:
+                return
+            e.increment_epoch()
+            del e
+
+    threading.Thread(target=tick, name="mediagate-epoch", daemon=True).start()
+
+
+def default_wasm_path() -> Path:
+    """`$MEDIAGATE_AGENT_TOOL_WASM`, else `target/guest/mediagate-agent-tool.wasm` in the repository."""
+    env = os.environ.get(ENV_WASM)
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[3]
+    return repo / "target" / "guest" / "mediagate-agent-tool.wasm"
+
+
+def default_cache_dir() -> Optional[Path]:
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mediagate" / "wasmtime-py"
+
+
+_components_lock = threading.Lock()
+_components: "weakref.WeakValueDictionary[str, wc.Component]" = weakref.WeakValueDictionary()
+
+
+def _wasmtime_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("wasmtime")
+    except Exception:  # pragma: no cover
+        return "unknown"
+
+
+def load_component(engine: wasmtime.Engine, wasm: bytes, cache_dir: Optional[Path]) -> wc.Component:
+    """Compile `wasm`, or reuse it: in this process by content, across processes from `cache_dir`
+    (keyed by the content, the wasmtime version and the engine settings)."""
+    key = hashlib.sha256(wasm + f"|wasmtime-py {_wasmtime_version()}|epoch|stack1M".encode()).hexdigest()
+    with _components_lock:
+        path = cache_dir / f"{key}.cwasm" if cache_dir is not None else None
+        component = _components.get(key)
+        stale = False
+        if component is None and path is not None and path.is_file():
+            try:
+                component = wc.Component.deserialize_file(engine, str(path))
+            except wasmtime.WasmtimeError as e:
+                log.warning("replacing the unusable compiled cache %s: %s", path, e)
+                stale = True
+        if component is None:
+            component = wc.Component(engine, wasm)
+        if path is not None and (stale or not path.is_file()):
+            _write_cache(path, component)
+        _components[key] = component
+        return component
+
+
+def _write_cache(path: Path, component: wc.Component) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(component.serialize())
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as e:
+        log.warning("cannot write the compiled cache %s: %s", path, e)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-call state, reached from the host functions through a thread-local
+
+
+@dataclass
+class _Call:
+    store: wasmtime.Store
+    vlm: Any
+    on_output: Optional[OutputCallback]
+    cpu_deadline: float
+    started: float = field(default_factory=time.monotonic)
+    host_time: float = 0.0
+    replies: Dict[int, Reply] = field(default_factory=dict)
+    stderr: bytearray = field(default_factory=bytearray)
+
+    def enter_host(self) -> float:
+        return time.monotonic()
+
+    def leave_host(self, entered: float) -> None:
+        """Time spent in host imports (the VLM) does not count against the CPU deadline."""
+        now = time.monotonic()
+        self.host_time += now - entered
+        guest_time = (now - self.started) - self.host_time
+        remaining = max(self.cpu_deadline - guest_time, EPOCH_TICK_S)
+        self.store.set_epoch_deadline(max(1, int(remaining / EPOCH_TICK_S)))
+
+    def close(self) -> None:
+        for reply in self.replies.values():
+            try:
+                reply.close()
+            except Exception:  # pragma: no cover - best effort
+                pass
+        self.replies.clear()
+
+
+_current = threading.local()
+_next_rep = iter(range(1, 1 << 62))
+_rep_lock = threading.Lock()
+
+
+def _call_state() -> _Call:
+    call = getattr(_current, "call", None)
+    if call is None:  # pragma: no cover - only if wasmtime calls us outside a call
+        raise MediagateError("a mediagate import was called outside a mediagate call")
+    return call
+
+
+def _vlm_error_value(e: VlmError) -> Any:
+    if e.kind == "not-configured":
+        return wc.Variant("not-configured")
+    if e.kind == "refused":
+        record = wc.Record()
+        record.status = int(e.status or 0)
+        record.message = e.message
+        return wc.Variant("refused", record)
+    return wc.Variant(e.kind, e.message)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class Mediagate:
+    """The mediagate `agent-tool` component, loaded into this Python process.
+
+    `workspace` is the one directory the component may read (a read-only WASI preopen).
+    `vlm` is an `OpenAICompatibleVlm` (or any object with `configured` and
+    `ask(prompt, mime, data_base64) -> Reply`); `None` builds one from the `MEDIAGATE_VLM_*`
+    environment, `False` means no VLM. `on_output(kind, text)` receives the reply as it streams
+    (`kind` is `"content"` or `"reasoning"`).
+    """
+
+    def __init__(
+        self,
+        wasm_path: Optional[Union[str, os.PathLike]] = None,
+        workspace: Union[str, os.PathLike] = ".",
+        vlm: Union[Vlm, Any, None, bool] = None,
+        on_output: Optional[OutputCallback] = None,
+        *,
+        memory_limit: int = 512 << 20,
+        cpu_deadline: float = 20.0,
+        cache_dir: Union[str, os.PathLike, None, bool] = None,
+    ):
+        self.wasm_path = Path(wasm_path) if wasm_path is not None else default_wasm_path()
+        ws = Path(workspace)
+        if not ws.is_dir():
+            raise MediagateError(f"the workspace {ws} is not a directory")
+        self.workspace = os.path.realpath(ws)
+        if vlm is None:
+            vlm = OpenAICompatibleVlm()
+        elif vlm is False:
+            vlm = NoVlm()
+        self.vlm = vlm
+        self.on_output = on_output
+        self.memory_limit = memory_limit
+        self.cpu_deadline = cpu_deadline
+
+        if cache_dir is False:
+            cache: Optional[Path] = None
+        elif cache_dir is None or cache_dir is True:
+            cache = default_cache_dir()
+        else:
+            cache = Path(cache_dir)
+
+        try:
+            wasm = self.wasm_path.read_bytes()
+        except OSError as e:
+            raise MediagateError(f"cannot read the component {self.wasm_path}: {e} (pass wasm_path= or set "
+                                 f"{ENV_WASM} to mediagate-agent-tool.wasm)") from e
+        self.engine = shared_engine()
+        try:
+            self.component = load_component(self.engine, wasm, cache)
+        except wasmtime.WasmtimeError as e:
+            raise MediagateError(f"cannot compile {self.wasm_path}: {e}") from e
+        self.linker = self._make_linker()
+
+        def export(iface: str, name: str) -> wc.ExportIndex:
+            parent = self.component.get_export_index(iface)
+            index = self.component.get_export_index(name, parent) if parent is not None else None
+            if index is None:
+                raise MediagateError(f"{self.wasm_path} does not export {iface}#{name}")
+            return index
+
+        self._exports = {
+            "definition": export(TOOL_IFACE, "definition"),
+            "read-image": export(TOOL_IFACE, "read-image"),
+            "admit-file": export(WORKSPACE_IFACE, "admit-file"),
+        }
+
+    # ---- imports ---------------------------------------------------------------------------
+
+    def _make_linker(self) -> wc.Linker:
+        linker = wc.Linker(self.engine)
+        linker.add_wasip2()
+        with linker.root() as root:
+            with root.add_instance(VLM_IFACE) as vlm:
+                vlm.add_resource("reply", wc.ResourceType.host(_REPLY_TYPE), _drop_reply)
+                vlm.add_func("configured", _configured)
+                vlm.add_func("ask", _ask)
+                vlm.add_func("[method]reply.next-chunk", _next_chunk)
+            with root.add_instance(OUTPUT_IFACE) as output:
+                output.add_func("write", _write)
+        return linker
+
+    # ---- calls -----------------------------------------------------------------------------
+
+    def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None) -> Any:
+        store = wasmtime.Store(self.engine)
+        call = _Call(store=store, vlm=self.vlm, on_output=on_output or self.on_output,
+                     cpu_deadline=self.cpu_deadline)
+        previous = getattr(_current, "call", None)
+        _current.call = call
+        fault: Optional[Exception] = None
+        try:
+            store.set_limits(memory_size=self.memory_limit)
+            store.set_epoch_deadline(max(1, int(self.cpu_deadline / EPOCH_TICK_S)))
+            wasi = wasmtime.WasiConfig()
+            wasi.preopen_dir(self.workspace, self.workspace, fs_mutable=False)
+            wasi.stderr_custom = _stderr_sink(call)
+            store.set_wasi(wasi)
+            try:
+                instance = self.linker.instantiate(store, self.component)
+                func = instance.get_func(store, self._exports[name])
+                if func is None:  # pragma: no cover - checked at load time
+                    raise MediagateError(f"the component has no function {name}")
+                result = func(store, *args)
+                func.post_return(store)
+                return result
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as e:
+                fault = e
+        finally:
+            _current.call = previous
+            call.close()
+            store.close()  # flushes the guest's stderr
+            if call.stderr:
+                guest_log.warning("%s", call.stderr.decode("utf-8", "replace").rstrip())
+            if fault is not None:
+                raise GuestTrap.from_error(name, fault, call.stderr.decode("utf-8", "replace").strip(),
+                                           self) from fault
+
+    def tool_definition(self) -> Dict[str, Any]:
+        """`{"name", "description", "parameters"}` — `parameters` is the JSON schema, parsed."""
+        d = self._call("definition")
+        return {
+            "name": d.name,
+            "description": d.description,
+            "parameters": json.loads(getattr(d, "parameters-schema")),
+        }
+
+    def read_image(self, path: str, question: Optional[str] = None,
+                   on_output: Optional[OutputCallback] = None) -> str:
+        """Ask the VLM about the workspace image at `path` (`question`, or the describe prompt).
+
+        Returns the answer (reasoning removed); raises `ToolError` on a tool error."""
+        result = self._call("read-image", str(path), question, on_output=on_output)
+        if isinstance(result, str):
+            return result
+        raise ToolError(result.code, result.message)
+
+    def admit_file(self, path: str, claimed_mime: Optional[str] = None, downsample: bool = True,
+                   provider: str = "anthropic", verify: str = "header",
+                   include_data: bool = False) -> Dict[str, Any]:
+        """The gate's verdict on the workspace file at `path`, in the shape of
+        `mediagate admit FILE --json`. `claimed_mime=None` means the type the bytes carry.
+        `include_data=True` adds the admitted bytes as base64 under `"data"`."""
+        if provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {PROVIDERS}")
+        if verify not in VERIFY_MODES:
+            raise ValueError(f"verify must be one of {VERIFY_MODES}")
+        options = wc.Record()
+        options.downsample = bool(downsample)
+        options.provider = provider
+        options.verify = verify
+        result = self._call("admit-file", str(path), claimed_mime, options)
+        if not isinstance(result, wc.Variant):
+            raise ToolError(result.code, result.message)
+        return verdict_dict(result, include_data=include_data)
+
+
+def verdict_dict(verdict: Any, include_data: bool = False) -> Dict[str, Any]:
+    """A WIT `verdict` as `mediagate admit --json` prints it."""
+    v = verdict.payload
+    if verdict.tag == "admitted":
+        out: Dict[str, Any] = {
+            "ok": True,
+            "kind": v.kind,
+            "mime": v.mime,
+            "original_size": getattr(v, "original-size"),
+            "resized": v.resized,
+            "reencoded": v.reencoded,
+            "base64_len": getattr(v, "base64-len"),
+        }
+        if v.dimensions is not None:
+            out["width"] = v.dimensions.width
+            out["height"] = v.dimensions.height
+        if include_data:
+            out["data"] = v.data
+        return out
+    out = {
+        "ok": False,
+        "reason": v.reason.replace("-", "_"),
+        "raw_bytes": getattr(v, "raw-bytes"),
+        "message": v.message,
+    }
+    if v.limit is not None:
+        out["limit"] = v.limit
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The import functions. wasmtime-py calls them as `f(store_context, *args)`.
+
+
+def _configured(_store: Any) -> bool:
+    call = _call_state()
+    entered = call.enter_host()
+    try:
+        return bool(call.vlm.configured)
+    finally:
+        call.leave_host(entered)
+
+
+def _ask(store: Any, prompt: str, image: Any) -> Any:
+    call = _call_state()
+    entered = call.enter_host()
+    try:
+        try:
+            reply = call.vlm.ask(prompt, image.mime, image.data)
+        except VlmError as e:
+            return _vlm_error_value(e)
+        except Exception as e:  # a custom VLM client's own failure
+            log.exception("the VLM client failed")
+            return wc.Variant("unreachable", f"{type(e).__name__}: {e}")
+        with _rep_lock:
+            rep = next(_next_rep)
+        call.replies[rep] = reply
+        return wc.ResourceHost.own(rep, _REPLY_TYPE)
+    finally:
+        call.leave_host(entered)
+
+
+def _next_chunk(store: Any, this: Any) -> Any:
+    call = _call_state()
+    entered = call.enter_host()
+    try:
+        rep = this.to_host(store).rep
+        reply = call.replies.get(rep)
+        if reply is None:
+            return _wit.Err(wc.Variant("malformed-stream", "this reply is no longer open"))
+        try:
+            chunk = reply.next_chunk()
+        except VlmError as e:
+            return _wit.Err(_vlm_error_value(e))
+        except Exception as e:
+            log.exception("the VLM reply failed")
+            return _wit.Err(wc.Variant("malformed-stream", f"{type(e).__name__}: {e}"))
+        if chunk is None:
+            return _wit.Ok(None)
+        record = wc.Record()
+        record.kind = chunk.kind
+        record.text = chunk.text
+        return _wit.Ok(record)
+    finally:
+        call.leave_host(entered)
+
+
+def _drop_reply(_store: Any, rep: int) -> None:
+    call = getattr(_current, "call", None)
+    if call is None:
+        return
+    reply = call.replies.pop(rep, None)
+    if reply is not None:
+        reply.close()
+
+
+def _write(_store: Any, kind: str, text: str) -> None:
+    call = _call_state()
+    if call.on_output is None:
+        return
+    entered = call.enter_host()
+    try:
+        call.on_output(kind, text)
+    except Exception:
+        # A failing display must not fail the tool call.
+        log.exception("the output callback raised; the call goes on")
+    finally:
+        call.leave_host(entered)
+
+
+def _stderr_sink(call: _Call) -> Callable[[bytes], None]:
+    cap = 64 * 1024
+
+    def write(data: bytes) -> None:
+        if len(call.stderr) < cap:
+            call.stderr += data[: cap - len(call.stderr)]
+
+    return write

@@ -1,0 +1,224 @@
+"""The host's own duties: per-call stores, limits, traps, the compiled cache, gate options."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CORPUS, PY_HOST, SMALL_PNG, STANDARD_ANSWER, native_cli
+from mediagate_host import GuestTrap, Mediagate, MediagateError, OpenAICompatibleVlm, ToolError, host
+
+BENCH = CORPUS / "bench"
+PHOTO = CORPUS / "photos" / "kodim02.png"
+
+
+def test_admit_file_errors_are_tool_errors(workspace):
+    gate = Mediagate(workspace=workspace, vlm=False)
+    with pytest.raises(ToolError) as e:
+        gate.admit_file("missing.png")
+    assert e.value.code == "not-found"
+    with pytest.raises(ToolError) as e:
+        gate.admit_file("../outside.png")
+    assert e.value.code == "outside-workspace"
+    with pytest.raises(ToolError) as e:
+        gate.admit_file("sub")
+    assert e.value.code == "not-a-file"
+
+
+def test_admit_file_without_a_claimed_type_uses_the_bytes(workspace):
+    gate = Mediagate(workspace=workspace, vlm=False)
+    (workspace / "lies.jpg").write_bytes(SMALL_PNG.read_bytes())
+    assert gate.admit_file("lies.jpg")["mime"] == "image/png"
+    refused = gate.admit_file("lies.jpg", "image/jpeg")
+    assert refused["ok"] is False and refused["reason"] == "magic_mismatch"
+    doc = gate.admit_file("paper.pdf")
+    assert doc["ok"] is True and doc["kind"] == "document" and "width" not in doc
+
+
+def test_admit_file_can_return_the_admitted_bytes(workspace):
+    v = Mediagate(workspace=workspace, vlm=False).admit_file("small.png", "image/png", include_data=True)
+    assert base64.b64decode(v.pop("data")) == SMALL_PNG.read_bytes()
+    assert v["base64_len"] == len(base64.b64encode(SMALL_PNG.read_bytes()))
+
+
+def test_bad_arguments(workspace, tmp_path):
+    gate = Mediagate(workspace=workspace, vlm=False)
+    with pytest.raises(ValueError):
+        gate.admit_file("small.png", provider="nobody")
+    with pytest.raises(ValueError):
+        gate.admit_file("small.png", verify="sometimes")
+    with pytest.raises(MediagateError):
+        Mediagate(workspace=tmp_path / "no-such-dir", vlm=False)
+    with pytest.raises(MediagateError):
+        Mediagate(wasm_path=tmp_path / "none.wasm", workspace=workspace, vlm=False)
+
+
+@pytest.mark.parametrize("path", [PHOTO, BENCH / "photo-exif-rotated.jpg", BENCH / "screenshot-3456x2234.png"],
+                         ids=lambda p: p.name)
+@pytest.mark.parametrize("flags,kwargs", [
+    (["--verify", "full"], {"verify": "full"}),
+    (["--no-downsample"], {"downsample": False}),
+    (["--profile", "openai"], {"provider": "openai"}),
+    (["--profile", "gemini", "--verify", "full"], {"provider": "gemini", "verify": "full"}),
+], ids=["full", "no-downsample", "openai", "gemini-full"])
+def test_admit_options_match_the_cli(path, flags, kwargs):
+    from mediagate_host import mime_from_extension
+
+    run = subprocess.run([str(native_cli()), "admit", str(path), "--json", *flags],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode in (0, 1), run.stderr
+    gate = Mediagate(workspace=path.parent, vlm=False)
+    assert gate.admit_file(path.name, mime_from_extension(path), **kwargs) == json.loads(run.stdout)
+
+
+def test_a_trap_ends_only_that_call(workspace):
+    shutil.copy(BENCH / "photo-12mp.jpg", workspace / "big.jpg")
+    small = Mediagate(workspace=workspace, vlm=False, memory_limit=4 << 20)
+    with pytest.raises(GuestTrap) as e:
+        small.admit_file("big.jpg", "image/jpeg")
+    assert e.value.kind == "memory"
+    assert "out of memory" in str(e.value)
+    # The same object, the next call: a fresh store.
+    assert small.admit_file("small.png", "image/png")["ok"] is True
+
+
+def test_the_cpu_deadline_interrupts_the_guest(workspace):
+    shutil.copy(BENCH / "photo-12mp.jpg", workspace / "big.jpg")
+    gate = Mediagate(workspace=workspace, vlm=False, cpu_deadline=0.05)
+    with pytest.raises(GuestTrap) as e:
+        gate.admit_file("big.jpg", "image/jpeg")
+    assert e.value.kind == "deadline"
+    assert gate.admit_file("small.png")["ok"] is True
+
+
+def test_time_waiting_for_the_vlm_is_not_guest_time(workspace, vlm_server):
+    vlm_server.pause = 0.1  # ~0.9 s of streaming, three times the CPU deadline
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.base_url, model="m", retries=0)
+    gate = Mediagate(workspace=workspace, vlm=vlm, cpu_deadline=0.3)
+    assert gate.read_image("small.png", "q") == STANDARD_ANSWER
+
+
+def test_the_compiled_component_is_cached_on_disk(workspace, tmp_path, component_path):
+    cache = tmp_path / "cache"
+    Mediagate(workspace=workspace, vlm=False, cache_dir=cache)
+    files = list(cache.glob("*.cwasm"))
+    assert len(files) == 1
+    # A fresh process loads the cached file instead of compiling.
+    code = ("import sys, time; sys.path.insert(0, %r); from mediagate_host import Mediagate; t=time.monotonic(); "
+            "g = Mediagate(workspace=%r, vlm=False, cache_dir=%r); print(time.monotonic()-t); "
+            "print(g.admit_file('small.png')['ok'])") % (str(PY_HOST), str(workspace), str(cache))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    seconds, ok = run.stdout.split()
+    assert ok == "True"
+    assert float(seconds) < 0.5, "loading from the cache should not compile"
+
+
+def test_the_wasm_path_comes_from_the_environment(workspace, monkeypatch, component_path, tmp_path):
+    copy = tmp_path / "copy.wasm"
+    shutil.copy(component_path, copy)
+    monkeypatch.setenv("MEDIAGATE_AGENT_TOOL_WASM", str(copy))
+    gate = Mediagate(workspace=workspace, vlm=False)
+    assert gate.wasm_path == copy
+    assert gate.admit_file("small.png")["ok"] is True
+
+
+def test_why_next_chunk_results_need_explicit_markers(workspace):
+    """wasmtime-py alone cannot lower an error for `result<option<chunk>, vlm-error>`: the `ok`
+    case (an option, which accepts any object as `none`/`some`) claims every value. If this
+    test fails, wasmtime-py has fixed that and `_wit` may go."""
+    import ctypes
+
+    from wasmtime import _ffi as ffi
+    from wasmtime.component import Variant
+
+    from mediagate_host import _wit
+
+    gate = Mediagate(workspace=workspace, vlm=False)
+    vlm_iface = gate.component.type.imports(gate.engine)[host.VLM_IFACE].ty
+    result_ty = vlm_iface.exports(gate.engine)["[method]reply.next-chunk"].ty.result
+    error = Variant("timed-out", "no data")
+
+    space = ffi.wasmtime_component_val_t()
+    with pytest.raises(ValueError):
+        _wit.original_convert_to_c(result_ty, None, error, ctypes.pointer(space))
+
+    space = ffi.wasmtime_component_val_t()
+    result_ty.convert_to_c(None, _wit.Err(error), ctypes.pointer(space))
+    assert space.kind == ffi.WASMTIME_COMPONENT_RESULT.value and not space.of.result.is_ok
+    ffi.wasmtime_component_val_delete(ctypes.byref(space))
+
+    # Values without a marker still go through wasmtime-py's own lowering.
+    space = ffi.wasmtime_component_val_t()
+    result_ty.convert_to_c(None, None, ctypes.pointer(space))
+    assert space.kind == ffi.WASMTIME_COMPONENT_RESULT.value and space.of.result.is_ok
+    ffi.wasmtime_component_val_delete(ctypes.byref(space))
+
+
+def test_calls_from_several_threads(workspace, vlm_server):
+    """One `Mediagate`, calls on four threads at once: each call has its own store and state."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.base_url, model="m", retries=0)
+    seen = {}
+
+    def on_output(kind, text):
+        import threading
+
+        seen.setdefault(threading.get_ident(), []).append(text)
+
+    gate = Mediagate(workspace=workspace, vlm=vlm, on_output=on_output)
+    shutil.copy(PHOTO, workspace / "photo.png")
+
+    def job(i):
+        if i % 2:
+            return gate.read_image("small.png", f"question {i}")
+        return gate.admit_file("photo.png", "image/png")["base64_len"]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(job, range(8)))
+    assert results[1::2] == [STANDARD_ANSWER] * 4
+    assert len(set(results[0::2])) == 1
+    assert sorted(r["body"]["messages"][0]["content"][0]["text"] for r in vlm_server.requests) == \
+        [f"question {i}" for i in (1, 3, 5, 7)]
+    for texts in seen.values():
+        assert "".join(texts).count(STANDARD_ANSWER) >= 1
+
+
+def test_the_read_only_preopen_refuses_writes(tmp_path):
+    """The host preopens the workspace with `fs_mutable=False`. The component cannot try to write
+    (it only opens files for reading), so the flag is checked with a WASI module asking to
+    create a file through the same `WasiConfig` call: refused with EPERM, nothing created."""
+    import wasmtime
+
+    wat = """
+    (module
+      (import "wasi_snapshot_preview1" "path_open"
+        (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 16) "new.txt")
+      (func (export "create") (result i32)
+        (call $path_open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 7)
+                         (i32.const 1) (i64.const 0x1fffffff) (i64.const 0x1fffffff)
+                         (i32.const 0) (i32.const 100))))
+    """
+    results = {}
+    for mutable in (True, False):
+        d = tmp_path / f"mutable-{mutable}"
+        d.mkdir()
+        engine = wasmtime.Engine()
+        store = wasmtime.Store(engine)
+        wasi = wasmtime.WasiConfig()
+        wasi.preopen_dir(str(d), str(d), fs_mutable=mutable)
+        store.set_wasi(wasi)
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        instance = linker.instantiate(store, wasmtime.Module(engine, wat))
+        results[mutable] = (instance.exports(store)["create"](store), (d / "new.txt").exists())
+    assert results[True] == (0, True)
+    assert results[False] == (63, False)  # 63: EPERM

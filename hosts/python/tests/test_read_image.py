@@ -1,0 +1,268 @@
+"""`read_image` through the real component, against a loopback OpenAI-compatible SSE server."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+
+import pytest
+
+from conftest import SMALL_PNG, STANDARD_ANSWER, STANDARD_REASONING, delta, finish
+from mediagate_host import Mediagate, OpenAICompatibleVlm, ToolError
+
+
+def make_gate(workspace, server=None, on_output=None, **vlm_kwargs):
+    if server is None:
+        vlm = OpenAICompatibleVlm(base_url=None, model="test-vlm-model")
+    else:
+        vlm = OpenAICompatibleVlm(base_url=server.base_url, model="test-vlm-model", api_key="sk-test",
+                                  retries=0, **vlm_kwargs)
+    return Mediagate(workspace=workspace, vlm=vlm, on_output=on_output)
+
+
+def image_part(request):
+    content = request["body"]["messages"][0]["content"]
+    texts = [p["text"] for p in content if p["type"] == "text"]
+    urls = [p["image_url"]["url"] for p in content if p["type"] == "image_url"]
+    assert len(texts) == 1 and len(urls) == 1, content
+    return texts[0], urls[0]
+
+
+def test_question_gets_the_answer_without_reasoning(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    answer = gate.read_image("small.png", "What colour is the square?")
+
+    assert answer == STANDARD_ANSWER
+    for reasoning in STANDARD_REASONING:
+        assert reasoning.strip() not in answer
+    assert "think" not in answer
+
+    assert len(vlm_server.requests) == 1
+    request = vlm_server.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["Authorization"] == "Bearer sk-test"
+    body = request["body"]
+    assert body["model"] == "test-vlm-model"
+    assert body["stream"] is True
+    prompt, url = image_part(request)
+    assert prompt == "What colour is the square?"
+    prefix = "data:image/png;base64,"
+    assert url.startswith(prefix)
+    # The small PNG passes the gate unchanged: the bytes sent are the file's bytes.
+    assert base64.b64decode(url[len(prefix):], validate=True) == SMALL_PNG.read_bytes()
+
+
+def test_no_question_sends_the_describe_prompt(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    assert gate.read_image("sub/nested.png") == STANDARD_ANSWER
+    prompt, _ = image_part(vlm_server.requests[0])
+    assert prompt.startswith("Describe this image")
+    assert "verbatim" in prompt
+
+
+def test_blank_question_counts_as_none(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    gate.read_image("small.png", "   ")
+    prompt, _ = image_part(vlm_server.requests[0])
+    assert prompt.startswith("Describe this image")
+
+
+def test_absolute_path_inside_the_workspace(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    assert gate.read_image(str(workspace / "small.png"), "q") == STANDARD_ANSWER
+
+
+def test_no_vlm_configured_fails_at_once_without_a_request(workspace, vlm_server):
+    gate = make_gate(workspace, server=None)
+    started = time.monotonic()
+    with pytest.raises(ToolError) as e:
+        gate.read_image("small.png", "anything?")
+    assert time.monotonic() - started < 2.0
+    assert e.value.code == "no-vlm"
+    assert e.value.message.startswith("error:")
+    assert "Do not retry" in e.value.message
+    assert vlm_server.requests == []
+
+    # `vlm=False` is the same.
+    with pytest.raises(ToolError) as e:
+        Mediagate(workspace=workspace, vlm=False).read_image("small.png")
+    assert e.value.code == "no-vlm"
+    assert vlm_server.requests == []
+
+
+def test_vlm_from_environment(workspace, vlm_server, monkeypatch):
+    monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.base_url)
+    monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "env-model")
+    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-env")
+    gate = Mediagate(workspace=workspace)
+    assert gate.read_image("small.png", "q") == STANDARD_ANSWER
+    request = vlm_server.requests[0]
+    assert request["body"]["model"] == "env-model"
+    assert request["headers"]["Authorization"] == "Bearer sk-env"
+
+
+def test_a_pdf_is_not_an_image(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image("paper.pdf", "what is this?")
+    assert e.value.code == "not-an-image"
+    assert "application/pdf" in e.value.message
+    assert vlm_server.requests == []
+
+
+def test_missing_file(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image("nope.png")
+    assert e.value.code == "not-found"
+    assert e.value.message.startswith("error: file not found")
+    assert vlm_server.requests == []
+
+
+def test_a_directory_is_not_a_file(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image("sub")
+    assert e.value.code == "not-a-file"
+
+
+@pytest.mark.parametrize("path", ["../outside.png", "sub/../../outside.png", "/etc/passwd"])
+def test_paths_outside_the_workspace_are_refused(workspace, vlm_server, path):
+    assert (workspace.parent / "outside.png").is_file()
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image(path)
+    assert e.value.code == "outside-workspace"
+    assert vlm_server.requests == []
+
+
+def test_a_symlink_out_of_the_workspace_is_refused(workspace, vlm_server):
+    (workspace / "link.png").symlink_to(workspace.parent / "outside.png")
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image("link.png")
+    assert e.value.code == "outside-workspace"
+    assert vlm_server.requests == []
+
+
+def test_output_streams_before_the_call_returns(workspace, vlm_server):
+    """The server holds back the last content chunk until the output callback has seen the
+    first one, so the test passes only if chunks reach the callback while the reply streams."""
+    received = []
+    returned = threading.Event()
+
+    def on_output(kind, text):
+        received.append((kind, text, returned.is_set()))
+        if kind == "content":
+            vlm_server.release.set()
+
+    vlm_server.hold_before = vlm_server.events.index(delta(content="is a tiny grey square."))
+    gate = make_gate(workspace, vlm_server, on_output=on_output)
+    answer = gate.read_image("small.png", "q")
+    returned.set()
+
+    assert vlm_server.released_in_time is True
+    assert answer == STANDARD_ANSWER
+    assert received and not any(after for _, _, after in received)
+
+    # The order of arrival is kept, and each kind adds up to what was streamed.
+    kinds = [k for k, _, _ in received]
+    first_content = kinds.index("content")
+    assert kinds[:first_content] == ["reasoning"] * first_content
+    assert "".join(t for k, t, _ in received if k == "content") == STANDARD_ANSWER
+    assert "".join(t for k, t, _ in received if k == "reasoning") == "".join(STANDARD_REASONING)
+    reasoning_texts = [t for k, t, _ in received if k == "reasoning"]
+    assert reasoning_texts[:2] == STANDARD_REASONING[:2]
+
+
+def test_a_per_call_output_callback(workspace, vlm_server):
+    seen = []
+    gate = make_gate(workspace, vlm_server, on_output=lambda k, t: pytest.fail("default callback used"))
+    gate.read_image("small.png", "q", on_output=lambda k, t: seen.append(k))
+    assert "content" in seen and "reasoning" in seen
+
+
+def test_a_raising_output_callback_does_not_fail_the_call(workspace, vlm_server):
+    def boom(kind, text):
+        raise RuntimeError("display broke")
+
+    assert make_gate(workspace, vlm_server, on_output=boom).read_image("small.png", "q") == STANDARD_ANSWER
+
+
+def test_http_401_is_a_tool_error_with_the_status_and_message(workspace, vlm_server):
+    vlm_server.status = 401
+    vlm_server.error_body = (b'{"error": {"message": "Incorrect API key provided: sk-test.", '
+                             b'"type": "invalid_request_error", "code": "invalid_api_key"}}')
+    gate = make_gate(workspace, vlm_server)
+    with pytest.raises(ToolError) as e:
+        gate.read_image("small.png", "q")
+    assert e.value.code == "vlm-failed"
+    assert "401" in e.value.message
+    assert "Incorrect API key provided" in e.value.message
+    assert len(vlm_server.requests) == 1
+
+
+def test_unreachable_vlm(workspace):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    vlm = OpenAICompatibleVlm(base_url=f"http://127.0.0.1:{port}/v1", model="m", retries=0)
+    with pytest.raises(ToolError) as e:
+        Mediagate(workspace=workspace, vlm=vlm).read_image("small.png", "q")
+    assert e.value.code == "vlm-failed"
+    assert "could not be reached" in e.value.message
+
+
+def test_a_stream_that_breaks_mid_reply_keeps_what_arrived(workspace, vlm_server):
+    """An error from `reply.next-chunk` (a WIT `result` error out of Python) reaches the guest."""
+    vlm_server.events = [delta(content="Partial answer"), "{not json"]
+    answer = make_gate(workspace, vlm_server).read_image("small.png", "q")
+    assert answer.startswith("Partial answer")
+    assert "incomplete" in answer and "malformed" in answer
+
+
+def test_a_malformed_stream_before_any_content_is_a_tool_error(workspace, vlm_server):
+    vlm_server.events = ["{not json"]
+    with pytest.raises(ToolError) as e:
+        make_gate(workspace, vlm_server).read_image("small.png", "q")
+    assert e.value.code == "vlm-failed"
+    assert "malformed" in e.value.message
+
+
+def test_an_idle_stream_times_out(workspace, vlm_server):
+    vlm_server.events = [delta(content="slow"), finish(), "[DONE]"]
+    vlm_server.hold_before = 1  # never released: the server stalls after the first chunk
+    gate = make_gate(workspace, vlm_server, idle_timeout=0.5)
+    answer = gate.read_image("small.png", "q")
+    assert answer.startswith("slow") and "timed out" in answer
+
+
+def test_empty_answer_is_a_tool_error(workspace, vlm_server):
+    vlm_server.events = [delta(reasoning="only thinking"), finish(), "[DONE]"]
+    with pytest.raises(ToolError) as e:
+        make_gate(workspace, vlm_server).read_image("small.png", "q")
+    assert e.value.code == "vlm-failed"
+    assert "empty" in e.value.message
+
+
+def test_calls_are_independent(workspace, vlm_server):
+    gate = make_gate(workspace, vlm_server)
+    for _ in range(3):
+        assert gate.read_image("small.png", "q") == STANDARD_ANSWER
+    with pytest.raises(ToolError):
+        gate.read_image("nope.png")
+    assert gate.read_image("small.png", "q") == STANDARD_ANSWER
+    assert len(vlm_server.requests) == 4
+
+
+def test_tool_definition(workspace):
+    d = Mediagate(workspace=workspace, vlm=False).tool_definition()
+    assert d["name"] == "read_image"
+    assert "image" in d["description"]
+    schema = d["parameters"]
+    assert schema["type"] == "object"
+    assert schema["required"] == ["path"]
+    assert set(schema["properties"]) == {"path", "question"}

@@ -1,0 +1,186 @@
+//! The `mediagate` binary as a person or a script uses it: exit codes, JSON, files written.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use base64::Engine as _;
+use common::*;
+use serde_json::{Value, json};
+
+fn mediagate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mediagate"))
+        .args(args)
+        .env("MEDIAGATE_CACHE_DIR", cache_dir())
+        .output()
+        .expect("run mediagate")
+}
+
+fn admit_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["admit", "--json"];
+    all.extend_from_slice(args);
+    let out = mediagate(&all);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?} {:?}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap(), json)
+}
+
+fn path(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn an_admitted_image_exits_0_with_its_verdict() {
+    let (code, v) = admit_json(&[path(&corpus().join("photos/kodim23.png"))]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v,
+        json!({"ok": true, "kind": "image", "mime": "image/png", "original_size": 557596, "width": 768,
+               "height": 512, "resized": false, "reencoded": false, "base64_len": 743464})
+    );
+}
+
+#[test]
+fn a_misnamed_svg_exits_1_with_the_reason() {
+    let (code, v) = admit_json(&[path(&fixture("icon-svg.png"))]);
+    assert_eq!(code, 1);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["reason"], "magic_mismatch");
+    assert_eq!(v["raw_bytes"], 100);
+    assert!(v.get("limit").is_none(), "no bound applies to a signature");
+    assert!(v["message"].as_str().unwrap().contains("image/svg+xml"));
+}
+
+#[test]
+fn the_claimed_type_comes_from_the_extension_unless_given() {
+    let svg = fixture("icon-svg.png");
+    let (code, v) = admit_json(&["--mime", "image/svg+xml", path(&svg)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("mime_unsupported")));
+}
+
+#[test]
+fn a_refusal_over_a_bound_names_the_limit() {
+    let shot = corpus().join("bench/screenshot-3456x2234.png");
+    let (code, v) = admit_json(&["--no-downsample", path(&shot)]);
+    assert_eq!(code, 1);
+    assert_eq!(v, json!({"ok": false, "reason": "base64_too_large", "raw_bytes": 4212470, "limit": 5242880,
+                         "message": v["message"]}));
+}
+
+#[test]
+fn documents_and_fake_documents() {
+    let (code, v) = admit_json(&[path(&fixture("hello.pdf"))]);
+    assert_eq!((code, v["kind"].as_str(), v["mime"].as_str()), (0, Some("document"), Some("application/pdf")));
+    assert!(v.get("width").is_none(), "a document has no measured dimensions");
+    let (code, v) = admit_json(&[path(&fixture("fake.pdf"))]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("magic_mismatch")));
+}
+
+#[test]
+fn the_admitted_image_and_block_can_be_written_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fitted.jpg");
+    let block = dir.path().join("block.json");
+    let photo = corpus().join("bench/photo-12mp.jpg");
+    let (code, v) = admit_json(&[path(&photo), "--out", path(&out), "--block-out", path(&block)]);
+    assert_eq!((code, v["width"].as_u64(), v["height"].as_u64()), (0, Some(2000), Some(1500)));
+    let written = std::fs::read(&out).unwrap();
+    assert!(written.starts_with(&[0xFF, 0xD8, 0xFF]));
+    assert_eq!((written.len() as u64).div_ceil(3) * 4, v["base64_len"].as_u64().unwrap());
+    let block: Value = serde_json::from_str(&std::fs::read_to_string(&block).unwrap()).unwrap();
+    assert_eq!(block["type"], "image");
+    assert_eq!(block["source"]["media_type"], "image/jpeg");
+    let data = base64::engine::general_purpose::STANDARD.decode(block["source"]["data"].as_str().unwrap()).unwrap();
+    assert_eq!(data, written);
+}
+
+#[test]
+fn a_person_reads_one_line() {
+    let out = mediagate(&["admit", path(&fixture("icon-svg.png"))]);
+    assert_eq!(out.status.code(), Some(1));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.starts_with("refused ") && line.contains("magic_mismatch"), "{line}");
+    let out = mediagate(&["admit", path(&corpus().join("bench/photo-12mp.jpg"))]);
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.starts_with("admitted ") && line.contains("2000x1500") && line.contains("downsampled"), "{line}");
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let out = mediagate(&["admit", "/nonexistent/file.png"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: cannot read"));
+    let out = mediagate(&["admit"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = mediagate(&["admit", "--profile", "nosuch", path(&fixture("hello.pdf"))]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn tool_result(input: &Value) -> Value {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagate"))
+        .args(["admit-tool-result", "--tool", "browser_screenshot"])
+        .env("MEDIAGATE_CACHE_DIR", cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn b64_file(p: &std::path::Path) -> String {
+    base64::engine::general_purpose::STANDARD.encode(std::fs::read(p).unwrap())
+}
+
+#[test]
+fn tool_results_in_mcp_shape_one_good_one_bad() {
+    let good = b64_file(&corpus().join("photos/tango-icon-address-book-new-16.png"));
+    let bad = b64_file(&fixture("page-html.png"));
+    let input = json!([
+        {"type": "text", "text": "two screenshots"},
+        {"type": "image", "data": good, "mimeType": "image/png"},
+        {"type": "image", "data": bad, "mimeType": "image/png"},
+    ]);
+    let out = tool_result(&input);
+    assert_eq!(out["content"][0], input[0]);
+    assert_eq!(out["content"][1], input[1], "a small valid PNG is rebuilt byte for byte");
+    assert_eq!(out["content"][2]["type"], "text");
+    let text = out["content"][2]["text"].as_str().unwrap();
+    assert!(text.contains("browser_screenshot") && text.contains("magic_mismatch") && text.contains("55 bytes"), "{text}");
+    assert_eq!(
+        out["refused"],
+        json!([{"index": 2, "type": "image", "reason": "magic_mismatch", "bytes": 55, "mime": "image/png"}])
+    );
+}
+
+#[test]
+fn tool_results_in_anthropic_shape_one_good_one_bad() {
+    let shot = b64_file(&corpus().join("bench/screenshot-3456x2234.png"));
+    let input = json!([
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": shot}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": ""}},
+    ]);
+    let out = tool_result(&input);
+    let data = out["content"][0]["source"]["data"].as_str().unwrap();
+    assert!(data.len() <= 5_242_880, "the oversize screenshot was downsampled in its slot");
+    assert_eq!(out["content"][1]["type"], "text");
+    assert_eq!(out["refused"][0]["index"], 1);
+    assert_eq!(out["refused"][0]["reason"], "magic_mismatch");
+}
+
+#[test]
+fn tool_results_without_media_come_back_as_they_were() {
+    let input = json!({"content": [{"type": "text", "text": "ok"}], "isError": false});
+    assert_eq!(tool_result(&input), json!({"content": input, "refused": []}));
+}
+
+#[test]
+fn the_components_can_be_written_for_other_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("preflight.wasm");
+    assert_eq!(mediagate(&["component", "--out", path(&out)]).status.code(), Some(0));
+    assert_eq!(std::fs::read(&out).unwrap(), mediagate::component::PREFLIGHT);
+}

@@ -1,0 +1,218 @@
+//! The gate through the real component and host: the corpus, the benchmark images, traps.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mediagate::gate::{AdmitOptions, RefusalReason, Verdict, Verify};
+use mediagate::{CallError, Gate, Limits, Runtime, RuntimeConfig};
+
+fn full() -> AdmitOptions {
+    AdmitOptions { verify: Verify::Full, ..AdmitOptions::default() }
+}
+
+async fn admit_file(gate: &Gate, path: &std::path::Path, mime: &str, options: AdmitOptions) -> Verdict {
+    let bytes = std::fs::read(path).unwrap();
+    gate.admit_image(&bytes, mime, options).await.unwrap()
+}
+
+#[tokio::test]
+async fn every_valid_pngsuite_file_is_admitted_and_every_corrupt_one_refused() {
+    let gate = gate();
+    let files = files_in(&corpus().join("pngsuite"), "png");
+    assert!(files.len() > 150, "PngSuite has 170-odd files");
+    let (mut admitted, mut refused) = (0, 0);
+    for path in files {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let verdict = admit_file(&gate, &path, "image/png", full()).await;
+        if name.starts_with('x') {
+            match verdict {
+                Verdict::Refused(r) => {
+                    assert!(
+                        matches!(r.reason, RefusalReason::MagicMismatch | RefusalReason::Undecodable),
+                        "{name}: {r:?}"
+                    );
+                    refused += 1;
+                }
+                Verdict::Admitted(_) => panic!("{name} is corrupt and must be refused under verify full"),
+            }
+        } else {
+            match verdict {
+                Verdict::Admitted(a) => {
+                    assert_eq!(a.mime, "image/png", "{name}");
+                    assert!(a.dimensions.is_some(), "{name}");
+                    assert!(!a.reencoded, "{name}: small PNGs pass through");
+                    admitted += 1;
+                }
+                Verdict::Refused(r) => panic!("{name} is valid and must be admitted: {r:?}"),
+            }
+        }
+    }
+    assert!(admitted > 140 && refused >= 14, "admitted {admitted}, refused {refused}");
+}
+
+#[tokio::test]
+async fn the_photos_are_admitted_with_their_dimensions() {
+    let gate = gate();
+    for path in files_in(&corpus().join("photos"), "png") {
+        match admit_file(&gate, &path, "image/png", full()).await {
+            Verdict::Admitted(a) => {
+                let d = a.dimensions.unwrap();
+                assert!(d.width > 0 && d.height > 0);
+                assert!(a.base64_len <= 5_242_880);
+            }
+            Verdict::Refused(r) => panic!("{}: {r:?}", path.display()),
+        }
+    }
+    let kodim = corpus().join("photos/kodim23.png");
+    let Verdict::Admitted(a) = admit_file(&gate, &kodim, "image/png", AdmitOptions::default()).await else { panic!() };
+    let d = a.dimensions.unwrap();
+    assert_eq!((d.width, d.height), (768, 512));
+}
+
+#[tokio::test]
+async fn the_retina_screenshot_is_downsampled_under_the_base64_limit() {
+    let path = corpus().join("bench/screenshot-3456x2234.png");
+    let raw = std::fs::metadata(&path).unwrap().len();
+    assert!(raw.div_ceil(3) * 4 > 5_242_880, "the original is over the limit once encoded");
+    let Verdict::Admitted(a) = admit_file(&gate(), &path, "image/png", AdmitOptions::default()).await else {
+        panic!("the screenshot must be admitted after downsampling")
+    };
+    assert!(a.base64_len <= 5_242_880);
+    let d = a.dimensions.unwrap();
+    assert_eq!((d.width, d.height), (2000, 1293));
+    assert!(a.resized && a.reencoded);
+    assert_eq!(a.original_size, raw);
+
+    // Without the downsampler the same file is refused with the bound it exceeds.
+    let no_ds = AdmitOptions { downsample: false, ..AdmitOptions::default() };
+    let Verdict::Refused(r) = admit_file(&gate(), &path, "image/png", no_ds).await else { panic!() };
+    assert_eq!((r.reason, r.limit), (RefusalReason::Base64TooLarge, Some(5_242_880)));
+}
+
+#[tokio::test]
+async fn the_12mp_photo_is_fit_to_2000x1500() {
+    let path = corpus().join("bench/photo-12mp.jpg");
+    let Verdict::Admitted(a) = admit_file(&gate(), &path, "image/jpeg", AdmitOptions::default()).await else { panic!() };
+    let d = a.dimensions.unwrap();
+    assert_eq!((d.width, d.height, a.mime.as_str(), a.resized), (2000, 1500, "image/jpeg", true));
+}
+
+#[tokio::test]
+async fn the_sideways_photo_is_admitted_upright() {
+    let path = corpus().join("bench/photo-exif-rotated.jpg");
+    let Verdict::Admitted(a) = admit_file(&gate(), &path, "image/jpeg", AdmitOptions::default()).await else { panic!() };
+    let d = a.dimensions.unwrap();
+    assert_eq!((d.width, d.height), (2000, 1500), "stored 1500x2000 with EXIF orientation 6");
+    assert!(a.reencoded && !a.resized);
+}
+
+#[tokio::test]
+async fn misnamed_and_broken_files_are_refused() {
+    let gate = gate();
+    for (name, reason) in [
+        ("icon-svg.png", RefusalReason::MagicMismatch),
+        ("page-html.png", RefusalReason::MagicMismatch),
+        ("empty.png", RefusalReason::MagicMismatch),
+        ("truncated-header.png", RefusalReason::Undecodable),
+    ] {
+        let Verdict::Refused(r) = admit_file(&gate, &fixture(name), "image/png", AdmitOptions::default()).await else {
+            panic!("{name} must be refused")
+        };
+        assert_eq!(r.reason, reason, "{name}: {}", r.message);
+    }
+    // A file cut after its header passes the header check, and is caught by the full decode.
+    let Verdict::Refused(r) = admit_file(&gate, &fixture("truncated.png"), "image/png", full()).await else { panic!() };
+    assert_eq!(r.reason, RefusalReason::Undecodable);
+}
+
+#[tokio::test]
+async fn documents_are_admitted_by_signature() {
+    let gate = gate();
+    let pdf = std::fs::read(fixture("hello.pdf")).unwrap();
+    let Verdict::Admitted(a) = gate.admit_document(&pdf, "application/pdf", AdmitOptions::default()).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(a.mime, "application/pdf");
+    assert!(a.dimensions.is_none());
+    let fake = std::fs::read(fixture("fake.pdf")).unwrap();
+    let Verdict::Refused(r) = gate.admit_document(&fake, "application/pdf", AdmitOptions::default()).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.reason, RefusalReason::MagicMismatch);
+}
+
+#[tokio::test]
+async fn sniff_names_what_the_bytes_are() {
+    let gate = gate();
+    assert_eq!(gate.sniff(&std::fs::read(fixture("hello.pdf")).unwrap()).await.unwrap(), "application/pdf");
+    assert_eq!(gate.sniff(&std::fs::read(fixture("icon-svg.png")).unwrap()).await.unwrap(), "image/svg+xml");
+    assert_eq!(gate.sniff(b"").await.unwrap(), "application/x-empty");
+}
+
+fn tight_runtime(limits: Limits) -> Gate {
+    let runtime = Runtime::new(RuntimeConfig { limits, ..runtime_config() }).unwrap();
+    Gate::new(runtime).unwrap()
+}
+
+#[tokio::test]
+async fn out_of_memory_fails_the_call_and_the_host_goes_on() {
+    let gate = tight_runtime(Limits { memory_bytes: 24 << 20, ..Limits::default() });
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let err = gate.admit_image(&photo, "image/jpeg", AdmitOptions::default()).await.unwrap_err();
+    assert!(matches!(err, CallError::OutOfMemory { limit_mib: 24 }), "{err}");
+    assert!(err.to_string().contains("out of memory"));
+    let small = std::fs::read(corpus().join("pngsuite/basn0g01.png")).unwrap();
+    let ok = gate.admit_image(&small, "image/png", AdmitOptions::default()).await.unwrap();
+    assert!(matches!(ok, Verdict::Admitted(_)), "the next call on the same gate succeeds");
+}
+
+#[tokio::test]
+async fn a_deadline_interrupts_the_call_and_the_host_goes_on() {
+    let gate = tight_runtime(Limits { cpu_deadline: Duration::from_millis(20), ..Limits::default() });
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let err = gate.admit_image(&photo, "image/jpeg", AdmitOptions::default()).await.unwrap_err();
+    assert!(matches!(err, CallError::DeadlineExceeded(_)), "{err}");
+    let small = std::fs::read(corpus().join("pngsuite/basn0g01.png")).unwrap();
+    assert!(matches!(gate.admit_image(&small, "image/png", AdmitOptions::default()).await.unwrap(), Verdict::Admitted(_)));
+}
+
+#[test]
+fn a_corrupt_cache_file_is_rebuilt_not_trusted() {
+    use mediagate::cache::{Origin, key, load};
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::new(RuntimeConfig { cache_dir: Some(dir.path().to_path_buf()), ..RuntimeConfig::default() }).unwrap();
+    let wasm = mediagate::component::PREFLIGHT;
+    let (_, origin) = load(runtime.engine(), wasm, Some(dir.path())).unwrap();
+    assert_eq!(origin, Origin::Compiled);
+    let (_, origin) = load(runtime.engine(), wasm, Some(dir.path())).unwrap();
+    assert_eq!(origin, Origin::Cache);
+
+    let file = dir.path().join(format!("{}.cwasm", key(runtime.engine(), wasm)));
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&file, &bytes).unwrap();
+    let (_, origin) = load(runtime.engine(), wasm, Some(dir.path())).unwrap();
+    assert_eq!(origin, Origin::Compiled, "a corrupt file is recompiled");
+    let (_, origin) = load(runtime.engine(), wasm, Some(dir.path())).unwrap();
+    assert_eq!(origin, Origin::Cache, "and rewritten");
+
+    std::fs::write(&file, b"garbage").unwrap();
+    assert_eq!(load(runtime.engine(), wasm, Some(dir.path())).unwrap().1, Origin::Compiled);
+}
+
+#[tokio::test]
+async fn concurrent_calls_each_get_their_own_instance() {
+    let gate = gate();
+    let small = std::fs::read(corpus().join("photos/kodim02.png")).unwrap();
+    let calls = (0..16).map(|_| {
+        let gate = gate.clone();
+        let bytes = small.clone();
+        tokio::spawn(async move { gate.admit_image(&bytes, "image/png", AdmitOptions::default()).await.unwrap() })
+    });
+    for call in calls {
+        assert!(matches!(call.await.unwrap(), Verdict::Admitted(_)));
+    }
+}
