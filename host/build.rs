@@ -38,10 +38,13 @@ fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET");
-    if let Ok(flags) = std::env::var("MEDIAGATE_GUEST_RUSTFLAGS") {
-        cmd.env("RUSTFLAGS", flags);
-    }
+        .env_remove("CARGO_BUILD_TARGET")
+        // `cargo clippy` of the host must not lint the guest build as a side effect.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER");
+    // wasm SIMD (simd128) speeds up resizing and base64; wasmtime, jco's targets (browsers,
+    // Node) and wasmtime-py all run it. MEDIAGATE_GUEST_RUSTFLAGS overrides, e.g. for comparison.
+    let flags = std::env::var("MEDIAGATE_GUEST_RUSTFLAGS").unwrap_or_else(|_| "-C target-feature=+simd128".into());
+    cmd.env("RUSTFLAGS", flags);
     if let Some(f) = features {
         cmd.args(["--features", f]);
     }

@@ -8,3 +8,7 @@ echo "== Rust: guest unit tests, host end-to-end tests (release build)"
 cargo test --release --locked --workspace
 echo "== Python host (wasmtime-py)"
 MEDIAGATE_BIN="$PWD/target/release/mediagate" bash hosts/python/test.sh
+echo "== MCP server, driven by the official Python MCP client"
+MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/mcp/test.sh
+echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
+MEDIAGATE_BIN="$PWD/target/release/mediagate" bash js/test.sh

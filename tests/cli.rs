@@ -22,7 +22,8 @@ fn admit_json(args: &[&str]) -> (i32, Value) {
     all.extend_from_slice(args);
     let out = mediagate(&all);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?} {:?}", String::from_utf8_lossy(&out.stderr)));
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout:?} {:?}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap(), json)
 }
 
@@ -64,8 +65,11 @@ fn a_refusal_over_a_bound_names_the_limit() {
     let shot = corpus().join("bench/screenshot-3456x2234.png");
     let (code, v) = admit_json(&["--no-downsample", path(&shot)]);
     assert_eq!(code, 1);
-    assert_eq!(v, json!({"ok": false, "reason": "base64_too_large", "raw_bytes": 4212470, "limit": 5242880,
-                         "message": v["message"]}));
+    assert_eq!(
+        v,
+        json!({"ok": false, "reason": "base64_too_large", "raw_bytes": 4212470, "limit": 5242880,
+                         "message": v["message"]})
+    );
 }
 
 #[test]
@@ -149,7 +153,10 @@ fn tool_results_in_mcp_shape_one_good_one_bad() {
     assert_eq!(out["content"][1], input[1], "a small valid PNG is rebuilt byte for byte");
     assert_eq!(out["content"][2]["type"], "text");
     let text = out["content"][2]["text"].as_str().unwrap();
-    assert!(text.contains("browser_screenshot") && text.contains("magic_mismatch") && text.contains("55 bytes"), "{text}");
+    assert!(
+        text.contains("browser_screenshot") && text.contains("magic_mismatch") && text.contains("55 bytes"),
+        "{text}"
+    );
     assert_eq!(
         out["refused"],
         json!([{"index": 2, "type": "image", "reason": "magic_mismatch", "bytes": 55, "mime": "image/png"}])

@@ -136,7 +136,10 @@ async fn files_that_are_not_images_never_reach_the_vlm() {
     let ws = workspace();
     let t = tool(openai(&server));
     let err = call(&t, ws.path(), "report.png", None).await.unwrap_err();
-    assert_eq!((err.code, err.message.as_str()), (ToolErrorCode::NotAnImage, "error: not an image (detected application/pdf): report.png"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (ToolErrorCode::NotAnImage, "error: not an image (detected application/pdf): report.png")
+    );
     std::fs::write(ws.path().join("notes.png"), "plain words").unwrap();
     let err = call(&t, ws.path(), "notes.png", None).await.unwrap_err();
     assert!(err.message.starts_with("error: not an image (detected text/plain)"));
@@ -154,7 +157,8 @@ async fn nothing_outside_the_workspace_is_reachable() {
     let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
     let ws = workspace();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::copy(corpus().join("photos/tango-icon-address-book-new-16.png"), outside.path().join("secret.png")).unwrap();
+    std::fs::copy(corpus().join("photos/tango-icon-address-book-new-16.png"), outside.path().join("secret.png"))
+        .unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.png"), ws.path().join("link.png")).unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.path().join("linkdir")).unwrap();
     std::os::unix::fs::symlink(ws.path().join("link.png"), ws.path().join("chain.png")).unwrap();
@@ -241,7 +245,8 @@ async fn an_oversize_image_is_downsampled_before_it_is_sent() {
     let b64 = url.strip_prefix("data:image/png;base64,").expect("kept as PNG");
     assert!(b64.len() <= 5_242_880);
     let png = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
-    let (w, h) = (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
+    let (w, h) =
+        (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
     assert_eq!((w, h), (2000, 1293));
 }
 
@@ -279,7 +284,17 @@ async fn the_cli_streams_the_reply_to_stdout() {
     let ws_arg = ws.path().to_str().unwrap().to_string();
     let out = tokio::task::spawn_blocking({
         let (url, ws_arg) = (server.openai_url(), ws_arg.clone());
-        move || run(vec!["icon.png".into(), "--workspace".into(), ws_arg, "--vlm-url".into(), url, "--vlm-model".into(), "m".into()])
+        move || {
+            run(vec![
+                "icon.png".into(),
+                "--workspace".into(),
+                ws_arg,
+                "--vlm-url".into(),
+                url,
+                "--vlm-model".into(),
+                "m".into(),
+            ])
+        }
     })
     .await
     .unwrap();
@@ -288,14 +303,25 @@ async fn the_cli_streams_the_reply_to_stdout() {
 
     let out = tokio::task::spawn_blocking({
         let (url, ws_arg) = (server.openai_url(), ws_arg.clone());
-        move || run(vec!["nope.png".into(), "--workspace".into(), ws_arg, "--vlm-url".into(), url, "--vlm-model".into(), "m".into()])
+        move || {
+            run(vec![
+                "nope.png".into(),
+                "--workspace".into(),
+                ws_arg,
+                "--vlm-url".into(),
+                url,
+                "--vlm-model".into(),
+                "m".into(),
+            ])
+        }
     })
     .await
     .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "error: file not found: nope.png\n");
 
-    let out = tokio::task::spawn_blocking(move || run(vec!["icon.png".into(), "--workspace".into(), ws_arg])).await.unwrap();
+    let out =
+        tokio::task::spawn_blocking(move || run(vec!["icon.png".into(), "--workspace".into(), ws_arg])).await.unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8(out.stderr).unwrap().contains("no vision model"));
 }

@@ -1,6 +1,7 @@
 //! The downsample ladder (DESIGN.md §2), run inside the sandbox: fit inside 2000×2000 keeping the
 //! aspect, keep the format when it then fits, else JPEG 80/60/40/20 on white, last 1000 px at 20.
 
+use fast_image_resize::{FilterType as ResizeFilter, ResizeAlg, ResizeOptions, Resizer};
 use image::codecs::gif::GifEncoder;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
@@ -42,9 +43,58 @@ pub fn fit_inside(width: u32, height: u32, side: u32) -> (u32, u32) {
     (w, h)
 }
 
+/// Lanczos3 (what sharp uses by default) with fast_image_resize: SIMD where the target has it
+/// (wasm `simd128` when the guest is built with it), alpha premultiplied while filtering.
 fn resize_to_fit(img: DynamicImage, side: u32) -> DynamicImage {
     let (w, h) = fit_inside(img.width(), img.height(), side);
-    if (w, h) == (img.width(), img.height()) { img } else { img.resize_exact(w, h, FilterType::CatmullRom) }
+    if (w, h) == (img.width(), img.height()) {
+        return img;
+    }
+    let mut dst = DynamicImage::new(w, h, img.color());
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(ResizeFilter::Lanczos3));
+    match Resizer::new().resize(&img, &mut dst, &options) {
+        Ok(()) => dst,
+        // Pixel layouts fast_image_resize does not take fall back to the image crate.
+        Err(_) => img.resize_exact(w, h, FilterType::Lanczos3),
+    }
+}
+
+/// Decodes a JPEG at the smallest DCT scale (1/8, 1/4, 1/2 or 1) that still covers the size the
+/// ladder fits it to: shrink-on-load, as libvips does. Far less IDCT and colour-conversion work,
+/// and a quarter of the memory at 1/2.
+fn decode_jpeg_shrunk(bytes: &[u8], header: &Header) -> Result<DynamicImage, ImageError> {
+    let (tw, th) = fit_inside(header.width, header.height, FIT_SIDE);
+    let mut decoder = jpeg_decoder::Decoder::new(bytes);
+    decoder.set_max_decoding_buffer_size(crate::limits::DECODE_MAX_ALLOC as usize);
+    let clamp = |v: u32| v.min(u32::from(u16::MAX)) as u16;
+    let (w, h) = decoder.scale(clamp(tw), clamp(th)).map_err(jpeg_error)?;
+    let pixels = decoder.decode().map_err(jpeg_error)?;
+    let format = decoder.info().map(|i| i.pixel_format).ok_or_else(|| jpeg_error("no frame decoded"))?;
+    let (w, h) = (u32::from(w), u32::from(h));
+    let img = match format {
+        jpeg_decoder::PixelFormat::RGB24 => RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8),
+        jpeg_decoder::PixelFormat::L8 => image::GrayImage::from_raw(w, h, pixels).map(DynamicImage::ImageLuma8),
+        jpeg_decoder::PixelFormat::L16 => {
+            let px: Vec<u16> = pixels.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+            image::ImageBuffer::from_raw(w, h, px).map(DynamicImage::ImageLuma16)
+        }
+        jpeg_decoder::PixelFormat::CMYK32 => {
+            // Adobe CMYK JPEGs are stored inverted; multiply by K as libjpeg users do.
+            let rgb: Vec<u8> = pixels
+                .chunks_exact(4)
+                .flat_map(|p| {
+                    let k = u16::from(p[3]);
+                    [p[0], p[1], p[2]].map(|c| ((u16::from(c) * k + 127) / 255) as u8)
+                })
+                .collect();
+            RgbImage::from_raw(w, h, rgb).map(DynamicImage::ImageRgb8)
+        }
+    };
+    img.ok_or_else(|| jpeg_error("decoded size does not match the frame"))
+}
+
+fn jpeg_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ImageError {
+    ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Jpeg.into(), e))
 }
 
 /// Runs the ladder. `Ok(None)`: no rung fits the provider's base64 limit. `Err`: the pixels could
@@ -58,15 +108,21 @@ pub fn fit(
 ) -> Result<Option<Reencoded>, ImageError> {
     let mut img = match decoded {
         Some(img) => img,
+        None if t == ImageType::Jpeg => decode_jpeg_shrunk(bytes, header)?,
         None => decode(bytes, t)?,
     };
     img.apply_orientation(header.orientation);
     let fitted = resize_to_fit(img, FIT_SIDE);
     let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
 
-    if let Some(bytes) = encode_as(&fitted, t)? {
-        if fits(&bytes) {
-            return Ok(Some(reencoded(bytes, t, &fitted)));
+    for effort in [Effort::Fast, Effort::Thorough] {
+        if let Some(bytes) = encode_as(&fitted, t, effort)? {
+            if fits(&bytes) {
+                return Ok(Some(reencoded(bytes, t, &fitted)));
+            }
+        }
+        if t != ImageType::Png {
+            break; // only PNG has a slower encoding that comes out smaller
         }
     }
 
@@ -93,13 +149,28 @@ fn reencoded(bytes: Vec<u8>, image_type: ImageType, img: &DynamicImage) -> Reenc
     Reencoded { bytes, image_type, dimensions: Dimensions { width: img.width(), height: img.height() } }
 }
 
+/// How hard the lossless PNG encoder works: fast first (a screenshot usually fits), thorough
+/// only when the fast result is over the limit — before giving up on PNG for JPEG.
+#[derive(Clone, Copy)]
+enum Effort {
+    Fast,
+    Thorough,
+}
+
 /// Encodes in the source's own format; `None` where that format cannot be written here.
-fn encode_as(img: &DynamicImage, t: ImageType) -> Result<Option<Vec<u8>>, ImageError> {
+fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<Vec<u8>>, ImageError> {
     let mut out = Vec::new();
     match t {
         ImageType::Jpeg => return encode_jpeg(img, JPEG_LADDER[0]).map(Some),
         ImageType::Png => {
-            let encoder = PngEncoder::new_with_quality(&mut out, CompressionType::Default, PngFilter::Adaptive);
+            let encoder = PngEncoder::new_with_quality(
+                &mut out,
+                match effort {
+                    Effort::Fast => CompressionType::Fast,
+                    Effort::Thorough => CompressionType::Best,
+                },
+                PngFilter::Adaptive,
+            );
             img.write_with_encoder(encoder)?;
         }
         ImageType::Gif => {

@@ -6,6 +6,8 @@ use std::time::Duration;
 pub enum CallError {
     #[error("the guest exceeded its CPU deadline of {0:?} and was interrupted")]
     DeadlineExceeded(Duration),
+    #[error("the call took longer than its wall-clock deadline of {0:?} and was dropped")]
+    WallDeadlineExceeded(Duration),
     #[error("the guest ran out of memory (limit {limit_mib} MiB) and was stopped")]
     OutOfMemory { limit_mib: usize },
     #[error("the guest crashed (wasm trap: {trap}){}", panic_suffix(.panic))]
@@ -21,10 +23,10 @@ fn panic_suffix(panic: &str) -> String {
 impl CallError {
     /// Classifies the error of a call; `stderr` is what the guest printed (its panic message).
     pub fn classify(err: wasmtime::Error, stderr: String, memory_limit: usize) -> CallError {
-        if let Some(e) = err.downcast_ref::<CallError>() {
-            if let CallError::DeadlineExceeded(d) = e {
-                return CallError::DeadlineExceeded(*d);
-            }
+        match err.downcast_ref::<CallError>() {
+            Some(CallError::DeadlineExceeded(d)) => return CallError::DeadlineExceeded(*d),
+            Some(CallError::WallDeadlineExceeded(d)) => return CallError::WallDeadlineExceeded(*d),
+            _ => {}
         }
         let text = format!("{err:#}");
         if text.contains("forcing trap when growing memory") || text.contains("forcing a memory growth failure") {

@@ -49,6 +49,13 @@ impl Provider {
     }
 }
 
+/// What one call cost the sandbox.
+#[derive(Clone, Copy, Debug)]
+pub struct CallStats {
+    /// The largest the guest's linear memory grew to, in bytes.
+    pub peak_memory: usize,
+}
+
 /// The gate, ready to admit: compiled once, instantiated per call.
 #[derive(Clone)]
 pub struct Gate {
@@ -79,13 +86,24 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<Verdict, CallError> {
+        self.admit_image_with_stats(bytes, claimed_mime, options).await.map(|(verdict, _)| verdict)
+    }
+
+    /// [`Gate::admit_image`], and what the call cost the sandbox.
+    pub async fn admit_image_with_stats(
+        &self,
+        bytes: &[u8],
+        claimed_mime: &str,
+        options: AdmitOptions,
+    ) -> Result<(Verdict, CallStats), CallError> {
         let mut store = self.store();
         let result = async {
             let gate = self.instantiate(&mut store).await?;
             gate.call_admit_image(&mut store, bytes, claimed_mime, options).await
         };
-        let result = result.await;
-        self.finish(result, &store)
+        let result = self.runtime.bounded(result).await;
+        let stats = CallStats { peak_memory: store.data().peak_memory() };
+        self.finish(result, &store).map(|v| (v, stats))
     }
 
     pub async fn admit_document(
@@ -99,7 +117,7 @@ impl Gate {
             let gate = self.instantiate(&mut store).await?;
             gate.call_admit_document(&mut store, bytes, claimed_mime, options).await
         };
-        let result = result.await;
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 
@@ -114,7 +132,7 @@ impl Gate {
             let gate = self.instantiate(&mut store).await?;
             gate.call_admit_tool_result(&mut store, tool, content_json, options).await
         };
-        let result = result.await;
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 
@@ -124,7 +142,7 @@ impl Gate {
             let gate = self.instantiate(&mut store).await?;
             gate.call_sniff(&mut store, bytes).await
         };
-        let result = result.await;
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 

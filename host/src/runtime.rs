@@ -29,11 +29,19 @@ pub struct Limits {
     pub cpu_deadline: Duration,
     /// Instances that may exist at once (the pool's size).
     pub max_concurrent_calls: u32,
+    /// Most wall-clock time one call may take, waiting included (a blocked open, a slow VLM);
+    /// past it the call is dropped with an error.
+    pub wall_deadline: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { memory_bytes: 512 << 20, cpu_deadline: Duration::from_secs(20), max_concurrent_calls: 64 }
+        Limits {
+            memory_bytes: 512 << 20,
+            cpu_deadline: Duration::from_secs(20),
+            max_concurrent_calls: 64,
+            wall_deadline: Duration::from_secs(900),
+        }
     }
 }
 
@@ -87,6 +95,18 @@ impl Runtime {
         &self.config.limits
     }
 
+    /// Runs one call's future within the wall-clock deadline.
+    pub async fn bounded<R>(
+        &self,
+        call: impl std::future::Future<Output = wasmtime::Result<R>>,
+    ) -> wasmtime::Result<R> {
+        let wall = self.config.limits.wall_deadline;
+        match tokio::time::timeout(wall, call).await {
+            Ok(result) => result,
+            Err(_) => Err(CallError::WallDeadlineExceeded(wall).into()),
+        }
+    }
+
     /// The compiled component, from the disk cache when it holds a valid copy.
     pub fn load(&self, wasm: &[u8]) -> Result<(Component, Origin)> {
         cache::load(&self.engine, wasm, self.config.cache_dir.as_deref())
@@ -102,7 +122,7 @@ impl Runtime {
         let state = CallState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            limits,
+            limits: MemoryLimiter { limits, peak: 0 },
             stderr,
             started: Instant::now(),
             host_time: Duration::ZERO,
@@ -144,7 +164,7 @@ fn spawn_epoch_ticker(engine: &Engine) {
 pub struct CallState<T> {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: MemoryLimiter,
     stderr: MemoryOutputPipe,
     started: Instant,
     /// Time spent waiting in host imports (the VLM); it does not count against the CPU deadline.
@@ -161,6 +181,51 @@ impl<T> CallState<T> {
 
     pub fn table(&mut self) -> &mut ResourceTable {
         &mut self.table
+    }
+
+    /// The largest linear memory the call's instance grew to, in bytes.
+    pub fn peak_memory(&self) -> usize {
+        self.limits.peak
+    }
+}
+
+/// `StoreLimits`, and the peak it allowed (for benchmarks and operators' metrics).
+struct MemoryLimiter {
+    limits: StoreLimits,
+    peak: usize,
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.peak = self.peak.max(desired);
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.memory_grow_failed(error)
+    }
+
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.table_grow_failed(error)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
     }
 }
 

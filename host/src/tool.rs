@@ -65,8 +65,8 @@ impl ReadImageTool {
         let result = async {
             let tool = self.pre.instantiate_async(&mut store).await?;
             tool.mediagate_gate_tool().call_definition(&mut store).await
-        }
-        .await;
+        };
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 
@@ -92,8 +92,8 @@ impl ReadImageTool {
         let result = async {
             let tool = self.pre.instantiate_async(&mut store).await?;
             tool.mediagate_gate_tool().call_read_image(&mut store, path, question).await
-        }
-        .await;
+        };
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 
@@ -112,8 +112,8 @@ impl ReadImageTool {
         let result = async {
             let tool = self.pre.instantiate_async(&mut store).await?;
             tool.mediagate_gate_workspace_admission().call_admit_file(&mut store, path, claimed_mime, options).await
-        }
-        .await;
+        };
+        let result = self.runtime.bounded(result).await;
         self.finish(result, &store)
     }
 
@@ -130,7 +130,11 @@ impl ReadImageTool {
         Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink }))
     }
 
-    fn finish<R>(&self, result: wasmtime::Result<R>, store: &wasmtime::Store<CallState<ToolCtx>>) -> Result<R, CallError> {
+    fn finish<R>(
+        &self,
+        result: wasmtime::Result<R>,
+        store: &wasmtime::Store<CallState<ToolCtx>>,
+    ) -> Result<R, CallError> {
         result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
     }
 }
@@ -170,9 +174,7 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
         self.host_time += started.elapsed();
         let reply = reply.map_err(to_wit_error)?;
-        self.table()
-            .push(reply)
-            .map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))
+        self.table().push(reply).map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))
     }
 }
 
@@ -215,7 +217,9 @@ fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
     match e {
         VlmError::NotConfigured => wit_vlm::VlmError::NotConfigured,
         VlmError::Unreachable(m) => wit_vlm::VlmError::Unreachable(m),
-        VlmError::Refused { status, message } => wit_vlm::VlmError::Refused(wit_vlm::ProviderRefusal { status, message }),
+        VlmError::Refused { status, message } => {
+            wit_vlm::VlmError::Refused(wit_vlm::ProviderRefusal { status, message })
+        }
         VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
         VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
     }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub mod process;
 pub mod vlm_server;
 
 use mediagate::{Gate, Runtime, RuntimeConfig};

@@ -89,7 +89,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Err(e) => return fail(e),
     };
     let mime = args.mime.clone().unwrap_or_else(|| mime_from_extension(&args.file));
-    let runtime = match runtime() {
+    let runtime = match runtime(super::Calls::One) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -149,7 +149,7 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let runtime = match runtime() {
+    let runtime = match runtime(super::Calls::One) {
         Ok(r) => r,
         Err(code) => return code,
     };

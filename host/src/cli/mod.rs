@@ -1,6 +1,7 @@
 //! The command line: parsing (clap) and the subcommands, one module each.
 
 mod admit;
+mod mcp;
 mod read_image;
 mod report;
 
@@ -33,6 +34,8 @@ enum Command {
     ReadImage(read_image::ReadImageArgs),
     /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
     Component(ComponentArgs),
+    /// Serve the read_image tool to MCP clients (agent hosts) over stdio.
+    Mcp(mcp::McpArgs),
 }
 
 #[derive(Args, Clone)]
@@ -105,14 +108,24 @@ pub fn main() -> ExitCode {
             Command::AdmitToolResult(args) => admit::admit_tool_result(args).await,
             Command::ReadImage(args) => read_image::read_image(args).await,
             Command::Component(args) => write_component(&args),
+            Command::Mcp(args) => mcp::mcp(args).await,
         }
     });
     ExitCode::from(code)
 }
 
+/// How many calls a command makes: a one-shot command skips the pooling allocator, whose
+/// up-front reservation only pays off over many calls (the MCP server).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    One,
+    Many,
+}
+
 /// The process's runtime: the default limits and the on-disk compiled-component cache.
-pub fn runtime() -> Result<Arc<Runtime>, u8> {
-    Runtime::new(RuntimeConfig::default()).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
+pub fn runtime(calls: Calls) -> Result<Arc<Runtime>, u8> {
+    let config = RuntimeConfig { pooling: calls == Calls::Many, ..RuntimeConfig::default() };
+    Runtime::new(config).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
 }
 
 /// Prints `error: …` to stderr and gives the usage/I/O exit code.

@@ -65,7 +65,7 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         Ok(v) => v,
         Err(e) => return fail(e),
     };
-    let runtime = match runtime() {
+    let runtime = match runtime(super::Calls::One) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -4,7 +4,7 @@
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
-use super::{Chunk, ChunkKind, Dialect, Step, VlmError, oversize_check};
+use super::{Chunk, ChunkKind, Dialect, Step, VlmError};
 
 /// Enough room for a full transcription of a dense screenshot.
 const MAX_TOKENS: u32 = 8192;
@@ -29,21 +29,23 @@ pub struct AnthropicDialect;
 
 impl Dialect for AnthropicDialect {
     fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
-        oversize_check(event, "the event size limit")?;
         let parse = || -> Result<Value, VlmError> {
-            serde_json::from_str(&event.data).map_err(|e| {
-                VlmError::MalformedStream(format!("a {} event is not JSON ({e})", event.event))
-            })
+            serde_json::from_str(&event.data)
+                .map_err(|e| VlmError::MalformedStream(format!("a {} event is not JSON ({e})", event.event)))
         };
         match event.event.as_str() {
             "content_block_delta" => {
                 let json = parse()?;
                 let delta = json.get("delta").cloned().unwrap_or(Value::Null);
                 let chunk = match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => delta.get("text").and_then(Value::as_str).map(|t| Chunk { kind: ChunkKind::Content, text: t.into() }),
-                    Some("thinking_delta") => {
-                        delta.get("thinking").and_then(Value::as_str).map(|t| Chunk { kind: ChunkKind::Reasoning, text: t.into() })
-                    }
+                    Some("text_delta") => delta
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .map(|t| Chunk { kind: ChunkKind::Content, text: t.into() }),
+                    Some("thinking_delta") => delta
+                        .get("thinking")
+                        .and_then(Value::as_str)
+                        .map(|t| Chunk { kind: ChunkKind::Reasoning, text: t.into() }),
                     _ => None,
                 };
                 Ok(Step::Chunks(chunk.into_iter().collect()))
@@ -75,13 +77,27 @@ mod tests {
     #[test]
     fn text_and_thinking_deltas() {
         let mut d = AnthropicDialect;
-        let Step::Chunks(c) = d.on_event(&ev("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"so"}}"#)).unwrap() else { panic!() };
+        let Step::Chunks(c) = d
+            .on_event(&ev(
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"so"}}"#,
+            ))
+            .unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(c[0].kind, ChunkKind::Reasoning);
-        let Step::Chunks(c) = d.on_event(&ev("content_block_delta", r#"{"delta":{"type":"text_delta","text":"A cat"}}"#)).unwrap() else { panic!() };
+        let Step::Chunks(c) =
+            d.on_event(&ev("content_block_delta", r#"{"delta":{"type":"text_delta","text":"A cat"}}"#)).unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(c[0], Chunk { kind: ChunkKind::Content, text: "A cat".into() });
         assert!(matches!(d.on_event(&ev("ping", "{}")).unwrap(), Step::Chunks(c) if c.is_empty()));
         assert!(matches!(d.on_event(&ev("message_stop", "{}")).unwrap(), Step::Done));
-        assert!(matches!(d.on_event(&ev("error", r#"{"error":{"message":"Overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("Overloaded")));
+        assert!(
+            matches!(d.on_event(&ev("error", r#"{"error":{"message":"Overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("Overloaded"))
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct VlmConfig {
     pub connect_timeout: Duration,
     /// Longest wait for the response to start, and between two pieces of the stream.
     pub idle_timeout: Duration,
+    /// Longest a whole reply may stream, however steadily text arrives.
+    pub max_reply_time: Duration,
     /// Retries before the first byte (connect errors, 429, 5xx).
     pub max_retries: u32,
     pub retry_backoff: Duration,
@@ -59,6 +61,7 @@ impl VlmConfig {
             api_key: None,
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(120),
+            max_reply_time: Duration::from_secs(600),
             max_retries: 2,
             retry_backoff: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(30),
@@ -82,7 +85,9 @@ impl VlmConfig {
         let api = match api {
             Some(a) => a,
             None => match env("MEDIAGATE_VLM_API") {
-                Some(s) => Api::parse(&s).ok_or_else(|| format!("MEDIAGATE_VLM_API must be openai or anthropic, not {s:?}"))?,
+                Some(s) => {
+                    Api::parse(&s).ok_or_else(|| format!("MEDIAGATE_VLM_API must be openai or anthropic, not {s:?}"))?
+                }
                 None => Api::OpenAi,
             },
         };
@@ -114,8 +119,13 @@ mod tests {
 
     #[test]
     fn flags_override_the_environment_and_keys_fall_back() {
-        let vars = [("MEDIAGATE_VLM_URL", "http://env"), ("MEDIAGATE_VLM_MODEL", "env-model"), ("ANTHROPIC_API_KEY", "sk-ant")];
-        let c = VlmConfig::resolve(Some("http://flag".into()), None, Some(Api::Anthropic), env(&vars)).unwrap().unwrap();
+        let vars = [
+            ("MEDIAGATE_VLM_URL", "http://env"),
+            ("MEDIAGATE_VLM_MODEL", "env-model"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+        ];
+        let c =
+            VlmConfig::resolve(Some("http://flag".into()), None, Some(Api::Anthropic), env(&vars)).unwrap().unwrap();
         assert_eq!((c.base_url.as_str(), c.model.as_str(), c.api), ("http://flag", "env-model", Api::Anthropic));
         assert_eq!(c.api_key.as_deref(), Some("sk-ant"));
         assert!(!format!("{c:?}").contains("sk-ant"), "the key is never printed");
@@ -124,6 +134,14 @@ mod tests {
     #[test]
     fn a_url_without_a_model_is_an_error() {
         assert!(VlmConfig::resolve(Some("http://x".into()), None, None, env(&[])).is_err());
-        assert!(VlmConfig::resolve(None, None, None, env(&[("MEDIAGATE_VLM_URL", "u"), ("MEDIAGATE_VLM_MODEL", "m"), ("MEDIAGATE_VLM_API", "grok")])).is_err());
+        assert!(
+            VlmConfig::resolve(
+                None,
+                None,
+                None,
+                env(&[("MEDIAGATE_VLM_URL", "u"), ("MEDIAGATE_VLM_MODEL", "m"), ("MEDIAGATE_VLM_API", "grok")])
+            )
+            .is_err()
+        );
     }
 }

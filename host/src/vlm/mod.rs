@@ -53,7 +53,18 @@ enum Step {
     Done,
 }
 
-type EventStream = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>>;
+type EventStream = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<BodyError>>> + Send>>;
+
+/// Why the reply's bytes stopped before the SSE parser saw them.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error("{}", transport_message(.0))]
+    Transport(reqwest::Error),
+    #[error("one event exceeded the limit of {0} bytes (max_event_bytes) without ending")]
+    Oversize(usize),
+    #[error("the stream is not valid UTF-8")]
+    NotUtf8,
+}
 
 /// A reply being streamed. Pull it with [`ReplyStream::next_chunk`].
 pub struct ReplyStream {
@@ -61,11 +72,25 @@ pub struct ReplyStream {
     dialect: Box<dyn Dialect>,
     pending: std::collections::VecDeque<Chunk>,
     idle_timeout: Duration,
+    /// When the whole reply must be complete: a model streaming text forever is cut off.
+    reply_deadline: tokio::time::Instant,
+    max_reply_time: Duration,
     done: bool,
+    /// Redacted from every error (a provider may echo it).
+    api_key: Option<String>,
 }
 
 impl ReplyStream {
     pub async fn next_chunk(&mut self) -> Result<Option<Chunk>, VlmError> {
+        let result = self.next_chunk_unredacted().await;
+        result.map_err(|e| redact(e, self.api_key.as_deref()))
+    }
+
+    async fn next_chunk_unredacted(&mut self) -> Result<Option<Chunk>, VlmError> {
+        // One deadline for the next chunk with text: events that carry none (empty deltas, pings)
+        // do not keep a reply alive forever.
+        let idle_deadline = tokio::time::Instant::now() + self.idle_timeout;
+        let deadline = idle_deadline.min(self.reply_deadline);
         loop {
             if let Some(chunk) = self.pending.pop_front() {
                 return Ok(Some(chunk));
@@ -73,8 +98,13 @@ impl ReplyStream {
             if self.done {
                 return Ok(None);
             }
-            let next = tokio::time::timeout(self.idle_timeout, self.events.next()).await.map_err(|_| {
-                VlmError::TimedOut(format!("no data for {:?} while streaming the reply", self.idle_timeout))
+            let next = tokio::time::timeout_at(deadline, self.events.next()).await.map_err(|_| {
+                self.done = true;
+                if deadline == self.reply_deadline {
+                    VlmError::TimedOut(format!("the reply took longer than {:?} in all", self.max_reply_time))
+                } else {
+                    VlmError::TimedOut(format!("no text for {:?} while streaming the reply", self.idle_timeout))
+                }
             })?;
             match next {
                 None => {
@@ -83,13 +113,20 @@ impl ReplyStream {
                         return Err(VlmError::MalformedStream("the stream ended before the reply was complete".into()));
                     }
                 }
-                Some(Err(EventStreamError::Transport(e))) => {
+                Some(Err(EventStreamError::Transport(BodyError::Transport(e)))) => {
                     self.done = true;
                     return Err(if e.is_timeout() {
                         VlmError::TimedOut(transport_message(&e))
                     } else {
-                        VlmError::Unreachable(format!("the connection broke while streaming: {}", transport_message(&e)))
+                        VlmError::Unreachable(format!(
+                            "the connection broke while streaming: {}",
+                            transport_message(&e)
+                        ))
                     });
+                }
+                Some(Err(EventStreamError::Transport(e))) => {
+                    self.done = true;
+                    return Err(VlmError::MalformedStream(e.to_string()));
                 }
                 Some(Err(e)) => {
                     self.done = true;
@@ -118,6 +155,9 @@ impl VlmClient {
     pub fn new(config: VlmConfig) -> Result<Self, VlmError> {
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
+            // A redirect would carry the body and `x-api-key` (a custom header reqwest does not
+            // strip) to another host; an API endpoint has no reason to redirect a POST.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| VlmError::Unreachable(format!("cannot build the HTTP client: {e}")))?;
         Ok(VlmClient { config, http })
@@ -129,8 +169,14 @@ impl VlmClient {
 
     /// Sends the request and returns the reply stream once the response has started. Connect
     /// errors, 429 and 5xx are retried with backoff (honouring Retry-After) before the first
-    /// byte; nothing is retried after the reply began to stream.
+    /// byte; nothing is retried after the reply began to stream. The API key is redacted from
+    /// every error, here and in the stream.
     pub async fn ask(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmError> {
+        let result = self.ask_unredacted(prompt, mime, data_base64).await;
+        result.map_err(|e| redact(e, self.config.api_key.as_deref()))
+    }
+
+    async fn ask_unredacted(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmError> {
         let (url, body, dialect): (String, serde_json::Value, Box<dyn Dialect>) = match self.config.api {
             Api::OpenAi => (
                 format!("{}/chat/completions", self.config.base_url.trim_end_matches('/')),
@@ -140,7 +186,7 @@ impl VlmClient {
             Api::Anthropic => (
                 format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
                 anthropic::request(&self.config.model, prompt, mime, data_base64),
-                Box::new(anthropic::AnthropicDialect::default()),
+                Box::new(anthropic::AnthropicDialect),
             ),
         };
         let body = serde_json::to_vec(&body).expect("a JSON value serialises");
@@ -163,9 +209,23 @@ impl VlmClient {
             let sent = tokio::time::timeout(self.config.idle_timeout, request.send()).await;
             let retry_after = match sent {
                 Err(_) => Err(VlmError::TimedOut(format!("no response within {:?}", self.config.idle_timeout))),
-                Ok(Err(e)) if e.is_connect() => {
-                    Ok((VlmError::Unreachable(format!("cannot connect to {}: {}", self.config.base_url, transport_message(&e))), None))
-                }
+                Ok(Err(e)) if e.is_connect() && e.is_timeout() => Ok((
+                    VlmError::TimedOut(format!(
+                        "connecting to {} took longer than {:?}: {}",
+                        self.config.base_url,
+                        self.config.connect_timeout,
+                        transport_message(&e)
+                    )),
+                    None,
+                )),
+                Ok(Err(e)) if e.is_connect() => Ok((
+                    VlmError::Unreachable(format!(
+                        "cannot connect to {}: {}",
+                        self.config.base_url,
+                        transport_message(&e)
+                    )),
+                    None,
+                )),
                 Ok(Err(e)) if e.is_timeout() => Err(VlmError::TimedOut(transport_message(&e))),
                 Ok(Err(e)) => Err(VlmError::Unreachable(transport_message(&e))),
                 Ok(Ok(response)) => {
@@ -174,9 +234,22 @@ impl VlmClient {
                         return self.stream(response, dialect);
                     }
                     let retry_after = parse_retry_after(response.headers());
-                    let message = provider_message(response).await;
+                    let location = status
+                        .is_redirection()
+                        .then(|| response.headers().get(reqwest::header::LOCATION)?.to_str().ok().map(str::to_string))
+                        .flatten();
+                    let mut message = provider_message(response, self.config.idle_timeout.min(ERROR_BODY_WAIT)).await;
+                    if let Some(location) = location {
+                        let location: String = location.chars().take(300).collect();
+                        message =
+                            format!("{message}; redirects are not followed: configure the final URL ({location})");
+                    }
                     let refused = VlmError::Refused { status: status.as_u16(), message };
-                    if status.as_u16() == 429 || status.is_server_error() { Ok((refused, retry_after)) } else { Err(refused) }
+                    if status.as_u16() == 429 || status.is_server_error() {
+                        Ok((refused, retry_after))
+                    } else {
+                        Err(refused)
+                    }
                 }
             };
             let (error, retry_after) = match retry_after {
@@ -207,43 +280,122 @@ impl VlmClient {
             )));
         }
         let limit = self.config.max_event_bytes;
-        let events = bounded(response.bytes_stream(), limit).eventsource();
+        let events = guarded(response.bytes_stream(), limit).eventsource();
         Ok(ReplyStream {
             events: Box::pin(events),
             dialect,
             pending: Default::default(),
             idle_timeout: self.config.idle_timeout,
+            reply_deadline: tokio::time::Instant::now() + self.config.max_reply_time,
+            max_reply_time: self.config.max_reply_time,
             done: false,
+            api_key: self.config.api_key.clone(),
         })
     }
 }
 
-/// Ends the byte stream with an error once `limit` bytes arrive without a blank line (an SSE
-/// event boundary): one huge event must not exhaust the host's memory.
-fn bounded(
+/// What the SSE parser (`eventsource-stream`) must never see, checked on the raw bytes:
+/// - one event longer than `limit` bytes (it would buffer it all): the stream ends with
+///   [`BodyError::Oversize`], so host memory stays bounded;
+/// - bytes that are not UTF-8 (the parser would hold every later byte back, silently, until the
+///   stream ends): [`BodyError::NotUtf8`] at once;
+/// - a byte-order mark at the start (the parser slices it at a byte that is not a character
+///   boundary, and panics): leading marks are dropped here.
+fn guarded(
     bytes: impl Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
     limit: usize,
-) -> impl Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static {
-    let mut since_boundary = 0usize;
-    let mut last = 0u8;
-    let mut over = false;
-    bytes.map(move |item| {
-        let chunk = item?;
+) -> impl Stream<Item = Result<bytes::Bytes, BodyError>> + Send + 'static {
+    let mut guard = ByteGuard { limit, ..ByteGuard::default() };
+    bytes.map(move |item| guard.check(item.map_err(BodyError::Transport)?))
+}
+
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+#[derive(Default)]
+struct ByteGuard {
+    limit: usize,
+    /// The stream's first bytes, held while they may still be (part of) a byte-order mark.
+    head: Option<Vec<u8>>,
+    started: bool,
+    /// An incomplete UTF-8 sequence at the end of the previous chunk.
+    utf8_tail: Vec<u8>,
+    /// Bytes since the last blank line (an event boundary).
+    since_boundary: usize,
+    at_line_start: bool,
+    after_cr: bool,
+    /// The fault that ended the stream (oversize or not UTF-8); later chunks get it again.
+    failed: Option<BodyError>,
+}
+
+impl ByteGuard {
+    fn check(&mut self, chunk: bytes::Bytes) -> Result<bytes::Bytes, BodyError> {
+        match self.failed {
+            Some(BodyError::Oversize(limit)) => return Err(BodyError::Oversize(limit)),
+            Some(_) => return Err(BodyError::NotUtf8),
+            None => {}
+        }
+        let chunk = if self.started {
+            chunk
+        } else {
+            let mut head = self.head.take().unwrap_or_default();
+            head.extend_from_slice(&chunk);
+            while head.starts_with(BOM) {
+                head.drain(..BOM.len());
+            }
+            if head.is_empty() || BOM.starts_with(&head) {
+                self.head = Some(head);
+                return Ok(bytes::Bytes::new());
+            }
+            self.started = true;
+            self.at_line_start = true;
+            bytes::Bytes::from(head)
+        };
+        if self.check_utf8(&chunk).is_err() {
+            self.failed = Some(BodyError::NotUtf8);
+            return Err(BodyError::NotUtf8);
+        }
         for &b in chunk.iter() {
-            if b == b'\n' && last == b'\n' {
-                since_boundary = 0;
-            } else if b != b'\r' {
-                since_boundary += 1;
+            self.since_boundary += 1;
+            // Line ends are CRLF, CR or LF; two in a row make a blank line.
+            if b == b'\n' && self.after_cr {
+                self.after_cr = false;
+                continue;
             }
-            if b != b'\r' {
-                last = b;
+            self.after_cr = b == b'\r';
+            if b == b'\r' || b == b'\n' {
+                if self.at_line_start {
+                    self.since_boundary = 0;
+                }
+                self.at_line_start = true;
+            } else {
+                self.at_line_start = false;
             }
         }
-        if since_boundary > limit {
-            over = true;
+        if self.since_boundary > self.limit {
+            self.failed = Some(BodyError::Oversize(self.limit));
+            return Err(BodyError::Oversize(self.limit));
         }
-        Ok(if over { bytes::Bytes::from_static(b"\n\nevent: mediagate-oversize\ndata: {}\n\n") } else { chunk })
-    })
+        Ok(chunk)
+    }
+
+    fn check_utf8(&mut self, chunk: &[u8]) -> Result<(), ()> {
+        let joined;
+        let bytes = if self.utf8_tail.is_empty() {
+            chunk
+        } else {
+            joined = [std::mem::take(&mut self.utf8_tail).as_slice(), chunk].concat();
+            &joined[..]
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => Ok(()),
+            // A character split between two chunks: its start waits for the rest.
+            Err(e) if e.error_len().is_none() => {
+                self.utf8_tail = bytes[e.valid_up_to()..].to_vec();
+                Ok(())
+            }
+            Err(_) => Err(()),
+        }
+    }
 }
 
 fn transport_message(e: &reqwest::Error) -> String {
@@ -262,13 +414,24 @@ fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
 }
 
-/// The provider's own words: `error.message` of a JSON body, else the body's start.
-async fn provider_message(response: reqwest::Response) -> String {
+/// Most of an error body read for its message; the rest is never read.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Longest wait for an error body.
+const ERROR_BODY_WAIT: Duration = Duration::from_secs(10);
+
+/// The provider's own words: `error.message` of a JSON body, else the body's start. At most
+/// [`MAX_ERROR_BODY`] bytes are read, for at most `wait`: an endless body costs nothing.
+async fn provider_message(mut response: reqwest::Response, wait: Duration) -> String {
     let status = response.status();
-    let text = match tokio::time::timeout(Duration::from_secs(10), response.text()).await {
-        Ok(Ok(t)) => t,
-        _ => String::new(),
-    };
+    let mut body = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    while body.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&body);
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) {
         let message = json
             .pointer("/error/message")
@@ -287,10 +450,74 @@ async fn provider_message(response: reqwest::Response) -> String {
     }
 }
 
-/// The oversize marker `bounded` injects becomes a clear error in either dialect.
-fn oversize_check(event: &Event, limit_hint: &str) -> Result<(), VlmError> {
-    if event.event == "mediagate-oversize" {
-        return Err(VlmError::MalformedStream(format!("one event exceeded {limit_hint} without a boundary")));
+/// The error with every occurrence of the API key replaced.
+fn redact(e: VlmError, key: Option<&str>) -> VlmError {
+    // A key this short would garble every message; real keys are far longer.
+    let Some(key) = key.filter(|k| k.len() >= 4) else { return e };
+    let r = |m: String| m.replace(key, "<redacted>");
+    match e {
+        VlmError::NotConfigured => VlmError::NotConfigured,
+        VlmError::Unreachable(m) => VlmError::Unreachable(r(m)),
+        VlmError::Refused { status, message } => VlmError::Refused { status, message: r(message) },
+        VlmError::TimedOut(m) => VlmError::TimedOut(r(m)),
+        VlmError::MalformedStream(m) => VlmError::MalformedStream(r(m)),
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(limit: usize, chunks: &[&[u8]]) -> Vec<Result<Vec<u8>, String>> {
+        let mut guard = ByteGuard { limit, ..ByteGuard::default() };
+        chunks
+            .iter()
+            .map(|c| guard.check(bytes::Bytes::copy_from_slice(c)).map(|b| b.to_vec()).map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn leading_byte_order_marks_are_dropped_whole_or_split() {
+        let bom = "\u{feff}".as_bytes();
+        assert_eq!(feed(100, &[&[bom, b"data: x\n\n"].concat()]), [Ok(b"data: x\n\n".to_vec())]);
+        assert_eq!(feed(100, &[&bom[..1], &bom[1..], b": c\n\n"]), [Ok(vec![]), Ok(vec![]), Ok(b": c\n\n".to_vec())]);
+        assert_eq!(feed(100, &[&[bom, bom, b"a"].concat()]), [Ok(b"a".to_vec())]);
+        // Only at the start: later marks are text.
+        assert_eq!(feed(100, &[b"a", bom]), [Ok(b"a".to_vec()), Ok(bom.to_vec())]);
+    }
+
+    #[test]
+    fn utf8_is_checked_across_chunks() {
+        let snow = "☃".as_bytes();
+        assert!(feed(100, &[&snow[..1], &snow[1..]]).iter().all(Result::is_ok));
+        let bad = feed(100, &[b"data: \xff\n\n", b"data: fine\n\n"]);
+        assert!(bad.iter().all(|r| r.as_ref().is_err_and(|e| e.contains("UTF-8"))), "{bad:?}");
+        assert!(feed(100, &[&snow[..2], b"x"])[1].is_err());
+    }
+
+    #[test]
+    fn the_event_size_counts_from_the_last_blank_line_whatever_the_line_ends() {
+        for sep in ["\n\n", "\r\n\r\n", "\r\r", "\n\r\n"] {
+            let event = format!("data: {}{sep}", "x".repeat(50));
+            let chunks: Vec<&[u8]> = std::iter::repeat_n(event.as_bytes(), 20).collect();
+            assert!(feed(60, &chunks).iter().all(Result::is_ok), "{sep:?}");
+        }
+        // Many lines but no blank line: one event.
+        let line = format!("data: {}\n", "x".repeat(50));
+        let chunks: Vec<&[u8]> = std::iter::repeat_n(line.as_bytes(), 3).collect();
+        let out = feed(100, &chunks);
+        assert!(out[0].is_ok() && out[1].as_ref().is_err_and(|e| e.contains("limit of 100 bytes")), "{out:?}");
+        assert!(out[2].is_err(), "once over, always over");
+    }
+
+    #[test]
+    fn the_key_is_redacted() {
+        let e = VlmError::Refused { status: 401, message: "bad key sk-123456".into() };
+        assert_eq!(
+            redact(e, Some("sk-123456")),
+            VlmError::Refused { status: 401, message: "bad key <redacted>".into() }
+        );
+        let e = VlmError::TimedOut("a".into());
+        assert_eq!(redact(e.clone(), Some("a")), e, "too short to redact");
+    }
 }

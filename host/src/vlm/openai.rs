@@ -4,7 +4,7 @@
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
-use super::{Chunk, ChunkKind, Dialect, Step, VlmError, oversize_check};
+use super::{Chunk, ChunkKind, Dialect, Step, VlmError};
 
 pub fn request(model: &str, prompt: &str, mime: &str, data_base64: &str) -> Value {
     json!({
@@ -27,7 +27,6 @@ pub struct OpenAiDialect {
 
 impl Dialect for OpenAiDialect {
     fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
-        oversize_check(event, "the event size limit")?;
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Step::Done);
@@ -82,13 +81,18 @@ mod tests {
     #[test]
     fn deltas_become_chunks() {
         let mut d = OpenAiDialect::default();
-        let Step::Chunks(c) = d.on_event(&ev(r#"{"choices":[{"delta":{"reasoning_content":"hm","content":"Hi"}}]}"#)).unwrap() else {
+        let Step::Chunks(c) =
+            d.on_event(&ev(r#"{"choices":[{"delta":{"reasoning_content":"hm","content":"Hi"}}]}"#)).unwrap()
+        else {
             panic!()
         };
-        assert_eq!(c, vec![
-            Chunk { kind: ChunkKind::Reasoning, text: "hm".into() },
-            Chunk { kind: ChunkKind::Content, text: "Hi".into() }
-        ]);
+        assert_eq!(
+            c,
+            vec![
+                Chunk { kind: ChunkKind::Reasoning, text: "hm".into() },
+                Chunk { kind: ChunkKind::Content, text: "Hi".into() }
+            ]
+        );
         assert!(!d.may_end_without_marker());
         d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#)).unwrap();
         assert!(d.may_end_without_marker());
@@ -99,7 +103,9 @@ mod tests {
     fn garbage_is_malformed() {
         let mut d = OpenAiDialect::default();
         assert!(matches!(d.on_event(&ev("{not json")), Err(VlmError::MalformedStream(_))));
-        assert!(matches!(d.on_event(&ev(r#"{"error":{"message":"overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("overloaded")));
+        assert!(
+            matches!(d.on_event(&ev(r#"{"error":{"message":"overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("overloaded"))
+        );
     }
 
     #[test]

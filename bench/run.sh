@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Reruns every benchmark figure in one go and prints them side by side (BENCHMARKS.md).
+# Installs what it needs: the wasm target, sharp (pinned, from npm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+(cd bench/sharp && { [ -d node_modules/sharp ] || npm install --no-audit --no-fund --silent; })
+cargo build --release --locked -p mediagate -p mediagate-bench
+exec target/release/mediagate-bench "$@"

@@ -1,0 +1,24 @@
+// Reference timings: sharp (libvips, one thread) doing what mediagate's downsampler does.
+// Usage: node fit.mjs <runs> <jpeg|png> <in> <out> ; prints JSON {ms:[...], bytes, width, height, version}.
+import sharp from "sharp";
+import { readFileSync, writeFileSync } from "node:fs";
+
+sharp.concurrency(1); // one libvips thread: both sides use one core
+sharp.cache(false);   // no result caching between runs
+
+const [runs, format, input, output] = process.argv.slice(2);
+const bytes = readFileSync(input);
+const ms = [];
+let out;
+for (let i = 0; i < Number(runs); i++) {
+  const t0 = process.hrtime.bigint();
+  let p = sharp(bytes).rotate().resize(2000, 2000, { fit: "inside", withoutEnlargement: true });
+  p = format === "jpeg" ? p.jpeg({ quality: 80 }) : p.png();
+  out = await p.toBuffer({ resolveWithObject: true });
+  ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+}
+writeFileSync(output, out.data);
+console.log(JSON.stringify({
+  ms, bytes: out.data.length, width: out.info.width, height: out.info.height,
+  version: sharp.versions,
+}));

@@ -1,0 +1,387 @@
+//! `mediagate-bench`: every figure of BENCHMARKS.md in one run, side by side, as medians and
+//! ratios measured in the same run. Benchmarks, not tests: nothing here asserts a time.
+//!
+//! Run through `bench/run.sh` (it installs sharp and builds in release).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use image::{DynamicImage, ImageFormat};
+use mediagate::gate::{AdmitOptions, Verdict};
+use mediagate::{Gate, Limits, Runtime, RuntimeConfig};
+
+struct Args {
+    runs: usize,
+}
+
+fn parse_args() -> Args {
+    let mut runs = 11;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+            "--quick" => runs = 3,
+            other => panic!("unknown argument {other}; use --runs N or --quick"),
+        }
+    }
+    Args { runs }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn corpus(rel: &str) -> PathBuf {
+    root().join("../shared/corpus").join(rel)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn percentile(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort();
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> (Duration, R) {
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        last = Some(f());
+        times.push(t.elapsed());
+    }
+    (median(times), last.unwrap())
+}
+
+struct Row {
+    figure: String,
+    measured: String,
+    goal: String,
+}
+
+fn main() {
+    let args = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig { cache_dir: Some(cache.path().to_path_buf()), ..RuntimeConfig::default() };
+    let runtime = Runtime::new(config.clone()).unwrap();
+    let gate = Gate::new(runtime.clone()).unwrap();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+
+    print_machine();
+
+    // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call + drop.
+    let per_call = |gate: &Gate, n: usize| {
+        rt.block_on(async {
+            for _ in 0..200 {
+                gate.sniff(&[]).await.unwrap();
+            }
+            let mut times = Vec::with_capacity(n);
+            for _ in 0..n {
+                let t = Instant::now();
+                gate.sniff(&[]).await.unwrap();
+                times.push(t.elapsed());
+            }
+            (median(times.clone()), percentile(times, 0.99))
+        })
+    };
+    let (p50, p99) = per_call(&gate, 5000);
+    let ondemand = Gate::new(Runtime::new(RuntimeConfig { pooling: false, ..config.clone() }).unwrap()).unwrap();
+    let (od50, _) = per_call(&ondemand, 2000);
+    rows.push(Row {
+        figure: "per-call overhead (Store + instantiate + trivial call + drop), pooling".into(),
+        measured: format!("p50 {} (p99 {}); on-demand allocator p50 {}", us(p50), us(p99), us(od50)),
+        goal: "≤ 20 µs p50".into(),
+    });
+
+    // 2. Admit a 3 MB PNG (sniff + base64): sandbox ÷ the same Rust code natively.
+    let png3 = three_mb_png();
+    let opts = AdmitOptions::default();
+    let (sandbox, v) = time(args.runs * 3, || rt.block_on(gate.admit_image(&png3, "image/png", opts)).unwrap());
+    assert!(matches!(&v, Verdict::Admitted(a) if !a.reencoded), "the 3 MB PNG passes through");
+    let native_opts = mediagate_guest::Options::default();
+    let (native, _) = time(args.runs * 3, || mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap());
+    rows.push(Row {
+        figure: format!("admit a {:.1} MB PNG (sniff + base64): sandbox ÷ native", png3.len() as f64 / 1e6),
+        measured: format!("{} ÷ {} = {:.2}×", ms(sandbox), ms(native), ratio(sandbox, native)),
+        goal: "≤ 1.25×".into(),
+    });
+
+    // 3, 4. Fits against sharp, with the quality guard.
+    for (name, file, mime, sharp_format, goal_px) in [
+        ("fit photo-12mp.jpg into 2000² (JPEG out)", "bench/photo-12mp.jpg", "image/jpeg", "jpeg", (2000, 1500)),
+        (
+            "fit screenshot-3456x2234.png under the base64 limit",
+            "bench/screenshot-3456x2234.png",
+            "image/png",
+            "png",
+            (2000, 1293),
+        ),
+    ] {
+        let path = corpus(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut peak = 0;
+        let (sandbox, verdict) = time(args.runs, || {
+            let (v, stats) = rt.block_on(gate.admit_image_with_stats(&bytes, mime, opts)).unwrap();
+            peak = peak.max(stats.peak_memory);
+            v
+        });
+        let Verdict::Admitted(admitted) = verdict else { panic!("{file} must be admitted") };
+        let ours = base64::engine::general_purpose::STANDARD.decode(&admitted.data).unwrap();
+        let (native, _) = time(args.runs, || mediagate_guest::admit_image(&bytes, mime, &native_opts).unwrap());
+        let sharp = run_sharp(args.runs, sharp_format, &path);
+        let reference = reference_fit(&bytes, goal_px);
+        let psnr_ours = psnr(&image::load_from_memory(&ours).unwrap(), &reference);
+        let sharp_img = image::load_from_memory(&sharp.output).unwrap();
+        let psnr_sharp = psnr(&sharp_img, &reference);
+        let d = admitted.dimensions.unwrap();
+        rows.push(Row {
+            figure: format!("{name}: sandbox ÷ sharp"),
+            measured: format!(
+                "{} ÷ {} = {:.2}× (native {}; {}x{} {})",
+                ms(sandbox),
+                ms(sharp.median),
+                ratio(sandbox, sharp.median),
+                ms(native),
+                d.width,
+                d.height,
+                admitted.mime
+            ),
+            goal: "≤ 1.0× (never worse than 2.0×)".into(),
+        });
+        rows.push(Row {
+            figure: format!("  quality: PSNR vs float Lanczos3 reference; bytes vs sharp"),
+            measured: format!(
+                "ours {psnr_ours:.1} dB, sharp {psnr_sharp:.1} dB; {} vs {} bytes = {:.2}×",
+                ours.len(),
+                sharp.output.len(),
+                ours.len() as f64 / sharp.output.len() as f64
+            ),
+            goal: "≥ 32 dB; ≤ 1.25× sharp's size".into(),
+        });
+        if file.ends_with(".jpg") {
+            rows.push(Row {
+                figure: "guest peak linear memory while fitting the 12 MP photo".into(),
+                measured: format!("{:.1} MiB", peak as f64 / (1 << 20) as f64),
+                goal: "≤ 64 MiB".into(),
+            });
+        }
+        if notes.is_empty() {
+            notes.push(format!("sharp {}", sharp.version));
+        }
+    }
+
+    // 5. `mediagate admit` of a small PNG, whole process.
+    let bin = root().join("target/release/mediagate");
+    let icon = root().join("examples/icon.png");
+    let warm_dir = tempfile::tempdir().unwrap();
+    let admit = |cache_dir: &Path| {
+        let out = Command::new(&bin)
+            .args(["admit", "--json"])
+            .arg(&icon)
+            .env("MEDIAGATE_CACHE_DIR", cache_dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    admit(warm_dir.path());
+    let (warm, _) = time(args.runs * 3, || admit(warm_dir.path()));
+    let (cold, _) = time(args.runs.min(5), || {
+        let empty = tempfile::tempdir().unwrap();
+        admit(empty.path())
+    });
+    rows.push(Row {
+        figure: "`mediagate admit` of a small PNG, whole process, cache warm".into(),
+        measured: ms(warm),
+        goal: "≤ 15 ms wall".into(),
+    });
+    rows.push(Row {
+        figure: "the same, first run with an empty cache".into(),
+        measured: ms(cold),
+        goal: "reported".into(),
+    });
+
+    // 6. Throughput of the 12 MP fit with concurrent calls: 2 cores ÷ 1 core.
+    let photo = Arc::new(std::fs::read(corpus("bench/photo-12mp.jpg")).unwrap());
+    let calls = (args.runs * 2).max(8);
+    let throughput = |workers: usize| {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().unwrap();
+        let gate = gate.clone();
+        let photo = photo.clone();
+        rt.block_on(async move {
+            let t = Instant::now();
+            let tasks: Vec<_> = (0..calls)
+                .map(|_| {
+                    let (gate, photo) = (gate.clone(), photo.clone());
+                    tokio::spawn(async move {
+                        gate.admit_image(&photo, "image/jpeg", AdmitOptions::default()).await.unwrap()
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+            calls as f64 / t.elapsed().as_secs_f64()
+        })
+    };
+    let one = throughput(1);
+    let two = throughput(2);
+    rows.push(Row {
+        figure: "throughput of the 12 MP fit, concurrent calls: 2 cores ÷ 1 core".into(),
+        measured: format!("{two:.2} ÷ {one:.2} fits/s = {:.2}×", two / one),
+        goal: "≥ 1.8×".into(),
+    });
+
+    // Component size.
+    let wasm = mediagate::component::PREFLIGHT;
+    rows.push(Row {
+        figure: "preflight component size (raw / gzip -9)".into(),
+        measured: format!("{} KB / {} KB", wasm.len() / 1000, gzip_len(wasm) / 1000),
+        goal: "reported".into(),
+    });
+
+    println!("\n| figure | measured (median of {} runs) | goal |\n|---|---|---|", args.runs);
+    for r in &rows {
+        println!("| {} | {} | {} |", r.figure, r.measured, r.goal);
+    }
+    for n in notes {
+        println!("\n{n}");
+    }
+    drop(Limits::default());
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+fn print_machine() {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let date = Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    println!("date {date}; {cores} cores ({cpu}); {rustc}; wasmtime 48.0.8; node {node}");
+}
+
+/// A ~3 MB PNG that passes through the gate (≤ 3.75 MiB, ≤ 2000 px): the 12 MP photo at 0.41×.
+fn three_mb_png() -> Vec<u8> {
+    let path = root().join("target/bench-3mb-v2.png");
+    if let Ok(b) = std::fs::read(&path) {
+        return b;
+    }
+    let img = image::open(corpus("bench/photo-12mp.jpg")).unwrap();
+    let small = img.resize_exact(1640, 1230, image::imageops::FilterType::Lanczos3);
+    let mut out = std::io::Cursor::new(Vec::new());
+    small.write_to(&mut out, ImageFormat::Png).unwrap();
+    let bytes = out.into_inner();
+    std::fs::write(&path, &bytes).unwrap();
+    bytes
+}
+
+struct Sharp {
+    median: Duration,
+    output: Vec<u8>,
+    version: String,
+}
+
+fn run_sharp(runs: usize, format: &str, input: &Path) -> Sharp {
+    let out_file = tempfile::NamedTempFile::new().unwrap();
+    let script = root().join("bench/sharp/fit.mjs");
+    let out = Command::new("node")
+        .arg(&script)
+        .arg((runs + 1).to_string())
+        .arg(format)
+        .arg(input)
+        .arg(out_file.path())
+        .output()
+        .expect("node must be installed");
+    assert!(
+        out.status.success(),
+        "sharp failed (run bench/run.sh to install it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The first run warms libvips up; it is left out, as our warm-up is.
+    let times: Vec<Duration> = json["ms"].as_array().unwrap()[1..]
+        .iter()
+        .map(|v| Duration::from_secs_f64(v.as_f64().unwrap() / 1e3))
+        .collect();
+    Sharp {
+        median: median(times),
+        output: std::fs::read(out_file.path()).unwrap(),
+        version: format!(
+            "{} (libvips {})",
+            json["version"]["sharp"].as_str().unwrap_or("?"),
+            json["version"]["vips"].as_str().unwrap_or("?")
+        ),
+    }
+}
+
+/// The high-quality reference: full decode, upright, float Lanczos3 to the same size.
+fn reference_fit(bytes: &[u8], (w, h): (u32, u32)) -> DynamicImage {
+    let img = image::load_from_memory(bytes).unwrap();
+    DynamicImage::ImageRgb32F(img.to_rgb32f()).resize_exact(w, h, image::imageops::FilterType::Lanczos3)
+}
+
+fn psnr(a: &DynamicImage, reference: &DynamicImage) -> f64 {
+    let (a, r) = (a.to_rgb32f(), reference.to_rgb32f());
+    assert_eq!(a.dimensions(), r.dimensions(), "compared at the same size");
+    let mse: f64 = a
+        .as_raw()
+        .iter()
+        .zip(r.as_raw())
+        .map(|(x, y)| f64::from((x.clamp(0.0, 1.0) - y.clamp(0.0, 1.0)).powi(2)))
+        .sum::<f64>()
+        / a.as_raw().len() as f64;
+    10.0 * (1.0 / mse.max(1e-12)).log10()
+}
+
+fn gzip_len(bytes: &[u8]) -> usize {
+    let mut child = Command::new("gzip")
+        .arg("-9c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = bytes.to_vec();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out.stdout.len()
+}

@@ -1,0 +1,312 @@
+//! `mediagate mcp`: the `read_image` tool as a Model Context Protocol server over stdio, on the
+//! official Rust SDK (`rmcp`).
+//!
+//! - The tool's name, description and input schema are the ones the component publishes.
+//! - Every failure of a call (not found, not an image, no VLM, VLM failed, bad arguments, a guest
+//!   trap) is a tool result with `isError: true` and the error text, never a protocol error; only an
+//!   unknown tool name is a protocol error (`-32602`), as the specification asks.
+//! - When the request carries a `progressToken`, `notifications/progress` follow the reply as it
+//!   streams: `progress` counts the chunks received, `message` is the answer so far.
+//! - Stdout carries only protocol messages; the one status line goes to stderr.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use mediagate::ReadImageTool;
+use mediagate::tool::{Sink, ToolDefinition};
+use mediagate::vlm::ChunkKind;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+
+use super::read_image::VlmArgs;
+use super::{fail, runtime};
+
+/// A progress message holds at most this many characters of the answer (its end, when longer).
+const PROGRESS_MESSAGE_CHARS: usize = 4_000;
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// The directory the tool may read; nothing outside it is reachable.
+    #[arg(long, default_value = ".")]
+    workspace: PathBuf,
+    #[command(flatten)]
+    vlm: VlmArgs,
+}
+
+pub async fn mcp(args: McpArgs) -> u8 {
+    let vlm = match args.vlm.resolve() {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let workspace = match std::fs::canonicalize(&args.workspace) {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) => return fail(format!("the workspace {} is not a directory", args.workspace.display())),
+        Err(e) => return fail(format!("the workspace {} cannot be opened: {e}", args.workspace.display())),
+    };
+    let vlm_line = match &vlm {
+        Some(c) => format!("{} at {}", c.model, c.base_url),
+        None => "none (read_image answers that no vision model is configured)".to_string(),
+    };
+    let runtime = match runtime(super::Calls::Many) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let tool = match ReadImageTool::new(runtime, vlm) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot load the tool: {e:#}")),
+    };
+    let definition = match tool.definition().await {
+        Ok(d) => d,
+        Err(e) => return fail(format!("cannot read the tool's definition: {e}")),
+    };
+    let published = match published_tool(&definition) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let server = McpServer { tool, definition: Arc::new(published), workspace: Arc::new(workspace) };
+    eprintln!(
+        "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}",
+        definition.name,
+        server.workspace.display()
+    );
+    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+        Ok(r) => r,
+        Err(e) => return fail(format!("the MCP session did not start: {e}")),
+    };
+    match running.waiting().await {
+        Ok(_) => 0,
+        Err(e) => fail(format!("the MCP session ended abnormally: {e}")),
+    }
+}
+
+/// The MCP tool as the component defines it; the schema is the component's JSON, parsed, not
+/// restated.
+fn published_tool(definition: &ToolDefinition) -> Result<Tool, String> {
+    let schema: JsonObject = serde_json::from_str(&definition.parameters_schema)
+        .map_err(|e| format!("the component's parameter schema is not a JSON object: {e}"))?;
+    // Hints only: it reads workspace files, changes nothing, and talks to a vision model.
+    let hints = ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(true);
+    Ok(Tool::new(definition.name.clone(), definition.description.clone(), schema).annotate(hints))
+}
+
+#[derive(Clone)]
+struct McpServer {
+    tool: ReadImageTool,
+    definition: Arc<Tool>,
+    workspace: Arc<PathBuf>,
+}
+
+/// The arguments of `read_image`, as its published schema describes them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadImageArguments {
+    path: String,
+    #[serde(default)]
+    question: Option<String>,
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mediagate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "`{}` looks at an image file with a vision model. Paths are relative to the workspace {}; \
+                 nothing outside it is readable.",
+                self.definition.name,
+                self.workspace.display()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![(*self.definition).clone()]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == self.definition.name).then(|| (*self.definition).clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != self.definition.name {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`; this server has only `{}`", request.name, self.definition.name),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let arguments: ReadImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {
+            Ok(a) => a,
+            Err(e) => {
+                return Ok(tool_error(format!("error: invalid arguments for {}: {e}", self.definition.name)).into());
+            }
+        };
+        let progress = context.meta.get_progress_token().map(|token| Progress::new(token, context.peer.clone()));
+        tokio::select! {
+            result = self.read_image(arguments, progress) => Ok(result.into()),
+            // The client cancelled: dropping the call stops the guest and the VLM stream. No response
+            // is read after a cancellation; this one only ends the request.
+            () = context.ct.cancelled() => Ok(tool_error("error: the call was cancelled".to_string()).into()),
+        }
+    }
+}
+
+impl McpServer {
+    async fn read_image(&self, arguments: ReadImageArguments, progress: Option<Progress>) -> CallToolResult {
+        let (tx, mut chunks) = mpsc::unbounded_channel();
+        let sink: Sink = match progress {
+            Some(_) => Arc::new(move |kind, text| {
+                let _ = tx.send((kind, text.to_string()));
+            }),
+            None => Arc::new(|_, _| {}),
+        };
+        let call = self.tool.read_image(&self.workspace, &arguments.path, arguments.question.as_deref(), sink);
+        let result = match progress {
+            None => call.await,
+            Some(mut progress) => {
+                let mut call = std::pin::pin!(call);
+                let result = loop {
+                    tokio::select! {
+                        result = &mut call => break result,
+                        Some(chunk) = chunks.recv() => {
+                            progress.take(chunk);
+                            while let Ok(chunk) = chunks.try_recv() {
+                                progress.take(chunk);
+                            }
+                            progress.send().await;
+                        }
+                    }
+                };
+                // Chunks that arrived together with the end of the call: sent before the result.
+                let mut more = false;
+                while let Ok(chunk) = chunks.try_recv() {
+                    progress.take(chunk);
+                    more = true;
+                }
+                if more {
+                    progress.send().await;
+                }
+                result
+            }
+        };
+        match result {
+            Ok(Ok(answer)) => CallToolResult::success(vec![ContentBlock::text(answer)]),
+            Ok(Err(refusal)) => tool_error(refusal.message),
+            Err(call_error) => {
+                // The sandbox failed (trap, limit): the call ends, the server carries on.
+                eprintln!("mediagate mcp: read_image({:?}) failed in the sandbox: {call_error}", arguments.path);
+                tool_error(format!("error: {call_error}"))
+            }
+        }
+    }
+}
+
+fn tool_error(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// `notifications/progress` for one call whose request carried a progress token: one per batch of
+/// chunks that arrived together; `progress` is the number of chunks so far (content and
+/// reasoning), `message` the answer so far (its last [`PROGRESS_MESSAGE_CHARS`] characters when
+/// longer). Reasoning text is never sent.
+struct Progress {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    chunks: u64,
+    answer: AnswerTail,
+    client_gone: bool,
+}
+
+impl Progress {
+    fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+        Progress { token, peer, chunks: 0, answer: AnswerTail::default(), client_gone: false }
+    }
+
+    fn take(&mut self, (kind, text): (ChunkKind, String)) {
+        self.chunks += 1;
+        if kind == ChunkKind::Content {
+            self.answer.push(&text);
+        }
+    }
+
+    async fn send(&mut self) {
+        if self.client_gone {
+            return;
+        }
+        let message =
+            if self.answer.is_empty() { "the model is reasoning…".to_string() } else { self.answer.message() };
+        let notification = ProgressNotificationParam::new(self.token.clone(), self.chunks as f64).with_message(message);
+        // A failure means the transport is closed; the call itself still ends normally.
+        self.client_gone = self.peer.notify_progress(notification).await.is_err();
+    }
+}
+
+/// The end of the answer received so far, bounded in memory.
+#[derive(Default)]
+struct AnswerTail {
+    text: String,
+    chars: usize,
+    cut: bool,
+}
+
+impl AnswerTail {
+    fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.chars += text.chars().count();
+        if self.chars > 2 * PROGRESS_MESSAGE_CHARS {
+            let drop = self.chars - PROGRESS_MESSAGE_CHARS;
+            let at = self.text.char_indices().nth(drop).map_or(self.text.len(), |(i, _)| i);
+            self.text.drain(..at);
+            self.chars = PROGRESS_MESSAGE_CHARS;
+            self.cut = true;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && !self.cut
+    }
+
+    fn message(&self) -> String {
+        if !self.cut && self.chars <= PROGRESS_MESSAGE_CHARS {
+            return self.text.clone();
+        }
+        let skip = self.chars.saturating_sub(PROGRESS_MESSAGE_CHARS);
+        let at = self.text.char_indices().nth(skip).map_or(self.text.len(), |(i, _)| i);
+        format!("…{}", &self.text[at..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_message_is_the_answer_so_far_then_its_end() {
+        let mut tail = AnswerTail::default();
+        assert!(tail.is_empty());
+        tail.push("Snow");
+        tail.push("man ☃");
+        assert_eq!(tail.message(), "Snowman ☃");
+        let long = "日".repeat(3 * PROGRESS_MESSAGE_CHARS);
+        tail.push(&long);
+        tail.push("end");
+        let message = tail.message();
+        assert_eq!(message.chars().count(), PROGRESS_MESSAGE_CHARS + 1);
+        assert!(message.starts_with('…') && message.ends_with("日日end"), "{message}");
+        assert!(tail.text.chars().count() <= 2 * PROGRESS_MESSAGE_CHARS);
+    }
+}

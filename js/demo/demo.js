@@ -1,0 +1,169 @@
+// The demo page: pick or drop a file, the gate judges it in the page.
+import * as mediagate from '../src/index.js';
+
+const $ = (id) => document.getElementById(id);
+
+const started = performance.now();
+let gate = await mediagate.createGate();
+const instantiateMs = performance.now() - started;
+
+$('status').textContent = 'Ready. Pick or drop a file.';
+$('gate-info').textContent =
+  `Gate compiled and instantiated in ${instantiateMs.toFixed(1)} ms. ` +
+  'The component runs with nothing granted: no filesystem, no environment, no network.';
+document.body.dataset.state = 'ready';
+
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = n;
+  let unit = -1;
+  do {
+    value /= 1024;
+    unit += 1;
+  } while (value >= 1024 && unit < units.length - 1);
+  return `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]} (${n.toLocaleString('en-US')} bytes)`;
+}
+
+const dims = (d) => (d ? `${d.width} × ${d.height}` : '—');
+
+function admittedByteCount(verdict) {
+  const data = verdict.block.source.data;
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return (data.length / 4) * 3 - padding;
+}
+
+function summary(verdict) {
+  if (verdict.block.type === 'document') return 'The PDF goes to the model as a document block.';
+  if (verdict.resized) return 'Too large as it was: fitted inside 2000 × 2000 and re-encoded, then admitted.';
+  if (verdict.reencoded) return 'Re-encoded (turned upright or transcoded), then admitted.';
+  return 'Admitted as it is: the bytes are what they claim and within every limit.';
+}
+
+async function measureOriginal(bytes, mime) {
+  // Best effort, for display only: what the browser itself can decode.
+  if (typeof createImageBitmap !== 'function' || !mime.startsWith('image/')) return undefined;
+  try {
+    const bitmap = await createImageBitmap(new Blob([bytes], { type: mime }));
+    const d = { width: bitmap.width, height: bitmap.height };
+    bitmap.close();
+    return d;
+  } catch {
+    return undefined;
+  }
+}
+
+function options() {
+  return {
+    provider: $('provider').value,
+    verify: $('verify').value,
+    downsample: $('downsample').checked,
+  };
+}
+
+async function judge(file) {
+  document.body.dataset.state = 'busy';
+  $('status').textContent = `Checking ${file.name}…`;
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const claimed = $('mime').value.trim() || mediagate.mimeFromExtension(file.name);
+  // Let the page paint the status before the (synchronous) gate runs.
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+
+  let verdict;
+  const t0 = performance.now();
+  try {
+    verdict = gate.admit(bytes, claimed, options());
+  } catch (e) {
+    $('status').textContent = `The gate failed: ${e.message}`;
+    document.body.dataset.state = 'error';
+    if (gate.trapped) gate = await mediagate.createGate();
+    return;
+  }
+  const ms = performance.now() - t0;
+  const sniffed = gate.sniff(bytes);
+
+  const result = $('result');
+  result.hidden = false;
+  result.dataset.ok = String(verdict.ok);
+  result.dataset.reason = verdict.ok ? '' : verdict.reason;
+  $('verdict').textContent = verdict.ok ? `Admitted: ${verdict.block.type}, ${verdict.mime}` : `Refused: ${verdict.reason}`;
+  $('reason').textContent = verdict.ok ? summary(verdict) : mediagate.describeReason(verdict.reason);
+  $('message').textContent = verdict.ok ? '' : `The gate says: ${verdict.message}`;
+  $('file-name').textContent = file.name;
+  $('claimed').textContent = claimed;
+  $('sniffed').textContent = sniffed;
+  $('original-size').textContent = formatBytes(bytes.length);
+  $('admitted-size').textContent = verdict.ok ? formatBytes(admittedByteCount(verdict)) : '— (refused)';
+  $('admitted-dims').textContent = verdict.ok ? dims(verdict.dimensions) : '—';
+  $('base64-len').textContent = verdict.ok
+    ? verdict.base64Len.toLocaleString('en-US')
+    : verdict.limit !== undefined
+      ? `limit ${verdict.limit.toLocaleString('en-US')}`
+      : '—';
+  $('time').textContent = `${ms.toFixed(1)} ms`;
+  $('verdict-json').textContent = JSON.stringify(mediagate.toCliJson(verdict), null, 2);
+
+  const preview = $('preview');
+  if (verdict.ok && verdict.block.type === 'image') {
+    preview.src = `data:${verdict.mime};base64,${verdict.block.source.data}`;
+    await preview.decode().catch(() => {});
+    $('preview-box').hidden = false;
+  } else {
+    preview.removeAttribute('src');
+    $('preview-box').hidden = true;
+  }
+  $('original-dims').textContent = dims(await measureOriginal(bytes, claimed));
+
+  $('status').textContent = `Done: ${file.name} judged in ${ms.toFixed(1)} ms.`;
+  document.body.dataset.state = 'done';
+}
+
+$('file').addEventListener('change', () => {
+  const file = $('file').files?.[0];
+  if (file) judge(file);
+});
+
+const drop = $('drop');
+for (const type of ['dragenter', 'dragover']) {
+  drop.addEventListener(type, (e) => {
+    e.preventDefault();
+    drop.classList.add('over');
+  });
+}
+for (const type of ['dragleave', 'drop']) {
+  drop.addEventListener(type, () => drop.classList.remove('over'));
+}
+drop.addEventListener('drop', (e) => {
+  e.preventDefault();
+  const file = e.dataTransfer?.files?.[0];
+  if (file) judge(file);
+});
+
+// Hooks for tests and benchmarks: the same gate the page uses.
+function fromBase64(b64) {
+  const text = atob(b64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+window.mediagate = mediagate;
+window.mediagateInstantiateMs = instantiateMs;
+/** Admit bytes (a Uint8Array or an array of byte values); answers the CLI's JSON shape. */
+window.mediagateAdmit = (bytes, mime, opts) => mediagate.toCliJson(gate.admit(Uint8Array.from(bytes), mime, opts));
+/**
+ * Many files at once: [{ b64, mime, options }] → [{ verdict (the CLI's JSON shape), sha256 of the
+ * admitted bytes or null }].
+ */
+window.mediagateAdmitBatch = async (items) => {
+  const answers = [];
+  for (const { b64, mime, options: opts } of items) {
+    const verdict = gate.admit(fromBase64(b64), mime, opts);
+    let sha256 = null;
+    if (verdict.ok) {
+      const digest = await crypto.subtle.digest('SHA-256', mediagate.admittedBytes(verdict));
+      sha256 = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+    }
+    answers.push({ verdict: mediagate.toCliJson(verdict), sha256 });
+  }
+  return answers;
+};

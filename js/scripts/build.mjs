@@ -1,0 +1,86 @@
+// npm run build: transpile the preflight component with jco into dist/generated/.
+//
+// The component is ../target/guest/mediagate-preflight.wasm (built by the host crate's build.rs),
+// or the file named by MEDIAGATE_PREFLIGHT_WASM. Works offline once `npm ci` has run.
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = resolve(here, '..');
+const repoRoot = resolve(pkgDir, '..');
+const outDir = join(pkgDir, 'dist', 'generated');
+
+function fail(message) {
+  console.error(`build: error: ${message}`);
+  process.exit(1);
+}
+
+const wasm = process.env.MEDIAGATE_PREFLIGHT_WASM
+  ? resolve(process.cwd(), process.env.MEDIAGATE_PREFLIGHT_WASM)
+  : join(repoRoot, 'target', 'guest', 'mediagate-preflight.wasm');
+if (!existsSync(wasm)) {
+  fail(
+    `${wasm} does not exist. Build the workspace first (cargo build: the host's build.rs builds the ` +
+      `guest components), or set MEDIAGATE_PREFLIGHT_WASM to a preflight component ` +
+      `(\`mediagate component --world preflight --out FILE\` writes the one embedded in the CLI).`,
+  );
+}
+
+const require = createRequire(import.meta.url);
+// The package's exports hide package.json; its main entry lives in dist/.
+const jcoDir = resolve(dirname(require.resolve('@bytecodealliance/jco')), '..');
+const jcoPkgPath = join(jcoDir, 'package.json');
+const jcoPkg = JSON.parse(readFileSync(jcoPkgPath, 'utf8'));
+const jcoBin = join(dirname(jcoPkgPath), jcoPkg.bin.jco);
+
+const tmpDir = `${outDir}.tmp-${process.pid}`;
+rmSync(tmpDir, { recursive: true, force: true });
+mkdirSync(dirname(outDir), { recursive: true });
+
+const args = [
+  jcoBin,
+  'transpile',
+  wasm,
+  '--out-dir',
+  tmpDir,
+  '--name',
+  'mediagate',
+  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
+  '--instantiation',
+  'async',
+  '--minify',
+  '--quiet',
+];
+const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
+if (run.status !== 0) {
+  rmSync(tmpDir, { recursive: true, force: true });
+  fail(`jco transpile failed (exit ${run.status ?? run.signal})`);
+}
+for (const expected of ['mediagate.js', 'mediagate.d.ts', 'mediagate.core.wasm']) {
+  if (!existsSync(join(tmpDir, expected))) fail(`jco did not write ${expected}`);
+}
+
+const bytes = readFileSync(wasm);
+writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
+writeFileSync(
+  join(tmpDir, 'BUILD.json'),
+  `${JSON.stringify(
+    {
+      component: wasm,
+      componentBytes: bytes.length,
+      componentSha256: createHash('sha256').update(bytes).digest('hex'),
+      jco: jcoPkg.version,
+    },
+    null,
+    2,
+  )}\n`,
+);
+
+rmSync(outDir, { recursive: true, force: true });
+renameSync(tmpDir, outDir);
+console.log(`build: ${wasm} (${bytes.length} bytes) -> ${outDir} (jco ${jcoPkg.version})`);

@@ -1,0 +1,33 @@
+// npm run size: what a browser downloads to run the gate (raw and gzip -9), after npm run build.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The files the page loads: the wrapper, the WASI shim, jco's module and the core modules. */
+export function bundleFiles() {
+  const generated = join(pkgDir, 'dist', 'generated');
+  const files = readdirSync(generated)
+    .filter((f) => f.endsWith('.js') || f.endsWith('.wasm'))
+    .sort()
+    .map((f) => join(generated, f));
+  return [join(pkgDir, 'src', 'index.js'), join(pkgDir, 'src', 'wasi.js'), ...files];
+}
+
+export function bundleSize() {
+  const rows = bundleFiles().map((file) => {
+    const bytes = readFileSync(file);
+    return { file: file.slice(pkgDir.length + 1), raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+  });
+  const total = rows.reduce((t, r) => ({ raw: t.raw + r.raw, gzip: t.gzip + r.gzip }), { raw: 0, gzip: 0 });
+  return { rows, total };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { rows, total } = bundleSize();
+  const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+  for (const r of rows) console.log(`${r.file.padEnd(40)} ${String(r.raw).padStart(9)} B  ${kib(r.raw).padStart(11)}  gzip ${kib(r.gzip).padStart(10)}`);
+  console.log(`${'total'.padEnd(40)} ${String(total.raw).padStart(9)} B  ${kib(total.raw).padStart(11)}  gzip ${kib(total.gzip).padStart(10)}`);
+}

@@ -1,0 +1,167 @@
+// Types of @mediagate/preflight (hand-written; the jco-generated component types are in
+// dist/generated/mediagate.d.ts and dist/generated/interfaces/).
+
+export type Provider = 'anthropic' | 'openai' | 'gemini' | 'ollama';
+export type VerifyMode = 'header' | 'full';
+export type RefusalReason =
+  | 'mime_unsupported'
+  | 'raw_too_large'
+  | 'magic_mismatch'
+  | 'base64_too_large'
+  | 'undecodable'
+  | 'dimensions_too_large';
+
+export interface AdmitOptions {
+  /** Allow the downsample ladder (fit 2000x2000, re-encode). Raises the read cap to 64 MiB. Default true. */
+  downsample?: boolean;
+  /** Whose content API the block is for; the provider's limits apply. Default 'anthropic'. */
+  provider?: Provider;
+  /** 'header': dimensions from the header only; 'full': decode every pixel. Default 'header'. */
+  verify?: VerifyMode;
+}
+
+/** The bytes to judge. The module-level functions also take a Blob (a File from an input or a drop). */
+export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | number[];
+
+export interface ContentBlock {
+  type: 'image' | 'document';
+  source: { type: 'base64'; media_type: string; data: string };
+}
+
+export interface Dimensions {
+  width: number;
+  height: number;
+}
+
+export interface Admitted {
+  ok: true;
+  /** The content block (Anthropic shape), built from the bytes that were checked. */
+  block: ContentBlock;
+  mime: string;
+  /** Size of the bytes that were given. */
+  originalSize: number;
+  /** Measured dimensions of the admitted image; undefined when not measured (documents). */
+  dimensions: Dimensions | undefined;
+  /** The pixel size changed (fitted or scaled down). */
+  resized: boolean;
+  /** The bytes were re-encoded (resized, upright-rotated, or transcoded to JPEG). */
+  reencoded: boolean;
+  /** Length of the block's base64 data. */
+  base64Len: number;
+}
+
+export interface Refused {
+  ok: false;
+  reason: RefusalReason;
+  /** Size of the raw bytes that were judged. */
+  rawBytes: number;
+  /** The bound that was exceeded, where one applies (absent otherwise). */
+  limit?: number;
+  /** The refusal in words a person or a model can act on. */
+  message: string;
+}
+
+export type Verdict = Admitted | Refused;
+
+export interface RefusedBlock {
+  /** Index of the block in the content list. */
+  index: number;
+  /** The block's type as it was given (`image`, `document`, `resource`). */
+  type: string;
+  reason: RefusalReason;
+  /** Raw (decoded) byte count; 0 when nothing could be decoded. */
+  bytes: number;
+  limit?: number;
+  /** The media type the block claimed, or null. */
+  mime: string | null;
+}
+
+export interface ToolResultAdmission<T = unknown> {
+  /**
+   * The content as a JSON value: rebuilt with every media block admitted or replaced in its slot by
+   * a text block naming the refusal; or, when no block claims a media type, the input unchanged
+   * (the very object that was given, or the given JSON text parsed).
+   */
+  content: T | unknown;
+  refused: RefusedBlock[];
+  /** False when the gate left the content as it was (no block claims a media type). */
+  changed: boolean;
+}
+
+/** What `mediagate admit FILE --json` prints. */
+export type CliVerdictJson =
+  | {
+      ok: true;
+      kind: 'image' | 'document';
+      mime: string;
+      original_size: number;
+      resized: boolean;
+      reencoded: boolean;
+      base64_len: number;
+      width?: number;
+      height?: number;
+    }
+  | { ok: false; reason: RefusalReason; raw_bytes: number; message: string; limit?: number };
+
+export interface CreateGateOptions {
+  /** Where the `mediagate.core*.wasm` files are served from (default: dist/generated/ beside the module). */
+  wasmBase?: string | URL;
+  /** Compile a core module yourself (bundlers, CSP-restricted pages). */
+  getCoreModule?: (name: string) => WebAssembly.Module | Promise<WebAssembly.Module>;
+  /** Keep compiled core modules for the next instance (default true). */
+  cache?: boolean;
+  /** The guest's stdout lines (default console.log). */
+  stdout?: (line: string) => void;
+  /** The guest's stderr lines, e.g. a panic message (default console.error). */
+  stderr?: (line: string) => void;
+}
+
+/** One instance of the gate; its methods are synchronous. */
+export class Gate {
+  private constructor();
+  /** True once the component trapped; every later call throws GateError. */
+  readonly trapped: boolean;
+  admitImage(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
+  admitDocument(bytes: Bytes, claimedMime?: string, options?: AdmitOptions): Verdict;
+  /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */
+  admit(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
+  admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): ToolResultAdmission<T>;
+  /** The media type the bytes carry, from their signature. */
+  sniff(bytes: Bytes): string;
+}
+
+/** Compile (cached per location) and instantiate a new gate. */
+export function createGate(options?: CreateGateOptions): Promise<Gate>;
+/** The shared instance the module-level functions use (created on first use). */
+export function ready(options?: CreateGateOptions): Promise<Gate>;
+
+export function admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+export function admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
+export function admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+export function admitToolResult<T = unknown>(
+  toolName: string,
+  content: string | T,
+  options?: AdmitOptions,
+): Promise<ToolResultAdmission<T>>;
+export function sniff(bytes: Bytes | Blob): Promise<string>;
+
+/** The verdict as the JSON object `mediagate admit FILE --json` prints. */
+export function toCliJson(verdict: Verdict): CliVerdictJson;
+/** The media type a file name's extension claims (the CLI's default claim). */
+export function mimeFromExtension(fileName: string): string;
+export function isPdfMime(mime: string): boolean;
+/** A sentence a person reads for a refusal reason. */
+export function describeReason(reason: RefusalReason | string): string;
+/** The admitted bytes, decoded from the block's base64. */
+export function admittedBytes(verdict: Admitted): Uint8Array;
+
+export const PROVIDERS: readonly Provider[];
+export const VERIFY_MODES: readonly VerifyMode[];
+export const REFUSAL_REASONS: readonly RefusalReason[];
+
+/** The component trapped (a fault in the gate, not a refusal). */
+export class GateError extends Error {}
+/** The guest called wasi:cli/exit (it never ends the host process). */
+export class GuestExit extends Error {
+  readonly code: number;
+}

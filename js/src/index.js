@@ -1,0 +1,386 @@
+// @mediagate/preflight: the mediagate admission gate (the `preflight` component, transpiled by
+// jco) with an idiomatic JavaScript API. The same module runs in browsers and in Node >= 20.
+//
+//   import { admitImage } from '@mediagate/preflight';
+//   const verdict = await admitImage(bytes, 'image/png');
+//   if (verdict.ok) send(verdict.block); else show(verdict.reason, verdict.message);
+//
+// The module-level functions are async (the first call compiles and instantiates the component).
+// `createGate()` gives an instance whose methods are synchronous.
+
+import { instantiate } from '../dist/generated/mediagate.js';
+import { nothingWasi, GuestExit } from './wasi.js';
+
+export { GuestExit };
+
+const GENERATED = new URL('../dist/generated/', import.meta.url);
+
+export const PROVIDERS = Object.freeze(['anthropic', 'openai', 'gemini', 'ollama']);
+export const VERIFY_MODES = Object.freeze(['header', 'full']);
+export const REFUSAL_REASONS = Object.freeze([
+  'mime_unsupported',
+  'raw_too_large',
+  'magic_mismatch',
+  'base64_too_large',
+  'undecodable',
+  'dimensions_too_large',
+]);
+
+const PLAIN_WORDS = {
+  mime_unsupported: "The file's type is not one the model provider accepts.",
+  raw_too_large: 'The file is larger than the gate will read at all.',
+  magic_mismatch:
+    'The bytes are not what the name or type claims (for example an SVG or a web page saved as .png, or an empty or truncated file).',
+  base64_too_large: "The file is over the provider's size limit once encoded, and could not be shrunk under it.",
+  undecodable: 'The block carries no data that could be decoded.',
+  dimensions_too_large: "The picture's width or height is beyond what the provider or the decoder allows.",
+};
+
+/** A sentence a person reads for a refusal reason (the gate's own `message` gives the numbers). */
+export function describeReason(reason) {
+  return PLAIN_WORDS[reason] ?? `Refused (${reason}).`;
+}
+
+/** Raised when the component traps (a bug in the gate, not a refusal). The instance is discarded. */
+export class GateError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'GateError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+const compiled = new Map(); // href -> Promise<WebAssembly.Module>
+
+async function compileCore(url) {
+  if (url.protocol === 'file:') {
+    // Node (and other runtimes with a filesystem): read the file next to the generated module.
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsModule);
+    return WebAssembly.compile(await readFile(url));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
+  const type = response.headers.get('content-type') ?? '';
+  if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+function compileCached(url) {
+  const key = url.href;
+  let module = compiled.get(key);
+  if (!module) {
+    module = compileCore(url);
+    module.catch(() => compiled.delete(key));
+    compiled.set(key, module);
+  }
+  return module;
+}
+
+function resolveBase(wasmBase) {
+  if (wasmBase === undefined) return GENERATED;
+  const base = new URL(String(wasmBase), globalThis.location?.href ?? GENERATED);
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return base;
+}
+
+/**
+ * Compiles (once per location, then cached) and instantiates the gate.
+ *
+ * @param {object} [options]
+ * @param {string|URL} [options.wasmBase] where the `mediagate.core*.wasm` files are served from
+ *   (default: `dist/generated/` next to this module)
+ * @param {(name: string) => WebAssembly.Module|Promise<WebAssembly.Module>} [options.getCoreModule]
+ * @param {boolean} [options.cache] keep compiled modules for the next instance (default true)
+ * @param {(line: string) => void} [options.stdout]
+ * @param {(line: string) => void} [options.stderr]
+ */
+export async function createGate(options = {}) {
+  const wasi = nothingWasi({ stdout: options.stdout, stderr: options.stderr });
+  const base = resolveBase(options.wasmBase);
+  const getCoreModule =
+    options.getCoreModule ??
+    ((name) => (options.cache === false ? compileCore(new URL(name, base)) : compileCached(new URL(name, base))));
+  const root = await instantiate(getCoreModule, wasi.imports);
+  return new Gate(root.admission, wasi);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions between the WIT shapes (kebab-case enums, u64 as BigInt) and the JS API.
+
+const snake = (kebab) => kebab.replaceAll('-', '_');
+
+function toBytes(bytes) {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (Array.isArray(bytes)) return Uint8Array.from(bytes);
+  throw new TypeError('bytes must be a Uint8Array, an ArrayBuffer, a typed-array view or an array of byte values');
+}
+
+function toOptions(options) {
+  options ??= {};
+  if (typeof options !== 'object') throw new TypeError('options must be an object');
+  const { downsample = true, provider = 'anthropic', verify = 'header' } = options;
+  if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
+  if (!PROVIDERS.includes(provider)) {
+    throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
+  }
+  if (!VERIFY_MODES.includes(verify)) {
+    throw new TypeError(`options.verify must be one of ${VERIFY_MODES.join(', ')} (got ${JSON.stringify(verify)})`);
+  }
+  return { downsample, provider, verify };
+}
+
+function verdictFrom(verdict) {
+  if (verdict.tag === 'admitted') {
+    const a = verdict.val;
+    return {
+      ok: true,
+      block: { type: a.kind, source: { type: 'base64', media_type: a.mime, data: a.data } },
+      mime: a.mime,
+      originalSize: Number(a.originalSize),
+      dimensions: a.dimensions == null ? undefined : { width: a.dimensions.width, height: a.dimensions.height },
+      resized: a.resized,
+      reencoded: a.reencoded,
+      base64Len: Number(a.base64Len),
+    };
+  }
+  const r = verdict.val;
+  const refused = { ok: false, reason: snake(r.reason), rawBytes: Number(r.rawBytes), message: r.message };
+  if (r.limit != null) refused.limit = Number(r.limit);
+  return refused;
+}
+
+function refusedBlockFrom(b) {
+  const out = { index: b.index, type: b.blockType, reason: snake(b.reason), bytes: Number(b.rawBytes), mime: b.mime ?? null };
+  if (b.limit != null) out.limit = Number(b.limit);
+  return out;
+}
+
+function parseOrText(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Whether a claimed type names a PDF (then `admit` asks for a document block). */
+export function isPdfMime(mime) {
+  return String(mime).split(';')[0].trim().toLowerCase() === 'application/pdf';
+}
+
+const EXTENSION_MIME = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  jpe: 'image/jpeg',
+  jfif: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  pdf: 'application/pdf',
+  svg: 'image/svg+xml',
+  bmp: 'image/bmp',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  heic: 'image/heic',
+  avif: 'image/avif',
+  txt: 'text/plain',
+  html: 'text/html',
+  htm: 'text/html',
+};
+
+/**
+ * The media type a file name's extension claims, as `mediagate admit FILE` (and an agent's Read
+ * tool) infers it: the claim the gate then checks against the bytes.
+ */
+export function mimeFromExtension(fileName) {
+  const name = String(fileName).split(/[\\/]/).pop();
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+  return EXTENSION_MIME[ext] ?? 'application/octet-stream';
+}
+
+/**
+ * The verdict as the JSON object `mediagate admit FILE --json` prints (snake_case keys, width and
+ * height only when measured, limit only when one applies).
+ */
+export function toCliJson(verdict) {
+  if (verdict.ok) {
+    const out = {
+      ok: true,
+      kind: verdict.block.type,
+      mime: verdict.mime,
+      original_size: verdict.originalSize,
+      resized: verdict.resized,
+      reencoded: verdict.reencoded,
+      base64_len: verdict.base64Len,
+    };
+    if (verdict.dimensions) {
+      out.width = verdict.dimensions.width;
+      out.height = verdict.dimensions.height;
+    }
+    return out;
+  }
+  const out = { ok: false, reason: verdict.reason, raw_bytes: verdict.rawBytes, message: verdict.message };
+  if (verdict.limit !== undefined) out.limit = verdict.limit;
+  return out;
+}
+
+/** The admitted bytes (decoded from the block's base64). */
+export function admittedBytes(verdict) {
+  if (!verdict.ok) throw new TypeError('a refused verdict has no admitted bytes');
+  const text = atob(verdict.block.source.data);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gate instance
+
+export class Gate {
+  #api;
+  #wasi;
+  #trapped = null;
+
+  constructor(api, wasi) {
+    this.#api = api;
+    this.#wasi = wasi;
+  }
+
+  /** True once the component trapped; every later call throws and a new instance is needed. */
+  get trapped() {
+    return this.#trapped !== null;
+  }
+
+  #call(what, fn) {
+    if (this.#trapped) {
+      throw new GateError(`the gate instance trapped earlier (${this.#trapped.message}); create a new one`);
+    }
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError || e instanceof GuestExit) {
+        this.#trapped = e;
+        this.#wasi.flush();
+        const stderr = this.#wasi.lastStderr().join('\n');
+        throw new GateError(`${what}: the gate component failed: ${e.message}${stderr ? `\n${stderr}` : ''}`, {
+          cause: e,
+        });
+      }
+      throw e;
+    }
+  }
+
+  /** Admit an image whose type the caller claims. */
+  admitImage(bytes, claimedMime, options) {
+    const input = toBytes(bytes);
+    const opts = toOptions(options);
+    return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts)));
+  }
+
+  /** Admit a document (`application/pdf`). */
+  admitDocument(bytes, claimedMime = 'application/pdf', options) {
+    const input = toBytes(bytes);
+    const opts = toOptions(options);
+    return this.#call('admit-document', () => verdictFrom(this.#api.admitDocument(input, String(claimedMime), opts)));
+  }
+
+  /** `admitDocument` when the claim is `application/pdf`, `admitImage` otherwise (as the CLI does). */
+  admit(bytes, claimedMime, options) {
+    return isPdfMime(claimedMime)
+      ? this.admitDocument(bytes, claimedMime, options)
+      : this.admitImage(bytes, claimedMime, options);
+  }
+
+  /**
+   * Admit every media block of a tool's result before it enters the conversation.
+   *
+   * `content` is the result's content as a JSON value (a list of blocks, an object with `content`,
+   * one block) or as JSON text. The answer's `content` is a JSON value: the rebuilt content, every
+   * media block admitted or replaced in its slot by a text block that names the refusal; or, when
+   * no block claims a media type, the input unchanged (the same object when a value was given).
+   */
+  admitToolResult(toolName, content, options) {
+    const isText = typeof content === 'string';
+    const json = isText ? content : JSON.stringify(content);
+    if (json === undefined) throw new TypeError('content must be JSON text or a JSON-serialisable value');
+    const opts = toOptions(options);
+    const answer = this.#call('admit-tool-result', () => this.#api.admitToolResult(String(toolName), json, opts));
+    const changed = answer.content != null;
+    return {
+      content: changed ? parseOrText(answer.content) : isText ? parseOrText(content) : content,
+      refused: answer.refused.map(refusedBlockFrom),
+      changed,
+    };
+  }
+
+  /** The media type the bytes carry, from their signature. */
+  sniff(bytes) {
+    const input = toBytes(bytes);
+    return this.#call('sniff', () => this.#api.sniff(input));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Module-level convenience: one shared instance, created on first use, replaced after a trap.
+
+let shared;
+
+/** The shared gate instance (created on first use). */
+export function ready(options) {
+  if (!shared) {
+    shared = createGate(options);
+    shared.catch(() => {
+      shared = undefined;
+    });
+  }
+  return shared;
+}
+
+async function toBytesAsync(bytes) {
+  if (typeof Blob !== 'undefined' && bytes instanceof Blob) return new Uint8Array(await bytes.arrayBuffer());
+  return bytes;
+}
+
+async function withShared(fn) {
+  const gate = await ready();
+  try {
+    return fn(gate);
+  } finally {
+    if (gate.trapped && shared) {
+      const current = shared;
+      if ((await current) === gate) shared = undefined;
+    }
+  }
+}
+
+export async function admitImage(bytes, claimedMime, options) {
+  const input = await toBytesAsync(bytes);
+  return withShared((gate) => gate.admitImage(input, claimedMime, options));
+}
+
+export async function admitDocument(bytes, claimedMime = 'application/pdf', options) {
+  const input = await toBytesAsync(bytes);
+  return withShared((gate) => gate.admitDocument(input, claimedMime, options));
+}
+
+export async function admit(bytes, claimedMime, options) {
+  const input = await toBytesAsync(bytes);
+  return withShared((gate) => gate.admit(input, claimedMime, options));
+}
+
+export async function admitToolResult(toolName, content, options) {
+  return withShared((gate) => gate.admitToolResult(toolName, content, options));
+}
+
+export async function sniff(bytes) {
+  const input = await toBytesAsync(bytes);
+  return withShared((gate) => gate.sniff(input));
+}

@@ -1,0 +1,311 @@
+// The package in Node: the wrapper's API over the transpiled component.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it, before } from 'node:test';
+
+import * as mediagate from '../src/index.js';
+import { instantiate } from '../dist/generated/mediagate.js';
+import { nothingWasi } from '../src/wasi.js';
+import { CORPUS, PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
+
+const PNG_FILE = join(CORPUS, 'pngsuite', 'basn2c08.png');
+const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+
+describe('admitImage', () => {
+  it('admits a PNG, passed through unchanged', async () => {
+    const bytes = readFileSync(PNG_FILE);
+    const v = await mediagate.admitImage(bytes, 'image/png');
+    assert.equal(v.ok, true, v.message);
+    assert.deepEqual(v.block, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(bytes) } });
+    assert.equal(v.mime, 'image/png');
+    assert.equal(v.originalSize, bytes.length);
+    assert.deepEqual(v.dimensions, { width: 32, height: 32 });
+    assert.equal(v.resized, false);
+    assert.equal(v.reencoded, false);
+    assert.equal(v.base64Len, v.block.source.data.length);
+    assert.equal(typeof v.originalSize, 'number');
+    assert.deepEqual(mediagate.admittedBytes(v), new Uint8Array(bytes));
+  });
+
+  it('refuses an SVG named .png as magic_mismatch', async () => {
+    const claimed = mediagate.mimeFromExtension('diagram.png');
+    assert.equal(claimed, 'image/png');
+    const v = await mediagate.admitImage(SVG_BYTES, claimed);
+    assert.equal(v.ok, false);
+    assert.equal(v.reason, 'magic_mismatch');
+    assert.equal(v.rawBytes, SVG_BYTES.length);
+    assert.match(v.message, /image\/svg\+xml/);
+    assert.equal('limit' in v, false, 'no bound applies to a signature mismatch');
+    assert.deepEqual(mediagate.toCliJson(v), {
+      ok: false,
+      reason: 'magic_mismatch',
+      raw_bytes: SVG_BYTES.length,
+      message: v.message,
+    });
+  });
+
+  it('refuses a type the provider does not take, with the snake_case reason', async () => {
+    const v = await mediagate.admitImage(SVG_BYTES, 'image/svg+xml');
+    assert.equal(v.ok, false);
+    assert.equal(v.reason, 'mime_unsupported');
+  });
+
+  it('refuses the 4.2 MB screenshot without downsampling (limit given), fits it with', async () => {
+    const bytes = readFileSync(join(CORPUS, 'bench', 'screenshot-3456x2234.png'));
+    const refused = await mediagate.admitImage(bytes, 'image/png', { downsample: false });
+    assert.equal(refused.ok, false);
+    assert.equal(refused.reason, 'base64_too_large');
+    assert.equal(refused.limit, 5_242_880);
+    assert.equal(refused.rawBytes, bytes.length);
+    const admitted = await mediagate.admitImage(bytes, 'image/png');
+    assert.equal(admitted.ok, true);
+    assert.equal(admitted.resized, true);
+    assert.deepEqual(admitted.dimensions, { width: 2000, height: 1293 });
+    assert.ok(admitted.base64Len <= 5_242_880);
+  });
+
+  it('takes ArrayBuffer, typed-array views, byte arrays and Blobs', async () => {
+    const bytes = new Uint8Array(readFileSync(PNG_FILE));
+    const expected = mediagate.toCliJson(await mediagate.admitImage(bytes, 'image/png'));
+    const padded = new Uint8Array(bytes.length + 8);
+    padded.set(bytes, 4);
+    for (const input of [
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+      new DataView(padded.buffer, 4, bytes.length),
+      padded.subarray(4, 4 + bytes.length),
+      Array.from(bytes),
+      new Blob([bytes]),
+    ]) {
+      assert.deepEqual(mediagate.toCliJson(await mediagate.admitImage(input, 'image/png')), expected);
+    }
+    await assert.rejects(mediagate.admitImage('not bytes', 'image/png'), TypeError);
+  });
+
+  it('checks its options', async () => {
+    const bytes = readFileSync(PNG_FILE);
+    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { provider: 'acme' }), /provider must be one of/);
+    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { verify: 'deep' }), /verify must be one of/);
+    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { downsample: 'yes' }), /downsample must be a boolean/);
+    for (const provider of mediagate.PROVIDERS) {
+      const v = await mediagate.admitImage(bytes, 'image/png', { provider, verify: 'full' });
+      assert.equal(v.ok, true, `${provider}: ${v.message}`);
+    }
+  });
+});
+
+describe('admitDocument', () => {
+  it('admits a PDF as a document block without dimensions', async () => {
+    const pdf = minimalPdf();
+    const v = await mediagate.admitDocument(pdf, 'application/pdf');
+    assert.equal(v.ok, true, v.message);
+    assert.equal(v.block.type, 'document');
+    assert.equal(v.block.source.media_type, 'application/pdf');
+    assert.equal(v.block.source.data, b64(pdf));
+    assert.equal(v.dimensions, undefined);
+    assert.deepEqual(mediagate.toCliJson(v), {
+      ok: true,
+      kind: 'document',
+      mime: 'application/pdf',
+      original_size: pdf.length,
+      resized: false,
+      reencoded: false,
+      base64_len: v.base64Len,
+    });
+    const viaAdmit = await mediagate.admit(pdf, mediagate.mimeFromExtension('report.PDF'));
+    assert.deepEqual(viaAdmit, v);
+  });
+
+  it('refuses a PNG claimed as a PDF', async () => {
+    const v = await mediagate.admitDocument(readFileSync(PNG_FILE), 'application/pdf');
+    assert.equal(v.ok, false);
+    assert.equal(v.reason, 'magic_mismatch');
+  });
+});
+
+describe('admitToolResult', () => {
+  const png = readFileSync(PNG_FILE);
+  const mcpContent = () => [
+    { type: 'text', text: 'two captures' },
+    { type: 'image', data: b64(png), mimeType: 'image/png' },
+    { type: 'image', data: b64(SVG_BYTES), mimeType: 'image/png' },
+  ];
+
+  it('admits the good block and replaces the bad one in its slot', async () => {
+    const { content, refused, changed } = await mediagate.admitToolResult('screenshot', mcpContent());
+    assert.equal(changed, true);
+    assert.deepEqual(refused, [{ index: 2, type: 'image', reason: 'magic_mismatch', bytes: SVG_BYTES.length, mime: 'image/png' }]);
+    assert.equal(content.length, 3);
+    assert.deepEqual(content[0], { type: 'text', text: 'two captures' });
+    assert.deepEqual(content[1], { type: 'image', data: b64(png), mimeType: 'image/png' });
+    assert.equal(content[2].type, 'text');
+    assert.match(content[2].text, /"screenshot"/);
+    assert.match(content[2].text, /magic_mismatch/);
+    assert.doesNotMatch(content[2].text, new RegExp(b64(SVG_BYTES).slice(0, 24)));
+  });
+
+  it('takes the content as JSON text too, Anthropic block shape', async () => {
+    const blocks = [
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(png) } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '***' } },
+    ];
+    const { content, refused } = await mediagate.admitToolResult('fetch', JSON.stringify(blocks));
+    assert.deepEqual(content[0], blocks[0]);
+    assert.equal(content[1].type, 'text');
+    assert.deepEqual(refused, [{ index: 1, type: 'image', reason: 'undecodable', bytes: 0, mime: 'image/png' }]);
+  });
+
+  it('leaves content without media as it is (the same object)', async () => {
+    const input = { content: [{ type: 'text', text: 'no pictures here' }], isError: false };
+    const answer = await mediagate.admitToolResult('grep', input);
+    assert.equal(answer.content, input);
+    assert.deepEqual(answer.refused, []);
+    assert.equal(answer.changed, false);
+    const fromText = await mediagate.admitToolResult('grep', '[{"type":"text","text":"x"}]');
+    assert.deepEqual(fromText.content, [{ type: 'text', text: 'x' }]);
+  });
+});
+
+describe('gate instances', () => {
+  it('sniffs', async () => {
+    const gate = await mediagate.createGate();
+    assert.equal(gate.sniff(readFileSync(PNG_FILE)), 'image/png');
+    assert.equal(gate.sniff(SVG_BYTES), 'image/svg+xml');
+    assert.equal(gate.sniff(minimalPdf()), 'application/pdf');
+    assert.equal(gate.sniff(new TextEncoder().encode('hello')), 'text/plain');
+    assert.equal(await mediagate.sniff(new Uint8Array([0, 1, 2, 3])), 'application/octet-stream');
+  });
+
+  it('are independent and synchronous', async () => {
+    const [a, b] = await Promise.all([mediagate.createGate(), mediagate.createGate({ cache: false })]);
+    assert.notEqual(a, b);
+    const bytes = readFileSync(PNG_FILE);
+    assert.deepEqual(a.admitImage(bytes, 'image/png'), b.admitImage(bytes, 'image/png'));
+    assert.equal(a.trapped, false);
+  });
+
+  it('give the component nothing: no filesystem, clock, socket, HTTP; empty environment', async () => {
+    const wasi = nothingWasi();
+    const asked = new Set();
+    const recording = new Proxy(wasi.imports, {
+      get(target, key) {
+        asked.add(String(key).split('@')[0]);
+        return target[key];
+      },
+    });
+    const root = await instantiate((name) => WebAssembly.compile(readFileSync(join(PKG_DIR, 'dist', 'generated', name))), recording);
+    assert.equal(typeof root.admission.admitImage, 'function');
+    for (const iface of asked) {
+      assert.match(iface, /^wasi:(cli|io|random)\//, `the component imports ${iface}`);
+      assert.doesNotMatch(iface, /^wasi:random\/random$/, 'no cryptographic randomness is needed');
+    }
+    assert.deepEqual(wasi.imports['wasi:cli/environment'].getEnvironment(), []);
+    assert.throws(() => wasi.imports['wasi:cli/exit'].exit({ tag: 'err' }), { name: 'GuestExit', code: 1 });
+    assert.throws(() => wasi.imports['wasi:cli/stdin'].getStdin().blockingRead(1n), (e) => e.tag === 'closed');
+  });
+
+  it('turn a trap into a GateError that quotes the guest stderr, then refuse to run', () => {
+    const wasi = nothingWasi({ stderr: () => {} });
+    const api = {
+      admitImage() {
+        const stderr = wasi.imports['wasi:cli/stderr'].getStderr();
+        stderr.write(new TextEncoder().encode("thread 'main' panicked at src/lib.rs:1:1:\nboom"));
+        throw new WebAssembly.RuntimeError('unreachable');
+      },
+    };
+    const gate = new mediagate.Gate(api, wasi);
+    assert.throws(
+      () => gate.admitImage(new Uint8Array([1]), 'image/png'),
+      (e) => e instanceof mediagate.GateError && /panicked at src\/lib.rs/.test(e.message) && /boom/.test(e.message),
+    );
+    assert.equal(gate.trapped, true);
+    assert.throws(() => gate.admitImage(new Uint8Array([1]), 'image/png'), /trapped earlier/);
+  });
+
+  it('take null options as the defaults', async () => {
+    const gate = await mediagate.createGate({ wasmBase: new URL('../dist/generated/', import.meta.url) });
+    const bytes = readFileSync(PNG_FILE);
+    assert.deepEqual(gate.admitImage(bytes, 'image/png', null), gate.admitImage(bytes, 'image/png'));
+  });
+
+  it('route the guest stderr to the given sink, line by line', () => {
+    const lines = [];
+    const wasi = nothingWasi({ stderr: (l) => lines.push(l) });
+    const err = wasi.imports['wasi:cli/stderr'].getStderr();
+    err.write(new TextEncoder().encode('thread panicked at src/x.rs:1:1:\nboom'));
+    assert.deepEqual(lines, ['thread panicked at src/x.rs:1:1:']);
+    err.blockingFlush();
+    assert.deepEqual(lines, ['thread panicked at src/x.rs:1:1:', 'boom']);
+    assert.deepEqual(wasi.lastStderr(), lines);
+  });
+});
+
+describe('helpers', () => {
+  it('claims the type from the extension as the CLI does', () => {
+    const cases = {
+      'a.png': 'image/png',
+      'b.JPG': 'image/jpeg',
+      'c.jpeg': 'image/jpeg',
+      'd.jpe': 'image/jpeg',
+      'e.jfif': 'image/jpeg',
+      'f.gif': 'image/gif',
+      'g.webp': 'image/webp',
+      'h.pdf': 'application/pdf',
+      'i.svg': 'image/svg+xml',
+      'dir.d/noext': 'application/octet-stream',
+      '.png': 'application/octet-stream',
+      'x.bin': 'application/octet-stream',
+    };
+    for (const [name, mime] of Object.entries(cases)) assert.equal(mediagate.mimeFromExtension(name), mime, name);
+  });
+
+  it('words every refusal reason', () => {
+    for (const reason of mediagate.REFUSAL_REASONS) {
+      assert.doesNotMatch(mediagate.describeReason(reason), /^Refused \(/, reason);
+    }
+  });
+});
+
+describe('README', () => {
+  let readme;
+  before(() => {
+    readme = readFileSync(join(PKG_DIR, 'README.md'), 'utf8');
+  });
+
+  it('shows the agent-host example verbatim, and the example runs', async () => {
+    const example = readFileSync(join(PKG_DIR, 'examples', 'agent-host.mjs'), 'utf8');
+    assert.ok(readme.includes(example.trim()), 'README.md must quote examples/agent-host.mjs verbatim');
+
+    const { recordToolResult } = await import('../examples/agent-host.mjs');
+    const history = [];
+    const png = readFileSync(PNG_FILE);
+    const warnings = [];
+    const warn = console.warn;
+    console.warn = (m) => warnings.push(m);
+    let refused;
+    try {
+      refused = await recordToolResult(
+        history,
+        { id: 'toolu_01', name: 'browser_screenshot' },
+        {
+          content: [
+            { type: 'image', data: b64(png), mimeType: 'image/png' },
+            { type: 'image', data: b64(SVG_BYTES), mimeType: 'image/png' },
+          ],
+        },
+      );
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(refused.length, 1);
+    assert.equal(warnings.length, 1);
+    const [entry] = history;
+    assert.equal(entry.role, 'user');
+    const [toolResult] = entry.content;
+    assert.equal(toolResult.type, 'tool_result');
+    assert.equal(toolResult.tool_use_id, 'toolu_01');
+    assert.equal(toolResult.content[0].type, 'image');
+    assert.equal(toolResult.content[1].type, 'text');
+    assert.match(toolResult.content[1].text, /browser_screenshot/);
+  });
+});

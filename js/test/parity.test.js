@@ -1,0 +1,168 @@
+// Same verdicts everywhere: the native CLI, the Node package and the browser page judge the whole
+// corpus (PngSuite, photos, the bench files, and two made-up fixtures), file by file.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import * as mediagate from '../src/index.js';
+import { CORPUS, SVG_BYTES, cliVerdict, minimalPdf, openDemo, runCli } from './helpers.js';
+
+const fixtures = mkdtempSync(join(tmpdir(), 'mediagate-parity-'));
+const outputs = join(fixtures, 'out');
+writeFileSync(join(fixtures, 'svg-named.png'), SVG_BYTES);
+writeFileSync(join(fixtures, 'document.pdf'), minimalPdf());
+writeFileSync(join(fixtures, 'empty.png'), new Uint8Array(0));
+
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+function listFiles(dir, filter = () => true) {
+  return readdirSync(dir)
+    .filter(filter)
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+const cases = [];
+function addCase(file, label, options = {}, cliArgs = []) {
+  cases.push({ name: `${label}${cliArgs.length ? ` ${cliArgs.join(' ')}` : ''}`, file, mime: mediagate.mimeFromExtension(file), options, cliArgs });
+}
+for (const file of listFiles(join(CORPUS, 'pngsuite'), (f) => f.endsWith('.png'))) {
+  addCase(file, `pngsuite/${basename(file)}`);
+  if (basename(file).startsWith('x')) addCase(file, `pngsuite/${basename(file)}`, { verify: 'full' }, ['--verify', 'full']);
+}
+for (const file of listFiles(join(CORPUS, 'photos'))) addCase(file, `photos/${basename(file)}`);
+for (const file of listFiles(join(CORPUS, 'bench'))) addCase(file, `bench/${basename(file)}`);
+addCase(join(CORPUS, 'bench', 'screenshot-3456x2234.png'), 'bench/screenshot-3456x2234.png', { downsample: false }, ['--no-downsample']);
+addCase(join(CORPUS, 'photos', 'kodim23.png'), 'photos/kodim23.png', { provider: 'openai', verify: 'full' }, ['--profile', 'openai', '--verify', 'full']);
+for (const f of ['svg-named.png', 'document.pdf', 'empty.png']) addCase(join(fixtures, f), `fixture/${f}`);
+
+const cli = new Map();
+const node = new Map();
+const browser = new Map();
+let demo;
+
+async function pool(items, width, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        await fn(item);
+      }
+    }),
+  );
+}
+
+describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
+  before(async () => {
+    // 1. The native CLI, two at a time (the machine has two cores); --out keeps the admitted bytes.
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(outputs, { recursive: true });
+    await pool(
+      cases.map((c, i) => ({ c, i })),
+      2,
+      async ({ c, i }) => {
+        const out = join(outputs, String(i));
+        const verdict = await cliVerdict(c.file, [...c.cliArgs, '--out', out]);
+        cli.set(c.name, { verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
+      },
+    );
+
+    // 2. The Node package: one instance for the whole corpus.
+    const gate = await mediagate.createGate();
+    for (const c of cases) {
+      const v = gate.admit(readFileSync(c.file), c.mime, c.options);
+      node.set(c.name, { verdict: mediagate.toCliJson(v), sha256: v.ok ? sha256(mediagate.admittedBytes(v)) : null });
+    }
+
+    // 3. The browser page's gate, in batches of at most ~6 MB of base64.
+    demo = await openDemo();
+    let batch = [];
+    let size = 0;
+    const flush = async () => {
+      if (!batch.length) return;
+      const answers = await demo.page.evaluate((items) => window.mediagateAdmitBatch(items), batch.map((b) => b.item));
+      answers.forEach((a, k) => browser.set(batch[k].name, a));
+      batch = [];
+      size = 0;
+    };
+    for (const c of cases) {
+      const b64 = readFileSync(c.file).toString('base64');
+      if (size + b64.length > 6_000_000) await flush();
+      batch.push({ name: c.name, item: { b64, mime: c.mime, options: c.options } });
+      size += b64.length;
+    }
+    await flush();
+    assert.deepEqual(demo.problems, [], 'the page logged no errors');
+  });
+
+  after(async () => {
+    await demo?.close();
+    rmSync(fixtures, { recursive: true, force: true });
+  });
+
+  it('compares like with like: the CLI embeds the component dist/generated was built from', async () => {
+    const built = JSON.parse(readFileSync(new URL('../dist/generated/BUILD.json', import.meta.url), 'utf8'));
+    const embedded = join(fixtures, 'cli-preflight.wasm');
+    const run = await runCli(['component', '--world', 'preflight', '--out', embedded]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      sha256(readFileSync(embedded)),
+      built.componentSha256,
+      `${run.bin} embeds another preflight component than ${built.component} (which npm run build ` +
+        'transpiled): rebuild the one that is stale (cargo build, then npm run build); every verdict below may differ',
+    );
+  });
+
+  it(`covers the whole corpus (${cases.length} cases)`, () => {
+    assert.ok(cases.filter((c) => c.name.startsWith('pngsuite/')).length >= 170);
+    assert.ok(cases.filter((c) => c.name.startsWith('photos/')).length >= 8);
+    assert.equal(cli.size, cases.length);
+    assert.equal(node.size, cases.length);
+    assert.equal(browser.size, cases.length);
+    // The corpus exercises both outcomes, resizing and several refusal reasons.
+    const verdicts = [...cli.values()].map((v) => v.verdict);
+    assert.ok(verdicts.some((v) => v.ok && v.resized));
+    const reasons = new Set(verdicts.filter((v) => !v.ok).map((v) => v.reason));
+    for (const r of ['magic_mismatch', 'base64_too_large']) assert.ok(reasons.has(r), `no case refused as ${r}`);
+  });
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const expected = cli.get(c.name);
+      assert.deepEqual(node.get(c.name).verdict, expected.verdict, 'Node verdict differs from the CLI');
+      assert.deepEqual(browser.get(c.name).verdict, expected.verdict, 'Chromium verdict differs from the CLI');
+      assert.equal(node.get(c.name).sha256, expected.sha256, 'Node admitted other bytes than the CLI');
+      assert.equal(browser.get(c.name).sha256, expected.sha256, 'Chromium admitted other bytes than the CLI');
+    });
+  }
+
+  it('tool results: the CLI and the Node package give the same answer', async () => {
+    const b64 = (f) => readFileSync(f).toString('base64');
+    const content = {
+      content: [
+        { type: 'text', text: 'three captures' },
+        { type: 'image', data: b64(join(CORPUS, 'photos', 'kodim23.png')), mimeType: 'image/png' },
+        { type: 'image', data: Buffer.from(SVG_BYTES).toString('base64'), mimeType: 'image/png' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(join(CORPUS, 'bench', 'screenshot-3456x2234.png')) } },
+        { type: 'resource', resource: { uri: 'file:///r.pdf', mimeType: 'application/pdf', blob: Buffer.from(minimalPdf()).toString('base64') } },
+      ],
+      isError: false,
+    };
+    const file = join(fixtures, 'tool-result.json');
+    writeFileSync(file, JSON.stringify(content));
+    for (const [args, options] of [
+      [[], {}],
+      [['--no-downsample'], { downsample: false }],
+    ]) {
+      const run = await runCli(['admit-tool-result', '--tool', 'capture', file, ...args]);
+      assert.equal(run.code, 0, run.stderr);
+      const expected = JSON.parse(run.stdout);
+      const { content: got, refused } = await mediagate.admitToolResult('capture', content, options);
+      assert.deepEqual({ content: got, refused }, expected);
+    }
+  });
+});

@@ -1,0 +1,46 @@
+// Compiled (not run) by test/types.test.js: the hand-written types describe the API as used.
+import {
+  admitImage,
+  admitToolResult,
+  createGate,
+  toCliJson,
+  type Admitted,
+  type CliVerdictJson,
+  type RefusalReason,
+  type Verdict,
+} from '@mediagate/preflight';
+import type { Root, ImportObject } from '../../dist/generated/mediagate.js';
+
+export async function example(bytes: Uint8Array): Promise<string> {
+  const verdict: Verdict = await admitImage(bytes, 'image/png', { provider: 'openai', verify: 'full' });
+  if (verdict.ok) {
+    const admitted: Admitted = verdict;
+    const width: number | undefined = admitted.dimensions?.width;
+    const json: CliVerdictJson = toCliJson(admitted);
+    return `${admitted.block.source.media_type} ${width ?? '?'} ${json.ok}`;
+  }
+  const reason: RefusalReason = verdict.reason;
+  const limit: number | undefined = verdict.limit;
+  return `${reason} ${verdict.rawBytes} ${limit ?? ''} ${verdict.message}`;
+}
+
+export async function sync(bytes: ArrayBuffer): Promise<number> {
+  const gate = await createGate({ stderr: (line: string) => void line });
+  const v = gate.admit(bytes, 'application/pdf');
+  // @ts-expect-error: not a provider
+  gate.admitImage(bytes, 'image/png', { provider: 'acme' });
+  const { refused, changed } = gate.admitToolResult('t', [{ type: 'text', text: 'x' }]);
+  return v.ok ? v.base64Len : refused.length + Number(changed);
+}
+
+export async function toolResult(content: unknown[]): Promise<unknown> {
+  const answer = await admitToolResult('screenshot', content);
+  for (const r of answer.refused) {
+    const index: number = r.index;
+    const mime: string | null = r.mime;
+    void [index, mime];
+  }
+  return answer.content;
+}
+
+export type Generated = [Root, ImportObject];

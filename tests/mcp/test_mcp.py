@@ -1,0 +1,367 @@
+"""`mediagate mcp` end to end, driven by the official MCP Python SDK as a real client.
+
+The server is the real `mediagate` binary, spawned by the SDK's stdio client; the vision model is a
+small OpenAI-compatible SSE server on 127.0.0.1 that records every request. Each test runs twice:
+once with the initialize handshake (protocol 2025-11-25) and once with the SDK's default
+negotiation (`server/discover`, protocol 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import get_default_environment
+from mcp.shared.exceptions import MCPError
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = "test-vlm"
+API_KEY = "sk-test-secret"
+DESCRIBE_START = "Describe this image"
+
+
+def mediagate_bin() -> Path:
+    if os.environ.get("MEDIAGATE_BIN"):
+        return Path(os.environ["MEDIAGATE_BIN"])
+    release = REPO / "target" / "release" / "mediagate"
+    return release if release.exists() else REPO / "target" / "debug" / "mediagate"
+
+
+# --- the loopback VLM -----------------------------------------------------------------------------
+
+
+class VlmServer:
+    """An OpenAI-compatible `/v1/chat/completions` that streams `chunks` as SSE content deltas,
+    `pause` seconds before each, and records every request it gets."""
+
+    def __init__(self, chunks: list[str], pause: float = 0.0):
+        self.chunks = chunks
+        self.pause = pause
+        self.requests: list[dict] = []
+        self.abandoned = 0  # replies the client hung up on mid-stream
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 (the stdlib's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with server._lock:
+                    server.requests.append(
+                        {
+                            "path": self.path,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": json.loads(body or b"null"),
+                        }
+                    )
+                if self.path != "/v1/chat/completions":
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    self._write(b": keep-alive\n\n")
+                    for text in server.chunks:
+                        time.sleep(server.pause)
+                        self._event({"choices": [{"index": 0, "delta": {"content": text}}]})
+                    self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    self._write(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    with server._lock:
+                        server.abandoned += 1
+                    self.close_connection = True
+
+            def _event(self, data: dict):
+                self._write(f"data: {json.dumps(data)}\n\n".encode())
+
+            def _write(self, data: bytes):
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def log_message(self, *args):
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def close(self):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def png(width: int = 8, height: int = 8) -> bytes:
+    """A small valid RGB PNG."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes([40, 90, 200]) * width for _ in range(height))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+# --- fixtures ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def mode(request):
+    return request.param
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    (ws / "icon.png").write_bytes(png())
+    shutil.copy(REPO / "tests" / "fixtures" / "hello.pdf", ws / "report.png")
+    (tmp_path / "x.png").write_bytes(png())  # beside the workspace, never readable
+    return ws
+
+
+@pytest.fixture
+def vlm():
+    servers: list[VlmServer] = []
+
+    def start(chunks: list[str], pause: float = 0.0) -> VlmServer:
+        servers.append(VlmServer(chunks, pause))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+class Session:
+    """One `mediagate mcp` subprocess and an SDK client connected to it."""
+
+    def __init__(self, workspace: Path, mode: str, vlm: VlmServer | None):
+        args = ["mcp", "--workspace", str(workspace)]
+        if vlm is not None:
+            args += ["--vlm-url", vlm.url, "--vlm-model", MODEL]
+        # The SDK passes only a safe subset of the environment (no MEDIAGATE_VLM_*), plus this.
+        env = {
+            "MEDIAGATE_VLM_API_KEY": API_KEY,
+            "MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"),
+        }
+        self.incoming: list = []
+
+        async def on_message(message):
+            self.incoming.append(message)
+
+        self.client = Client(
+            StdioServerParameters(command=str(mediagate_bin()), args=args, env=env),
+            mode=mode,
+            message_handler=on_message,
+            read_timeout_seconds=60,
+        )
+
+    async def __aenter__(self) -> Client:
+        await self.client.__aenter__()
+        return self.client
+
+    async def __aexit__(self, *exc):
+        await self.client.__aexit__(*exc)
+        # Stdout carried nothing but protocol messages: no transport-level parse failures.
+        errors = [m for m in self.incoming if isinstance(m, Exception)]
+        assert not errors, errors
+
+    def progress_notifications(self) -> list[types.ProgressNotification]:
+        return [m for m in self.incoming if isinstance(m, types.ProgressNotification)]
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1, result.content
+    block = result.content[0]
+    assert isinstance(block, types.TextContent), block
+    return block.text
+
+
+def image_url(request: dict) -> str:
+    return request["body"]["messages"][0]["content"][1]["image_url"]["url"]
+
+
+def prompt(request: dict) -> str:
+    return request["body"]["messages"][0]["content"][0]["text"]
+
+
+# --- the tests ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_lists_read_image_with_the_schema_the_component_publishes(workspace, mode, vlm):
+    server = vlm(["unused"])
+    async with Session(workspace, mode, server) as client:
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        assert client.server_info is not None and client.server_info.name == "mediagate"
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == ["read_image"]
+    tool = tools[0]
+    schema = tool.input_schema
+    assert schema["type"] == "object"
+    assert set(schema["properties"]) == {"path", "question"}
+    assert schema["properties"]["path"]["type"] == "string"
+    assert schema["properties"]["question"]["type"] == "string"
+    assert schema["required"] == ["path"]
+    assert "vision model" in (tool.description or "")
+    assert server.requests == []
+
+
+@pytest.mark.anyio
+async def test_a_question_gets_the_streamed_answer(workspace, mode, vlm):
+    server = vlm(["The book ", "is blue ", "☃."])
+    async with Session(workspace, mode, server) as client:
+        result = await client.call_tool("read_image", {"path": "icon.png", "question": "What colour is the book?"})
+    assert result.is_error is False
+    assert text_of(result) == "The book is blue ☃."
+    assert len(server.requests) == 1
+    request = server.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == f"Bearer {API_KEY}"
+    assert request["body"]["model"] == MODEL
+    assert request["body"]["stream"] is True
+    assert prompt(request) == "What colour is the book?"
+    expected = "data:image/png;base64," + base64.b64encode((workspace / "icon.png").read_bytes()).decode()
+    assert image_url(request) == expected
+
+
+@pytest.mark.anyio
+async def test_without_a_question_the_model_is_asked_to_describe(workspace, mode, vlm):
+    server = vlm(["An 8x8 ", "blue square."])
+    async with Session(workspace, mode, server) as client:
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+    assert result.is_error is False
+    assert text_of(result) == "An 8x8 blue square."
+    assert len(server.requests) == 1
+    assert prompt(server.requests[0]).startswith(DESCRIBE_START)
+
+
+@pytest.mark.anyio
+async def test_progress_follows_the_reply_as_it_streams(workspace, mode, vlm):
+    server = vlm(["One ", "two ", "three."], pause=0.3)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    session = Session(workspace, mode, server)
+    async with session as client:
+        result = await client.call_tool("read_image", {"path": "icon.png"}, progress_callback=on_progress)
+        # Callbacks run in their own tasks; give the last one a moment.
+        with anyio.fail_after(5):
+            while not seen or seen[-1][2] != "One two three.":
+                await anyio.sleep(0.02)
+    assert text_of(result) == "One two three."
+    seen.sort(key=lambda s: s[0])
+    progresses = [p for p, _, _ in seen]
+    assert len(progresses) >= 2 and len(set(progresses)) == len(progresses), seen
+    messages = [m for _, _, m in seen]
+    assert all(m is not None and "One two three.".startswith(m) for m in messages), seen
+    assert messages[0] != "One two three.", f"the first progress came before the end of the reply: {seen}"
+    assert messages[-1] == "One two three."
+
+
+@pytest.mark.anyio
+async def test_no_progress_without_a_progress_token(workspace, mode, vlm):
+    server = vlm(["One ", "two."], pause=0.1)
+    session = Session(workspace, mode, server)
+    async with session as client:
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+        await anyio.sleep(0.3)
+    assert text_of(result) == "One two."
+    assert session.progress_notifications() == []
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_call_stops_the_vlm_stream_and_the_server_carries_on(workspace, mode, vlm):
+    server = vlm(["slow ", "reply ", "here."], pause=1.0)
+    async with Session(workspace, mode, server) as client:
+        with anyio.move_on_after(1.5) as scope:
+            await client.call_tool("read_image", {"path": "icon.png"})
+        assert scope.cancelled_caught
+        # The SDK sent notifications/cancelled; the server dropped the call and hung up on the VLM.
+        with anyio.fail_after(5):
+            while server.abandoned == 0:
+                await anyio.sleep(0.05)
+        server.chunks, server.pause = ["fast."], 0.0
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+    assert text_of(result) == "fast."
+    assert len(server.requests) == 2 and server.abandoned == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("missing.png", "error: file not found: missing.png"),
+        ("report.png", "error: not an image (detected application/pdf)"),
+        ("../x.png", "outside the workspace"),
+        ("/etc/passwd", "outside the workspace"),
+    ],
+)
+async def test_errors_are_tool_results_with_is_error(workspace, mode, vlm, path, expected):
+    server = vlm(["never"])
+    async with Session(workspace, mode, server) as client:
+        result = await client.call_tool("read_image", {"path": path})
+    assert result.is_error is True
+    assert expected in text_of(result)
+    assert server.requests == [], "the model is never asked about a file the tool refused"
+
+
+@pytest.mark.anyio
+async def test_bad_arguments_are_tool_errors_and_an_unknown_tool_a_protocol_error(workspace, mode, vlm):
+    server = vlm(["never"])
+    async with Session(workspace, mode, server) as client:
+        result = await client.call_tool("read_image", {"question": "no path?"})
+        assert result.is_error is True
+        assert "missing field `path`" in text_of(result)
+        result = await client.call_tool("read_image", {"path": 7})
+        assert result.is_error is True
+        assert "invalid arguments" in text_of(result)
+        with pytest.raises(MCPError, match="unknown tool"):
+            await client.call_tool("write_image", {"path": "icon.png"})
+    assert server.requests == []
+
+
+@pytest.mark.anyio
+async def test_without_a_vision_model_the_tool_says_so_and_calls_nothing(workspace, mode, vlm):
+    assert "MEDIAGATE_VLM_URL" not in get_default_environment()
+    server = vlm(["never"])  # running, but the MCP server is not told about it
+    async with Session(workspace, mode, None) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["read_image"]
+        started = time.monotonic()
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+        assert time.monotonic() - started < 5
+    assert result.is_error is True
+    text = text_of(result)
+    assert "no vision model" in text and "Do not retry" in text, text
+    assert server.requests == []
