@@ -247,6 +247,25 @@ fn main() {
         goal: "≥ 1.8×".into(),
     });
 
+    // 7. One read_image call on the 12 MP photo, outside the VLM: a loopback server that answers at
+    // once, so the time is admission + instantiation + workspace I/O + the HTTP upload.
+    let vlm_url = instant_vlm_server();
+    let tool = mediagate::ReadImageTool::new(
+        runtime.clone(),
+        Some(mediagate::VlmConfig::new(mediagate::Api::OpenAi, vlm_url, "bench")),
+    )
+    .unwrap();
+    let ws = corpus("bench");
+    let (tool_time, answer) = time(args.runs, || {
+        rt.block_on(tool.read_image(&ws, "photo-12mp.jpg", None, Arc::new(|_, _| {}))).unwrap().unwrap()
+    });
+    assert_eq!(answer, "ok");
+    rows.push(Row {
+        figure: "read_image on photo-12mp.jpg, time outside the VLM (instant loopback server)".into(),
+        measured: ms(tool_time),
+        goal: "reported".into(),
+    });
+
     // Component size.
     let wasm = mediagate::component::PREFLIGHT;
     rows.push(Row {
@@ -263,6 +282,49 @@ fn main() {
         println!("\n{n}");
     }
     drop(Limits::default());
+}
+
+/// An OpenAI-compatible endpoint on 127.0.0.1 that reads each request and answers `ok` at once.
+fn instant_vlm_server() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut len = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let events = "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
+                        events.len()
+                    );
+                    if reader.get_mut().write_all(response.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}/v1")
 }
 
 fn ratio(a: Duration, b: Duration) -> f64 {
