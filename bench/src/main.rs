@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use image::{DynamicImage, ImageFormat};
 use mediagate::gate::{AdmitOptions, Verdict};
-use mediagate::{Gate, Limits, Runtime, RuntimeConfig};
+use mediagate::{Gate, Runtime, RuntimeConfig};
 
 struct Args {
     runs: usize,
@@ -165,7 +165,7 @@ fn main() {
             goal: "≤ 1.0× (never worse than 2.0×)".into(),
         });
         rows.push(Row {
-            figure: format!("  quality: PSNR vs float Lanczos3 reference; bytes vs sharp"),
+            figure: "  quality: PSNR vs float Lanczos3 reference; bytes vs sharp".to_string(),
             measured: format!(
                 "ours {psnr_ours:.1} dB, sharp {psnr_sharp:.1} dB; {} vs {} bytes = {:.2}×",
                 ours.len(),
@@ -281,7 +281,6 @@ fn main() {
     for n in notes {
         println!("\n{n}");
     }
-    drop(Limits::default());
 }
 
 /// An OpenAI-compatible endpoint on 127.0.0.1 that reads each request and answers `ok` at once.

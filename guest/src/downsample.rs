@@ -116,10 +116,10 @@ pub fn fit(
     let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
 
     for effort in [Effort::Fast, Effort::Thorough] {
-        if let Some(bytes) = encode_as(&fitted, t, effort)? {
-            if fits(&bytes) {
-                return Ok(Some(reencoded(bytes, t, &fitted)));
-            }
+        if let Some(bytes) = encode_as(&fitted, t, effort)?
+            && fits(&bytes)
+        {
+            return Ok(Some(reencoded(bytes, t, &fitted)));
         }
         if t != ImageType::Png {
             break; // only PNG has a slower encoding that comes out smaller

@@ -195,18 +195,18 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
                 Err(_) => {}
             }
         }
-    } else if let Some(max_side) = profile.max_side {
-        if header.width > max_side || header.height > max_side {
-            return Err(Refusal::new(
-                Reason::DimensionsTooLarge,
-                raw,
-                Some(u64::from(max_side)),
-                format!(
-                    "{}x{} px exceeds {provider}'s largest side of {max_side} px and downsampling is off",
-                    header.width, header.height
-                ),
-            ));
-        }
+    } else if let Some(max_side) = profile.max_side
+        && (header.width > max_side || header.height > max_side)
+    {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(u64::from(max_side)),
+            format!(
+                "{}x{} px exceeds {provider}'s largest side of {max_side} px and downsampling is off",
+                header.width, header.height
+            ),
+        ));
     }
 
     let b64 = base64_len(raw);

@@ -28,7 +28,8 @@ const KEEP_RESIDENT: usize = 2 << 20;
 pub struct Limits {
     /// Most linear memory one call's instance may grow to.
     pub memory_bytes: usize,
-    /// Most CPU time the guest may spend in one call (time waiting on the VLM does not count).
+    /// Most time the guest may spend running in one call: time waiting for a worker thread (other
+    /// calls running) or in host imports (the VLM) does not count.
     pub cpu_deadline: Duration,
     /// Instances that may exist at once (the pool's size).
     pub max_concurrent_calls: u32,
@@ -132,24 +133,54 @@ impl Runtime {
             table: ResourceTable::new(),
             limits: MemoryLimiter { limits, peak: 0 },
             stderr,
-            started: Instant::now(),
+            running_since: Arc::new(std::sync::Mutex::new(Instant::now())),
             host_time: Duration::ZERO,
+            host_time_at_resume: Duration::ZERO,
+            guest_time: Duration::ZERO,
             cpu_deadline: self.config.limits.cpu_deadline,
             extra,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|ctx| {
-            let state = ctx.data();
-            let guest_time = state.started.elapsed().saturating_sub(state.host_time);
-            if guest_time > state.cpu_deadline {
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            // Count only the time the guest was running since it last resumed: not time spent
+            // waiting for a worker thread while other calls ran, nor time in host imports (the VLM).
+            let since = *state.running_since.lock().expect("never poisoned");
+            let waiting_on_host = state.host_time.saturating_sub(state.host_time_at_resume);
+            state.guest_time += since.elapsed().saturating_sub(waiting_on_host);
+            if state.guest_time > state.cpu_deadline {
                 return Err(CallError::DeadlineExceeded(state.cpu_deadline).into());
             }
+            state.host_time_at_resume = state.host_time;
             // Let other calls and the runtime's I/O run: guest work never blocks the executor.
-            Ok(UpdateDeadline::Yield(1))
+            let running_since = state.running_since.clone();
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(async move {
+                    YieldOnce(false).await;
+                    *running_since.lock().expect("never poisoned") = Instant::now();
+                }),
+            ))
         });
         store
+    }
+}
+
+/// A future that is pending once (waking itself), so the executor runs other tasks in between.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
     }
 }
 
@@ -174,9 +205,13 @@ pub struct CallState<T> {
     table: ResourceTable,
     limits: MemoryLimiter,
     stderr: MemoryOutputPipe,
-    started: Instant,
+    /// When the guest last resumed after a yield (or the call started).
+    running_since: Arc<std::sync::Mutex<Instant>>,
     /// Time spent waiting in host imports (the VLM); it does not count against the CPU deadline.
     pub host_time: Duration,
+    host_time_at_resume: Duration,
+    /// Time the guest itself ran, summed over its running stretches.
+    guest_time: Duration,
     cpu_deadline: Duration,
     pub extra: T,
 }

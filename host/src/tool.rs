@@ -80,10 +80,10 @@ impl ReadImageTool {
         question: Option<&str>,
         sink: Sink,
     ) -> Result<Result<String, ToolError>, CallError> {
-        if self.vlm.is_some() {
-            if let Err(e) = check_workspace(workspace) {
-                return Ok(Err(e));
-            }
+        if self.vlm.is_some()
+            && let Err(e) = check_workspace(workspace)
+        {
+            return Ok(Err(e));
         }
         let mut store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
             Ok(s) => s,

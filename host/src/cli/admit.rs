@@ -116,10 +116,10 @@ pub async fn admit(args: AdmitArgs) -> u8 {
                 return fail(format!("cannot write {}: {e}", out.display()));
             }
         }
-        if let Some(out) = &args.block_out {
-            if let Err(e) = std::fs::write(out, block_json(admitted).to_string()) {
-                return fail(format!("cannot write {}: {e}", out.display()));
-            }
+        if let Some(out) = &args.block_out
+            && let Err(e) = std::fs::write(out, block_json(admitted).to_string())
+        {
+            return fail(format!("cannot write {}: {e}", out.display()));
         }
     }
     if args.json {

@@ -1,0 +1,66 @@
+//! One fuzz target over the whole gate, natively (the same Rust the component runs).
+//!
+//! The first byte chooses the entry point and its options; the rest is the input:
+//! - image: one of the four claimed types (and an unsupported one), verify header/full,
+//!   downsample on/off, a provider profile;
+//! - document (PDF);
+//! - tool-result JSON (the rest as UTF-8, lossily) — admitted with the same options;
+//! - sniff.
+//!
+//! Besides "no panic", it checks the gate's own promises: an admitted block is within the
+//! profile's base64 limit, carries the canonical media type and decodable base64, and a refusal
+//! always carries a reason and a message.
+#![no_main]
+
+use base64::Engine as _;
+use libfuzzer_sys::fuzz_target;
+use mediagate_guest::{Options, Provider, Verify, admit_document, admit_image, admit_tool_result, sniff};
+
+const CLAIMED: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"];
+const PROVIDERS: [Provider; 4] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini, Provider::Ollama];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else { return };
+    let options = Options {
+        downsample: selector & 0x10 != 0,
+        verify: if selector & 0x20 != 0 { Verify::Full } else { Verify::Header },
+        provider: PROVIDERS[usize::from(selector >> 6)],
+    };
+    let limit = options.provider.profile().max_base64_len;
+    match selector & 0x0f {
+        // 0..=9: images, the claimed type cycling over the five (so each real type is claimed
+        // for bytes of every other type too).
+        n @ 0..=9 => {
+            let claimed = CLAIMED[usize::from(n) % CLAIMED.len()];
+            check(admit_image(rest, claimed, &options), limit);
+        }
+        10 | 11 => check(admit_document(rest, "application/pdf"), u64::MAX),
+        12 | 13 => {
+            let json = String::from_utf8_lossy(rest);
+            let admission = admit_tool_result("fuzz", &json, &options);
+            if let Some(content) = &admission.content {
+                let value: serde_json::Value = serde_json::from_str(content).expect("rewritten content is JSON");
+                assert!(value.is_array() || value.is_object());
+            } else {
+                assert!(admission.refused.is_empty(), "refusals without new content");
+            }
+        }
+        _ => {
+            let mime = sniff(rest);
+            assert!(!mime.is_empty());
+        }
+    }
+});
+
+fn check(verdict: mediagate_guest::verdict::Verdict, limit: u64) {
+    match verdict {
+        Ok(a) => {
+            assert!(a.base64_len() <= limit, "admitted {} base64 bytes over the limit {limit}", a.base64_len());
+            let bytes = base64::engine::general_purpose::STANDARD.decode(&a.data).expect("admitted data is base64");
+            if !a.reencoded {
+                assert_eq!(bytes.len() as u64, a.original_size);
+            }
+        }
+        Err(r) => assert!(!r.message.is_empty(), "a refusal names its reason in words"),
+    }
+}
