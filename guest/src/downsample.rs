@@ -167,7 +167,7 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
                 &mut out,
                 match effort {
                     Effort::Fast => CompressionType::Fast,
-                    Effort::Thorough => CompressionType::Best,
+                    Effort::Thorough => CompressionType::Default,
                 },
                 PngFilter::Adaptive,
             );

@@ -20,9 +20,6 @@ use crate::error::CallError;
 /// How often the epoch advances; the granularity of the CPU deadline and of cooperative yields.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
-/// What a pooled slot keeps resident between calls (see `linear_memory_keep_resident`).
-const KEEP_RESIDENT: usize = 2 << 20;
-
 /// The limits of one call. Defaults are safe for untrusted files.
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -83,12 +80,7 @@ impl Runtime {
                 .total_memories(n * 2)
                 .total_tables(n * 8)
                 .total_stacks(n)
-                .max_memory_size(config.limits.memory_bytes)
-                // Reset a reused slot's first pages with memset instead of giving them back to the
-                // kernel: most calls touch only the guest's stack and a small heap.
-                .linear_memory_keep_resident(KEEP_RESIDENT)
-                .table_keep_resident(KEEP_RESIDENT)
-                .async_stack_keep_resident(KEEP_RESIDENT);
+                .max_memory_size(config.limits.memory_bytes);
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;

@@ -1,4 +1,4 @@
-use image::ImageFormat;
+use image::{DynamicImage, ImageFormat};
 
 use super::*;
 use crate::profile::Provider;
@@ -203,4 +203,34 @@ fn animated_gifs_are_refused_for_openai_only() {
     assert_eq!(r.reason, Reason::MimeUnsupported);
     let still = encode(&gradient(8, 8), ImageFormat::Gif);
     assert!(admit_image(&still, "image/gif", &opts(true, Provider::OpenAi)).is_ok());
+}
+
+/// The quality guard of the speed work, on a small image: the fitted output (shrink-on-load,
+/// Lanczos3, JPEG q80) stays within 32 dB PSNR of a full-decode float Lanczos3 reference.
+#[test]
+fn the_fit_keeps_quality_against_a_float_reference() {
+    let photo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/photos/kodim23.png");
+    let photo = image::open(photo).expect("the corpus beside the repository");
+    // 768x512 upscaled to 4608x3072 and stored as JPEG: fitted to 2000x1333 at a 1/2 DCT scale.
+    let big = photo.resize_exact(4608, 3072, image::imageops::FilterType::CatmullRom);
+    let jpeg = {
+        let mut out = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 95).encode_image(&big.to_rgb8()).unwrap();
+        out
+    };
+    let a = admit_image(&jpeg, "image/jpeg", &Options::default()).unwrap();
+    assert_eq!(a.dimensions, Some(Dimensions { width: 2000, height: 1333 }));
+    let ours = image::load_from_memory(&STANDARD.decode(&a.data).unwrap()).unwrap().to_rgb32f();
+    let reference = DynamicImage::ImageRgb32F(image::load_from_memory(&jpeg).unwrap().to_rgb32f())
+        .resize_exact(2000, 1333, image::imageops::FilterType::Lanczos3)
+        .to_rgb32f();
+    let mse: f64 = ours
+        .as_raw()
+        .iter()
+        .zip(reference.as_raw())
+        .map(|(x, y)| f64::from(x.clamp(0.0, 1.0) - y.clamp(0.0, 1.0)).powi(2))
+        .sum::<f64>()
+        / ours.as_raw().len() as f64;
+    let psnr = 10.0 * (1.0 / mse).log10();
+    assert!(psnr >= 32.0, "PSNR {psnr:.1} dB");
 }
