@@ -12,8 +12,8 @@ corpus=corpus/gate
 mkdir -p "$corpus" artifacts/gate
 
 # Seeds: the first byte of an input selects the entry point and its options (see the target).
-#   low nibble 0-9: image claimed as png/jpeg/gif/webp/svg (n % 5); 10-11 document; 12-13 tool
-#   result; 14-15 sniff. 0x10 downsample, 0x20 verify full, top two bits the provider.
+#   low nibble 0-9: image claimed as png/jpeg/gif/webp/svg (n % 5); 10-11 document; 12 tool
+#   result JSON; 13 an image inside a tool result; 14-15 sniff. 0x10 downsample, 0x20 verify full, top two bits the provider.
 seed() { # selector file
     local out="$corpus/seed-$(basename "$2")-$1"
     [ -e "$out" ] || { printf "\\x$(printf %02x "$1")"; cat "$2"; } >"$out"
@@ -31,6 +31,11 @@ for f in seeds/*; do
     esac
     for opts in 0x00 0x10 0x20 0x30 0x70; do seed $((t | opts)) "$f"; done
     seed 14 "$f"
+    # The same image inside a tool result (selector 13): claimed as its own type, in each shape.
+    for shape in 0 1 2; do
+        out="$corpus/seed-$(basename "$f")-in-result-$shape"
+        [ -e "$out" ] || { printf "\\x3d\\x$(printf %02x "$t")\\x$(printf %02x "$shape")"; cat "$f"; } >"$out"
+    done
 done
 
 runs_flag=()

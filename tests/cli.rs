@@ -122,6 +122,11 @@ fn usage_and_io_errors_exit_2() {
 }
 
 fn tool_result(input: &Value) -> Value {
+    serde_json::from_str(&tool_result_text(&input.to_string())).unwrap()
+}
+
+/// `admit-tool-result` on JSON text, as it prints it.
+fn tool_result_text(input: &str) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mediagate"))
         .args(["admit-tool-result", "--tool", "browser_screenshot"])
         .env("MEDIAGATE_CACHE_DIR", cache_dir())
@@ -129,10 +134,10 @@ fn tool_result(input: &Value) -> Value {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    serde_json::from_slice(&out.stdout).unwrap()
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn b64_file(p: &std::path::Path) -> String {
@@ -159,7 +164,7 @@ fn tool_results_in_mcp_shape_one_good_one_bad() {
     );
     assert_eq!(
         out["refused"],
-        json!([{"index": 2, "type": "image", "reason": "magic_mismatch", "bytes": 55, "mime": "image/png"}])
+        json!([{"index": 2, "path": "/2", "type": "image", "reason": "magic_mismatch", "bytes": 55, "mime": "image/png"}])
     );
 }
 
@@ -190,4 +195,92 @@ fn the_components_can_be_written_for_other_hosts() {
     let out = dir.path().join("preflight.wasm");
     assert_eq!(mediagate(&["component", "--out", path(&out)]).status.code(), Some(0));
     assert_eq!(std::fs::read(&out).unwrap(), mediagate::component::PREFLIGHT);
+}
+
+// Fail closed (issue 10): each of these passed unchecked before.
+
+fn png_bytes(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([x as u8, y as u8, (x ^ y) as u8]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+fn svg_as_png_block() -> String {
+    let svg = base64::engine::general_purpose::STANDARD.encode(b"<svg xmlns='http://www.w3.org/2000/svg'/>");
+    format!(r#"{{"type":"image","data":"{svg}","mimeType":"image/png"}}"#)
+}
+
+#[test]
+fn a_tool_result_the_gate_cannot_read_is_refused_whole() {
+    let deep = format!("{}{}{}", "[".repeat(200), svg_as_png_block(), "]".repeat(200));
+    for input in [format!("[{},", svg_as_png_block()), deep, "not json".to_string()] {
+        let out: Value = serde_json::from_str(&tool_result_text(&input)).unwrap();
+        assert_eq!(out["content"].as_array().map(Vec::len), Some(1), "{input:.60}");
+        assert_eq!(out["content"][0]["type"], "text");
+        assert_eq!(out["refused"][0]["reason"], "undecodable");
+        assert_eq!(out["refused"][0]["path"], "");
+        assert!(!out.to_string().contains("PHN2Zy"), "never the bytes");
+    }
+}
+
+#[test]
+fn what_json_allows_is_read_and_kept_byte_for_byte() {
+    // A lone surrogate and a number past f64 made serde_json give up, and the SVG passed.
+    let text_block = r#"{"type":"text", "text":"\ud800"}"#;
+    let tail = r#"{"n": 1e400, "big": 123456789012345678901234567890, "z": 1.50}"#;
+    let input = format!("[{text_block}, {}, {tail}]", svg_as_png_block());
+    let out = tool_result_text(&input);
+    assert!(out.starts_with(&format!("{{\"content\":[{text_block}, {{")), "{out}");
+    assert!(out.contains(&format!("}}, {tail}]")), "{out}");
+    let v: Value = serde_json::from_str(&out.replace("\\ud800", "?")).unwrap();
+    assert_eq!(v["refused"][0]["reason"], "magic_mismatch");
+    // With no media block, the input itself comes back: key order, spacing, numbers.
+    let plain = r#"{ "z": 1e400, "a": [1.0, 2], "content": [{"type": "text", "text": "ok"}] }"#;
+    assert_eq!(tool_result_text(plain).trim(), format!(r#"{{"content":{plain},"refused":[]}}"#));
+}
+
+#[test]
+fn an_mcp_image_with_a_source_field_is_checked() {
+    for source in ["null", "\"x\"", r#"{"type":"url","url":"https://example.com/a.png"}"#] {
+        let block = svg_as_png_block().replace(r#""type":"image","#, &format!(r#""type":"image","source":{source},"#));
+        let out: Value = serde_json::from_str(&tool_result_text(&format!("[{block}]"))).unwrap();
+        assert_eq!(out["refused"][0]["reason"], "magic_mismatch", "source {source}");
+    }
+}
+
+#[test]
+fn cut_and_undecodable_images_are_refused_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cut = png_bytes(20_000, 100);
+    cut.truncate(cut.len() / 2);
+    let cut_path = dir.path().join("cut.png");
+    std::fs::write(&cut_path, &cut).unwrap();
+    let (code, v) = admit_json(&[path(&cut_path)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")), "{v}");
+    assert!(v.get("width").is_none(), "no dimensions for what was not decoded");
+
+    let jpeg = {
+        let img = image::RgbImage::from_fn(64, 64, |x, y| image::Rgb([x as u8 * 4, y as u8 * 4, 0]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Jpeg).unwrap();
+        out.into_inner()
+    };
+    let cut_jpeg = dir.path().join("cut.jpg");
+    std::fs::write(&cut_jpeg, &jpeg[..jpeg.len() - 40]).unwrap();
+    for verify in ["full", "header"] {
+        let (code, v) = admit_json(&["--verify", verify, path(&cut_jpeg)]);
+        assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")), "--verify {verify}: {v}");
+    }
+
+    // Random bytes in place of the image data: the container is whole, the pixels are not.
+    let mut noisy = png_bytes(64, 64);
+    let idat = noisy.windows(4).position(|w| w == b"IDAT").unwrap();
+    for (i, b) in noisy[idat + 8..idat + 60].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(151).wrapping_add(17);
+    }
+    let noisy_path = dir.path().join("noisy.png");
+    std::fs::write(&noisy_path, &noisy).unwrap();
+    let (code, v) = admit_json(&[path(&noisy_path)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")), "{v}");
 }

@@ -5,6 +5,8 @@
 //!   downsample on/off, a provider profile;
 //! - document (PDF);
 //! - tool-result JSON (the rest as UTF-8, lossily) — admitted with the same options;
+//! - the rest as an image inside a tool result, in one of the block shapes the seat reads (MCP,
+//!   Anthropic, OpenAI data URL), between two text blocks that must come back unchanged;
 //! - sniff.
 //!
 //! Besides "no panic", it checks the gate's own promises: an admitted block is within the
@@ -14,6 +16,7 @@
 
 use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
+use mediagate_guest::tool_result::scan::{scan, with_lone_surrogates_mended};
 use mediagate_guest::{Options, Provider, Verify, admit_document, admit_image, admit_tool_result, sniff};
 
 const CLAIMED: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"];
@@ -35,22 +38,45 @@ fuzz_target!(|data: &[u8]| {
             check(admit_image(rest, claimed, &options), limit);
         }
         10 | 11 => check(admit_document(rest, "application/pdf"), u64::MAX),
-        12 | 13 => {
+        12 => {
             let json = String::from_utf8_lossy(rest);
             let admission = admit_tool_result("fuzz", &json, &options);
-            if let Some(content) = &admission.content {
-                let value: serde_json::Value = serde_json::from_str(content).expect("rewritten content is JSON");
-                assert!(value.is_array() || value.is_object());
-            } else {
-                assert!(admission.refused.is_empty(), "refusals without new content");
+            match &admission.content {
+                // What the gate writes is JSON its own reader reads.
+                Some(content) => assert!(scan(&with_lone_surrogates_mended(content)).is_ok(), "rewritten content is JSON"),
+                None => assert!(admission.refused.is_empty(), "refusals without new content"),
             }
         }
+        13 => image_in_a_tool_result(rest, &options),
         _ => {
             let mime = sniff(rest);
             assert!(!mime.is_empty());
         }
     }
 });
+
+/// The bytes as an image block of a tool result, claimed as PNG/JPEG/GIF/WebP by the second byte,
+/// in the shape the third byte picks; the text blocks around it must come back byte for byte.
+fn image_in_a_tool_result(data: &[u8], options: &Options) {
+    let [pick, shape, bytes @ ..] = data else { return };
+    let claimed = CLAIMED[usize::from(*pick) % 4];
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let block = match shape % 3 {
+        0 => serde_json::json!({"type": "image", "data": b64, "mimeType": claimed}),
+        1 => serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": claimed, "data": b64}}),
+        _ => serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:{claimed};base64,{b64}")}}),
+    };
+    let before = r#"{"type":"text","text":"before \ud800 1e400"}"#;
+    let after = r#"{"n": 123456789012345678901234567890, "text": "after"}"#;
+    let json = format!("[{before},{block},{after}]");
+    let admission = admit_tool_result("fuzz", &json, options);
+    let content = admission.content.expect("a media block always gives new content");
+    assert!(content.starts_with(&format!("[{before},")) && content.ends_with(&format!(",{after}]")), "{content:.200}");
+    assert!(admission.refused.len() <= 1);
+    if let Some(r) = admission.refused.first() {
+        assert_eq!((r.index, r.path.as_str()), (1, "/1"));
+    }
+}
 
 fn check(verdict: mediagate_guest::verdict::Verdict, limit: u64) {
     match verdict {

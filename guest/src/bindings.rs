@@ -30,6 +30,7 @@ impl wit::Guest for Component {
                 .into_iter()
                 .map(|r| wit::RefusedBlock {
                     index: r.index,
+                    path: r.path,
                     block_type: r.block_type,
                     mime: r.mime,
                     reason: reason(r.reason),

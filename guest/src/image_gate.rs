@@ -12,6 +12,7 @@ use crate::limits::*;
 use crate::options::{Options, Verify};
 use crate::profile::Profile;
 use crate::signature::{ImageType, sniff};
+use crate::structure::{self, Broken};
 use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Verdict, base64_len};
 
 /// What the header declares, read without decoding pixels.
@@ -20,6 +21,8 @@ pub struct Header {
     pub width: u32,
     pub height: u32,
     pub orientation: Orientation,
+    /// Bytes the decoded pixels take (width × height × bytes per pixel of the stored colour type).
+    pub decoded_bytes: u64,
 }
 
 impl Header {
@@ -59,7 +62,7 @@ pub fn read_header(bytes: &[u8], t: ImageType) -> Result<Header, image::ImageErr
     let (width, height) = decoder.dimensions();
     // A broken EXIF block is no reason to refuse an image; it then has no orientation to honour.
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-    Ok(Header { width, height, orientation })
+    Ok(Header { width, height, orientation, decoded_bytes: decoder.total_bytes() })
 }
 
 pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageError> {
@@ -83,7 +86,23 @@ fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
     Ok(false)
 }
 
+/// What one caller may still spend on decoding: a tool result shares one budget among its blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub pixels: u64,
+}
+
+impl Budget {
+    pub const UNLIMITED: Budget = Budget { pixels: u64::MAX };
+}
+
 pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
+    let mut budget = Budget::UNLIMITED;
+    admit_image_within(bytes, claimed_mime, options, &mut budget)
+}
+
+/// The gate, charging the pixels it decodes to `budget`.
+pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, budget: &mut Budget) -> Verdict {
     let profile: &Profile = options.provider.profile();
     let raw = bytes.len() as u64;
     let provider = profile.provider.name();
@@ -149,6 +168,37 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
             format!("the {} header declares an empty canvas ({}x{})", t.mime(), header.width, header.height),
         ));
     }
+    if header.decoded_bytes > DECODE_MAX_ALLOC {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            None,
+            format!(
+                "{}x{} px decode to {} bytes, over the decoder's bound of {DECODE_MAX_ALLOC} bytes; not decoded",
+                header.width, header.height, header.decoded_bytes
+            ),
+        ));
+    }
+    let fits_as_is = !(options.downsample && downsample::needs_work(raw, &header, t));
+    if options.verify == Verify::Full || !fits_as_is {
+        if pixels > budget.pixels {
+            return Err(Refusal::new(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(budget.pixels),
+                format!(
+                    "{}x{} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
+                    header.width, header.height, budget.pixels
+                ),
+            ));
+        }
+        budget.pixels -= pixels;
+    }
+
+    // The container, walked: cut files, metadata bombs and scan bombs end here.
+    if let Err(Broken(why)) = structure::check(bytes, t) {
+        return Err(Refusal::new(Reason::Undecodable, raw, None, why));
+    }
 
     if profile.still_gif_only && t == ImageType::Gif {
         match is_animated_gif(bytes) {
@@ -165,37 +215,43 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
         }
     }
 
+    // Every pixel decoded, unless the downsampler is about to decode them anyway (a JPEG it
+    // decodes at a reduced DCT scale, which still reads every coefficient of every block).
     let decoded = match options.verify {
-        Verify::Header => None,
+        Verify::Full if t == ImageType::Jpeg && !fits_as_is => None,
+        Verify::Full if t == ImageType::Jpeg => match downsample::verify_jpeg(bytes, &header) {
+            Ok(()) => None,
+            Err(e) => return Err(undecodable(raw, t, &e)),
+        },
         Verify::Full => match decode(bytes, t) {
             Ok(img) => Some(img),
             Err(image::ImageError::Limits(_)) => return Err(bomb(raw, Some(header))),
             Err(e) => return Err(undecodable(raw, t, &e)),
         },
+        Verify::Header => None,
     };
 
     // 4. Optional downsample, then the provider's base64 limit.
-    if options.downsample {
-        if downsample::needs_work(raw, &header, t) {
-            match downsample::fit(bytes, t, &header, decoded, profile) {
-                Ok(Some(out)) => return Ok(admitted_reencoded(out, raw, &header)),
-                Ok(None) => {
-                    return Err(Refusal::new(
-                        Reason::Base64TooLarge,
-                        raw,
-                        Some(profile.max_base64_len),
-                        format!(
-                            "even at {LAST_RESORT_SIDE} px and JPEG quality {} the image exceeds {provider}'s limit of {} base64 bytes",
-                            JPEG_LADDER[JPEG_LADDER.len() - 1],
-                            profile.max_base64_len
-                        ),
-                    ));
-                }
-                // Undecodable pixels: the original bytes face the base64 limit alone.
-                Err(_) => {}
-            }
-        }
-    } else if let Some(max_side) = profile.max_side
+    if !fits_as_is {
+        return match downsample::fit(bytes, t, &header, decoded, profile) {
+            Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header)),
+            Ok(None) => Err(Refusal::new(
+                Reason::Base64TooLarge,
+                raw,
+                Some(profile.max_base64_len),
+                format!(
+                    "even at {LAST_RESORT_SIDE} px and JPEG quality {} the image exceeds {provider}'s limit of {} base64 bytes",
+                    JPEG_LADDER[JPEG_LADDER.len() - 1],
+                    profile.max_base64_len
+                ),
+            )),
+            // Pixels that cannot be decoded cannot be measured: the declared size is no proof.
+            Err(image::ImageError::Limits(_)) => Err(bomb(raw, Some(header))),
+            Err(e) => Err(undecodable(raw, t, &e)),
+        };
+    }
+    if !options.downsample
+        && let Some(max_side) = profile.max_side
         && (header.width > max_side || header.height > max_side)
     {
         return Err(Refusal::new(

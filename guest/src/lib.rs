@@ -10,6 +10,7 @@ pub mod limits;
 pub mod options;
 pub mod profile;
 pub mod signature;
+pub mod structure;
 pub mod tool;
 pub mod tool_result;
 pub mod verdict;

@@ -19,5 +19,25 @@ pub const PDF_RAW_CAP: u64 = 20 * 1024 * 1024;
 /// that declares a huge canvas is refused instead of decoded.
 pub const DECODE_MAX_SIDE: u32 = 30_000;
 pub const DECODE_MAX_PIXELS: u64 = 50_000_000;
-/// Bound on what one decode may allocate.
-pub const DECODE_MAX_ALLOC: u64 = 512 * 1024 * 1024;
+/// Bound on what one decode may allocate: the decoded pixels (width × height × bytes per pixel)
+/// must fit, with room left in a 512 MiB instance for the input, the resize and the output.
+/// 50 MP of 8-bit RGBA fits; a 16-bit 7071² PNG (300 MB) does not.
+pub const DECODE_MAX_ALLOC: u64 = 200_000_000;
+
+/// PNG metadata chunks that are zlib-compressed (`iCCP`, `zTXt`, `iTXt`) may inflate to at most
+/// this many bytes in all: an ICC profile or a comment is kilobytes, a bomb is gigabytes.
+pub const ANCILLARY_INFLATE_MAX: usize = 8 * 1024 * 1024;
+/// A progressive JPEG has about ten scans; each scan is a pass of the decoder over the image.
+pub const JPEG_MAX_SCANS: usize = 100;
+
+/// The tool-result seat reads at most this much JSON text (a request to Anthropic is at most
+/// 32 MB; an over-large result is refused whole, unread).
+pub const TOOL_RESULT_MAX_BYTES: u64 = 48 * 1024 * 1024;
+/// JSON nesting the seat follows; deeper content is refused whole.
+pub const TOOL_RESULT_MAX_DEPTH: usize = 128;
+/// Base64 the admitted media of one tool result may carry in all (a whole request to Anthropic
+/// is at most 32 MB); blocks past it are refused in their slots.
+pub const TOOL_RESULT_BASE64_BUDGET: u64 = 32 * 1024 * 1024;
+/// Pixels one tool result may have decoded in all (about twenty 12 MP photos): the CPU bound of
+/// a result with many large images, reached as refusals, not as the sandbox's deadline.
+pub const TOOL_RESULT_PIXEL_BUDGET: u64 = 250_000_000;

@@ -4,10 +4,11 @@ use crate::profile::Provider;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Verify {
-    /// Read the declared dimensions from the header; decode no pixels.
-    #[default]
+    /// Read the declared dimensions from the header and walk the container; decode no pixels
+    /// (unless the downsampler must).
     Header,
-    /// Decode every pixel in the sandbox.
+    /// Decode every pixel in the sandbox: the default wherever bytes go to a model.
+    #[default]
     Full,
 }
 
@@ -20,6 +21,6 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { downsample: true, provider: Provider::Anthropic, verify: Verify::Header }
+        Options { downsample: true, provider: Provider::Anthropic, verify: Verify::Full }
     }
 }

@@ -47,11 +47,16 @@ pub fn png_of_len(len: usize) -> Vec<u8> {
 
 /// A PNG header (signature + IHDR with a valid CRC) declaring `w`×`h`, with no pixel data.
 pub fn png_header_only(w: u32, h: u32) -> Vec<u8> {
+    png_header_only_with(w, h, 8, 2)
+}
+
+/// The same with the bit depth and colour type given (2 RGB, 6 RGBA, 0 grey).
+pub fn png_header_only_with(w: u32, h: u32, bit_depth: u8, color_type: u8) -> Vec<u8> {
     let mut ihdr = Vec::new();
     ihdr.extend_from_slice(b"IHDR");
     ihdr.extend_from_slice(&w.to_be_bytes());
     ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    ihdr.extend_from_slice(&[bit_depth, color_type, 0, 0, 0]);
     let crc = crc32(&ihdr);
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     out.extend_from_slice(&13u32.to_be_bytes());
@@ -61,6 +66,29 @@ pub fn png_header_only(w: u32, h: u32) -> Vec<u8> {
     out.extend_from_slice(&0u32.to_be_bytes());
     out.extend_from_slice(b"IDAT");
     out.extend_from_slice(&crc32(b"IDAT").to_be_bytes());
+    out
+}
+
+/// A PNG whose chunks are all there (IHDR, an empty IDAT, IEND) but whose pixels are not.
+pub fn png_declaring(w: u32, h: u32) -> Vec<u8> {
+    let mut out = png_header_only(w, h);
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(b"IEND");
+    out.extend_from_slice(&crc32(b"IEND").to_be_bytes());
+    out
+}
+
+/// A valid PNG with one more chunk (`kind`, `data`, correct CRC) right after IHDR.
+pub fn png_with_chunk_after_ihdr(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let good = png(8, 8);
+    let after_ihdr = 8 + 8 + 13 + 4;
+    let mut body = kind.to_vec();
+    body.extend_from_slice(data);
+    let mut out = good[..after_ihdr].to_vec();
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&crc32(&body).to_be_bytes());
+    out.extend_from_slice(&good[after_ihdr..]);
     out
 }
 

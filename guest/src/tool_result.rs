@@ -1,20 +1,37 @@
-//! The tool-result seat: every media block of a tool's result is admitted — rebuilt from the bytes
-//! it checked — or replaced in its slot by a text block that names the tool, the refusal and the
-//! size. Never the bytes, never empty, never silently nothing.
+//! The tool-result seat: every media block of a tool's result, wherever it sits, is admitted —
+//! rebuilt from the bytes it checked — or replaced in its slot by a text block that names the
+//! tool, the refusal and the size. Never the bytes, never empty, never silently nothing.
+//!
+//! Fail closed: a result the seat cannot read (not JSON, nested too deep, too large) is refused
+//! whole; a block whose shape is ambiguous (repeated keys, bytes in two places, a source the gate
+//! cannot check) is refused in its slot. The result as a whole has a budget (base64 carried,
+//! pixels decoded) that ends in refusals, not in a trap. Everything that is not a media block is
+//! kept byte for byte: the output is the input with only the blocks' spans replaced.
+
+pub mod scan;
+mod shape;
+
+use std::ops::Range;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use crate::document::admit_document;
-use crate::image_gate::admit_image;
+use crate::image_gate::{Budget, admit_image_within};
+use crate::limits::{TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_PIXEL_BUDGET};
 use crate::options::Options;
 use crate::signature::{PDF_MIME, normalize_mime};
 use crate::verdict::{Admitted, Reason, Refusal};
+use scan::{Scan, scan};
+use shape::{Block, Payload};
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct RefusedBlock {
+    /// Position of the block in the array that holds it (0 when no array holds it).
     pub index: u32,
+    /// JSON Pointer (RFC 6901) of the block in the result; `""` when the whole result is refused.
+    pub path: String,
     pub block_type: String,
     pub mime: Option<String>,
     pub reason: Reason,
@@ -24,88 +41,113 @@ pub struct RefusedBlock {
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct ToolResultAdmission {
-    /// `None`: no block claims a media type; the content stands as it is.
+    /// `None`: no block claims a media type; the content stands exactly as it was given.
     pub content: Option<String>,
     pub refused: Vec<RefusedBlock>,
 }
 
-/// Where a block keeps its media: the block shapes agents actually see.
-enum Shape {
-    /// MCP `{"type":"image"|"audio","data","mimeType"}`.
-    McpInline,
-    /// MCP embedded resource `{"type":"resource","resource":{"blob","mimeType",…}}`.
-    McpResource,
-    /// Anthropic `{"type":"image"|"document","source":{"type":"base64","media_type","data"}}`.
-    AnthropicBase64,
-}
-
-fn shape_of(block: &Value) -> Option<Shape> {
-    let obj = block.as_object()?;
-    match obj.get("type")?.as_str()? {
-        "image" | "document" if obj.contains_key("source") => {
-            // URL and file sources carry no bytes to check; they stand as they are.
-            let source_type = obj.get("source")?.get("type").and_then(Value::as_str);
-            (source_type == Some("base64")).then_some(Shape::AnthropicBase64)
-        }
-        "image" | "audio" => Some(Shape::McpInline),
-        "resource" => {
-            let resource = obj.get("resource")?.as_object()?;
-            resource.contains_key("blob").then_some(Shape::McpResource)
-        }
-        _ => None,
-    }
-}
-
 pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> ToolResultAdmission {
-    let unchanged = ToolResultAdmission { content: None, refused: Vec::new() };
-    let Ok(mut value) = serde_json::from_str::<Value>(content_json) else {
-        return unchanged; // content that cannot be read as blocks is left as it is
-    };
-    let blocks: &mut Vec<Value> = match &mut value {
-        Value::Array(blocks) => blocks,
-        Value::Object(obj) if obj.get("content").is_some_and(Value::is_array) => {
-            obj.get_mut("content").and_then(Value::as_array_mut).expect("checked above")
+    let raw = content_json.len() as u64;
+    if raw > TOOL_RESULT_MAX_BYTES {
+        return refused_whole(
+            tool,
+            Refusal::new(
+                Reason::RawTooLarge,
+                raw,
+                Some(TOOL_RESULT_MAX_BYTES),
+                format!("{raw} bytes of JSON exceed the {TOOL_RESULT_MAX_BYTES} bytes the gate reads"),
+            ),
+        );
+    }
+    let readable = scan::with_lone_surrogates_mended(content_json);
+    let scanned = match scan(&readable) {
+        Ok(s) => s,
+        Err(e) => {
+            return refused_whole(
+                tool,
+                Refusal::new(Reason::Undecodable, raw, None, format!("the result is not JSON the gate can read: {}", e.0)),
+            );
         }
-        Value::Object(obj) if obj.contains_key("type") => {
-            // A single block: admit it as a list of one, answer in the shape it came in.
-            let mut list = vec![Value::Object(std::mem::take(obj))];
-            let refused = admit_blocks(tool, &mut list, options);
-            return match refused {
-                None => unchanged,
-                Some(refused) => ToolResultAdmission { content: Some(list.remove(0).to_string()), refused },
-            };
-        }
-        _ => return unchanged,
     };
-    match admit_blocks(tool, blocks, options) {
-        None => unchanged,
-        Some(refused) => ToolResultAdmission { content: Some(value.to_string()), refused },
+    let blocks = shape::media_blocks(&readable, &scanned);
+    if blocks.is_empty() {
+        return ToolResultAdmission { content: None, refused: Vec::new() };
+    }
+    let mut seat = Seat {
+        tool,
+        text: &readable,
+        scan: &scanned,
+        options,
+        budget: Budget { pixels: TOOL_RESULT_PIXEL_BUDGET },
+        base64_left: TOOL_RESULT_BASE64_BUDGET,
+        edits: Vec::new(),
+        refused: Vec::new(),
+    };
+    for block in &blocks {
+        seat.admit(block);
+    }
+    let Seat { mut edits, refused, .. } = seat;
+    ToolResultAdmission { content: Some(apply(content_json, &mut edits)), refused }
+}
+
+/// The whole result replaced by one text block: what could not be read cannot be passed.
+fn refused_whole(tool: &str, refusal: Refusal) -> ToolResultAdmission {
+    let text = format!(
+        "[mediagate] The result of tool \"{tool}\" was not passed to the model: {} — {} ({} bytes{}).",
+        refusal.reason.as_str(),
+        refusal.message,
+        refusal.raw_bytes,
+        limit_words(&refusal),
+    );
+    ToolResultAdmission {
+        content: Some(json!([{"type": "text", "text": text}]).to_string()),
+        refused: vec![RefusedBlock {
+            index: 0,
+            path: String::new(),
+            block_type: "content".into(),
+            mime: None,
+            reason: refusal.reason,
+            raw_bytes: refusal.raw_bytes,
+            limit: refusal.limit,
+        }],
     }
 }
 
-/// Admits the media blocks in place; `None` when there is none.
-fn admit_blocks(tool: &str, blocks: &mut Vec<Value>, options: &Options) -> Option<Vec<RefusedBlock>> {
-    if !blocks.iter().any(|b| shape_of(b).is_some()) {
-        return None;
-    }
-    let mut refused = Vec::new();
-    let old = std::mem::take(blocks);
-    for (index, block) in old.into_iter().enumerate() {
-        let Some(shape) = shape_of(&block) else {
-            blocks.push(block);
-            continue;
+struct Seat<'a> {
+    tool: &'a str,
+    text: &'a str,
+    scan: &'a Scan,
+    options: &'a Options,
+    budget: Budget,
+    base64_left: u64,
+    edits: Vec<(Range<usize>, String)>,
+    refused: Vec<RefusedBlock>,
+}
+
+impl Seat<'_> {
+    fn admit(&mut self, block: &Block) {
+        let object = &self.scan.objects[block.object];
+        let verdict = match &block.payload {
+            Payload::Refused(refusal) => Err(refusal.clone()),
+            payload => self.judge(block, payload),
         };
-        let Value::Object(obj) = block else { unreachable!("shape_of accepts objects only") };
-        match admit_block(&obj, &shape, options) {
-            Ok(admitted) => blocks.push(rebuild(obj, &shape, &admitted)),
-            Err((refusal, mime)) => {
-                let block_type = obj.get("type").and_then(Value::as_str).unwrap_or("").to_string();
-                blocks
-                    .push(json!({"type": "text", "text": refusal_text(tool, &block_type, mime.as_deref(), &refusal)}));
-                refused.push(RefusedBlock {
-                    index: index as u32,
-                    block_type,
-                    mime,
+        match verdict {
+            Ok(admitted) => {
+                for (span, value) in shape::rebuilt(self.scan, block, &admitted) {
+                    self.edits.push((span, value));
+                }
+            }
+            Err(refusal) => {
+                let placeholder = json!({
+                    "type": block.placeholder_type(),
+                    "text": placeholder_text(self.tool, &block.block_type, block.mime.as_deref(), &refusal),
+                });
+                self.edits.push((object.span.clone(), placeholder.to_string()));
+                self.refused.push(RefusedBlock {
+                    index: object.index,
+                    path: object.pointer.clone(),
+                    block_type: block.block_type.clone(),
+                    mime: block.mime.clone(),
                     reason: refusal.reason,
                     raw_bytes: refusal.raw_bytes,
                     limit: refusal.limit,
@@ -113,56 +155,43 @@ fn admit_blocks(tool: &str, blocks: &mut Vec<Value>, options: &Options) -> Optio
             }
         }
     }
-    Some(refused)
-}
 
-fn claimed(obj: &Map<String, Value>, shape: &Shape) -> (Option<String>, Option<Value>) {
-    let (holder, mime_key, data_key) = match shape {
-        Shape::McpInline => (Some(obj), "mimeType", "data"),
-        Shape::McpResource => (obj.get("resource").and_then(Value::as_object), "mimeType", "blob"),
-        Shape::AnthropicBase64 => (obj.get("source").and_then(Value::as_object), "media_type", "data"),
-    };
-    let mime = holder.and_then(|h| h.get(mime_key)).and_then(Value::as_str).map(str::to_string);
-    let data = holder.and_then(|h| h.get(data_key)).cloned();
-    (mime, data)
-}
-
-fn admit_block(
-    obj: &Map<String, Value>,
-    shape: &Shape,
-    options: &Options,
-) -> Result<Admitted, (Refusal, Option<String>)> {
-    let (mime, data) = claimed(obj, shape);
-    let Some(Value::String(data)) = data else {
-        return Err((Refusal::new(Reason::Undecodable, 0, None, "the block has no base64 string to decode"), mime));
-    };
-    let bytes = match decode_base64(&data) {
-        Some(bytes) => bytes,
-        None => {
-            return Err((Refusal::new(Reason::Undecodable, 0, None, "the block's data is not valid base64"), mime));
+    fn judge(&mut self, block: &Block, payload: &Payload) -> Result<Admitted, Refusal> {
+        let data = shape::payload_text(self.text, self.scan, payload)
+            .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block has no base64 string to decode"))?;
+        let bytes = decode_base64(&data)
+            .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block's data is not valid base64"))?;
+        let raw = bytes.len() as u64;
+        let Some(claimed) = block.mime.as_deref() else {
+            return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
+        };
+        let admitted = if block.is_document() || normalize_mime(claimed) == PDF_MIME {
+            admit_document(&bytes, claimed)?
+        } else if block.is_audio() {
+            return Err(Refusal::new(
+                Reason::MimeUnsupported,
+                raw,
+                None,
+                format!("{claimed} is not an image or document type the gate accepts"),
+            ));
+        } else {
+            admit_image_within(&bytes, claimed, self.options, &mut self.budget)?
+        };
+        let carried = admitted.base64_len();
+        if carried > self.base64_left {
+            return Err(Refusal::new(
+                Reason::Base64TooLarge,
+                raw,
+                Some(TOOL_RESULT_BASE64_BUDGET),
+                format!(
+                    "the admitted block ({carried} base64 bytes) would take this result past its budget of \
+                     {TOOL_RESULT_BASE64_BUDGET} base64 bytes for all its media"
+                ),
+            ));
         }
-    };
-    let Some(claimed_mime) = mime.clone() else {
-        return Err((
-            Refusal::new(Reason::MimeUnsupported, bytes.len() as u64, None, "the block names no media type"),
-            None,
-        ));
-    };
-    let block_type = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    let normalized = normalize_mime(&claimed_mime);
-    let verdict = if block_type == "document" || (block_type == "resource" && normalized == PDF_MIME) {
-        admit_document(&bytes, &claimed_mime)
-    } else if block_type == "audio" {
-        Err(Refusal::new(
-            Reason::MimeUnsupported,
-            bytes.len() as u64,
-            None,
-            format!("{claimed_mime} is not an image or document type the gate accepts"),
-        ))
-    } else {
-        admit_image(&bytes, &claimed_mime, options)
-    };
-    verdict.map_err(|r| (r, mime))
+        self.base64_left -= carried;
+        Ok(admitted)
+    }
 }
 
 /// Standard base64; line-wrapped base64 (MIME style) is accepted too.
@@ -173,169 +202,44 @@ fn decode_base64(data: &str) -> Option<Vec<u8>> {
     })
 }
 
-fn rebuild(mut obj: Map<String, Value>, shape: &Shape, admitted: &Admitted) -> Value {
-    match shape {
-        Shape::McpInline => {
-            obj.insert("data".into(), Value::String(admitted.data.clone()));
-            obj.insert("mimeType".into(), Value::String(admitted.mime.into()));
+/// The input with each span replaced; spans nested in a replaced span are dropped with it.
+fn apply(text: &str, edits: &mut [(Range<usize>, String)]) -> String {
+    edits.sort_by_key(|(span, _)| (span.start, std::cmp::Reverse(span.end)));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (span, replacement) in edits.iter() {
+        if span.start < at {
+            continue; // inside a block already replaced whole
         }
-        Shape::McpResource => {
-            if let Some(Value::Object(resource)) = obj.get_mut("resource") {
-                resource.insert("blob".into(), Value::String(admitted.data.clone()));
-                resource.insert("mimeType".into(), Value::String(admitted.mime.into()));
-            }
-        }
-        Shape::AnthropicBase64 => {
-            obj.insert("source".into(), json!({"type": "base64", "media_type": admitted.mime, "data": admitted.data}));
-        }
+        out.push_str(&text[at..span.start]);
+        out.push_str(replacement);
+        at = span.end;
     }
-    Value::Object(obj)
+    out.push_str(&text[at..]);
+    out
 }
 
-fn refusal_text(tool: &str, block_type: &str, mime: Option<&str>, refusal: &Refusal) -> String {
-    let what = match (block_type, mime) {
-        ("resource", Some(m)) => format!("resource ({m})"),
-        (t, Some(m)) => format!("{t} ({m})"),
-        (t, None) => t.to_string(),
+fn limit_words(refusal: &Refusal) -> String {
+    match (refusal.reason, refusal.limit) {
+        (_, None) => String::new(),
+        (Reason::DimensionsTooLarge, Some(l)) => format!(", limit {l} px"),
+        (_, Some(l)) => format!(", limit {l} bytes"),
+    }
+}
+
+fn placeholder_text(tool: &str, block_type: &str, mime: Option<&str>, refusal: &Refusal) -> String {
+    let what = match mime {
+        Some(m) => format!("{block_type} ({m})"),
+        None => block_type.to_string(),
     };
-    let limit = refusal.limit.map(|l| format!(", limit {l} bytes")).unwrap_or_default();
     format!(
-        "[mediagate] The {what} returned by tool \"{tool}\" was not passed to the model: {} — {} ({} bytes{limit}).",
+        "[mediagate] The {what} returned by tool \"{tool}\" was not passed to the model: {} — {} ({} bytes{}).",
         refusal.reason.as_str(),
         refusal.message,
-        refusal.raw_bytes
+        refusal.raw_bytes,
+        limit_words(refusal),
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_images::png;
-
-    fn b64(bytes: &[u8]) -> String {
-        STANDARD.encode(bytes)
-    }
-
-    fn admit(json: &Value) -> (Option<Value>, Vec<RefusedBlock>) {
-        let a = admit_tool_result("screenshot", &json.to_string(), &Options::default());
-        (a.content.map(|c| serde_json::from_str(&c).unwrap()), a.refused)
-    }
-
-    #[test]
-    fn content_without_media_stands_as_it_is() {
-        let (content, refused) = admit(&json!([{"type": "text", "text": "hello"}]));
-        assert_eq!((content, refused.len()), (None, 0));
-        let (content, _) =
-            admit(&json!({"type": "resource", "resource": {"uri": "x", "text": "t", "mimeType": "text/plain"}}));
-        assert_eq!(content, None);
-        let a = admit_tool_result("t", "not json {", &Options::default());
-        assert_eq!(a, ToolResultAdmission { content: None, refused: vec![] });
-        let a = admit_tool_result("t", "\"just a string\"", &Options::default());
-        assert_eq!(a.content, None);
-    }
-
-    #[test]
-    fn mcp_blocks_one_good_one_bad() {
-        let good = png(8, 8);
-        let input = json!([
-            {"type": "text", "text": "before"},
-            {"type": "image", "data": b64(&good), "mimeType": "image/png"},
-            {"type": "image", "data": b64(b"<svg/>"), "mimeType": "image/png"},
-        ]);
-        let (content, refused) = admit(&input);
-        let content = content.unwrap();
-        let blocks = content.as_array().unwrap();
-        assert_eq!(blocks.len(), 3, "every slot keeps a block");
-        assert_eq!(blocks[0], input[0]);
-        assert_eq!(blocks[1]["data"], b64(&good));
-        assert_eq!(blocks[1]["mimeType"], "image/png");
-        assert_eq!(blocks[2]["type"], "text");
-        let text = blocks[2]["text"].as_str().unwrap();
-        assert!(
-            text.contains("\"screenshot\"") && text.contains("magic_mismatch") && text.contains("6 bytes"),
-            "{text}"
-        );
-        assert!(!text.contains(&b64(b"<svg/>")), "never the bytes");
-        assert_eq!(
-            refused,
-            vec![RefusedBlock {
-                index: 2,
-                block_type: "image".into(),
-                mime: Some("image/png".into()),
-                reason: Reason::MagicMismatch,
-                raw_bytes: 6,
-                limit: None
-            }]
-        );
-    }
-
-    #[test]
-    fn anthropic_blocks_one_good_one_bad() {
-        let good = png(8, 8);
-        let input = json!([
-            {"type": "image", "source": {"type": "base64", "media_type": "image/jpg", "data": b64(&crate::test_images::encode(&crate::test_images::gradient(8, 8), image::ImageFormat::Jpeg))}, "cache_control": {"type": "ephemeral"}},
-            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(b"not a pdf")}},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&good)}},
-        ]);
-        let (content, refused) = admit(&input);
-        let blocks = content.unwrap();
-        assert_eq!(blocks[0]["source"]["media_type"], "image/jpeg", "rebuilt with the canonical type");
-        assert_eq!(blocks[0]["cache_control"]["type"], "ephemeral", "other fields are kept");
-        assert_eq!(blocks[1]["type"], "text");
-        assert_eq!(blocks[2]["source"]["data"], b64(&good));
-        assert_eq!(refused.len(), 1);
-        assert_eq!((refused[0].index, refused[0].reason), (1, Reason::MagicMismatch));
-    }
-
-    #[test]
-    fn url_sources_carry_no_bytes_and_stand() {
-        let input = json!([{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]);
-        assert_eq!(admit(&input).0, None);
-    }
-
-    #[test]
-    fn undecodable_blocks_are_replaced() {
-        let input = json!([
-            {"type": "image", "data": "!!!not base64!!!", "mimeType": "image/png"},
-            {"type": "image", "mimeType": "image/png"},
-            {"type": "image", "data": 42, "mimeType": "image/png"},
-        ]);
-        let (content, refused) = admit(&input);
-        assert!(content.unwrap().as_array().unwrap().iter().all(|b| b["type"] == "text"));
-        assert!(refused.iter().all(|r| r.reason == Reason::Undecodable && r.raw_bytes == 0));
-        assert_eq!(refused.len(), 3);
-    }
-
-    #[test]
-    fn embedded_resources_and_object_results() {
-        let good = png(8, 8);
-        let input = json!({"content": [
-            {"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": b64(&good)}},
-            {"type": "resource", "resource": {"uri": "file:///a.zip", "mimeType": "application/zip", "blob": b64(b"PK\x03\x04")}},
-        ], "isError": false});
-        let (content, refused) = admit(&input);
-        let content = content.unwrap();
-        assert_eq!(content["isError"], false, "the result object keeps its other fields");
-        assert_eq!(content["content"][0]["resource"]["blob"], b64(&good));
-        assert_eq!(content["content"][1]["type"], "text");
-        assert_eq!((refused[0].index, refused[0].reason), (1, Reason::MimeUnsupported));
-    }
-
-    #[test]
-    fn a_single_block_comes_back_as_a_single_block() {
-        let input = json!({"type": "image", "data": b64(b"GIF89a"), "mimeType": "image/webp"});
-        let (content, refused) = admit(&input);
-        assert_eq!(content.unwrap()["type"], "text");
-        assert_eq!(refused[0].reason, Reason::MagicMismatch);
-    }
-
-    #[test]
-    fn line_wrapped_base64_is_accepted() {
-        let good = png(8, 8);
-        let wrapped: String =
-            b64(&good).as_bytes().chunks(20).map(|c| format!("{}\n", std::str::from_utf8(c).unwrap())).collect();
-        let (content, refused) = admit(&json!([{"type": "image", "data": wrapped, "mimeType": "image/png"}]));
-        assert!(refused.is_empty());
-        assert_eq!(content.unwrap()[0]["data"], b64(&good));
-    }
-}
+mod tests;

@@ -18,9 +18,10 @@ pub use admission::{
     Verdict, Verify,
 };
 
+/// Downsample, Anthropic's limits, every pixel decoded: the options for bytes that go to a model.
 impl Default for AdmitOptions {
     fn default() -> Self {
-        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Header }
+        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full }
     }
 }
 

@@ -16,7 +16,7 @@ export interface AdmitOptions {
   downsample?: boolean;
   /** Whose content API the block is for; the provider's limits apply. Default 'anthropic'. */
   provider?: Provider;
-  /** 'header': dimensions from the header only; 'full': decode every pixel. Default 'header'. */
+  /** 'full': decode every pixel (a cut or corrupt image is refused); 'header': read the header and walk the container only. Default 'full'. */
   verify?: VerifyMode;
 }
 
@@ -64,8 +64,10 @@ export interface Refused {
 export type Verdict = Admitted | Refused;
 
 export interface RefusedBlock {
-  /** Index of the block in the content list. */
+  /** Position of the block in the array that holds it (0 when no array holds it). */
   index: number;
+  /** JSON Pointer of the block in the result (`/content/2`); '' when the whole result was refused. */
+  path: string;
   /** The block's type as it was given (`image`, `document`, `resource`). */
   type: string;
   reason: RefusalReason;

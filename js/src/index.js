@@ -125,7 +125,7 @@ function toBytes(bytes) {
 function toOptions(options) {
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample = true, provider = 'anthropic', verify = 'header' } = options;
+  const { downsample = true, provider = 'anthropic', verify = 'full' } = options;
   if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
   if (!PROVIDERS.includes(provider)) {
     throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
@@ -157,7 +157,14 @@ function verdictFrom(verdict) {
 }
 
 function refusedBlockFrom(b) {
-  const out = { index: b.index, type: b.blockType, reason: snake(b.reason), bytes: Number(b.rawBytes), mime: b.mime ?? null };
+  const out = {
+    index: b.index,
+    path: b.path,
+    type: b.blockType,
+    reason: snake(b.reason),
+    bytes: Number(b.rawBytes),
+    mime: b.mime ?? null,
+  };
   if (b.limit != null) out.limit = Number(b.limit);
   return out;
 }

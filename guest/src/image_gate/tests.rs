@@ -116,10 +116,10 @@ fn large_images_are_fit_inside_2000_keeping_aspect() {
 
 #[test]
 fn without_downsampler_a_side_over_the_profile_is_refused() {
-    let bytes = png_header_only(8001, 10);
+    let bytes = png(8001, 10);
     let r = refused(admit_image(&bytes, "image/png", &opts(false, Provider::Anthropic)));
     assert_eq!((r.reason, r.limit), (Reason::DimensionsTooLarge, Some(8000)));
-    let bytes = png_header_only(8000, 10);
+    let bytes = png(8000, 10);
     assert!(admit_image(&bytes, "image/png", &opts(false, Provider::Anthropic)).is_ok());
 }
 
@@ -144,24 +144,44 @@ fn an_unreadable_header_is_undecodable() {
 }
 
 #[test]
-fn verify_full_decodes_every_pixel() {
-    let mut bytes = png(64, 64);
-    let cut = bytes.len() - 30;
-    bytes.truncate(cut);
-    let header_only = Options { verify: Verify::Header, downsample: false, ..Options::default() };
-    assert!(admit_image(&bytes, "image/png", &header_only).is_ok(), "the header alone is intact");
-    let full = Options { verify: Verify::Full, ..header_only };
-    assert_eq!(refused(admit_image(&bytes, "image/png", &full)).reason, Reason::Undecodable);
+fn a_cut_image_is_refused_at_every_depth() {
+    let mut png_bytes = png(64, 64);
+    png_bytes.truncate(png_bytes.len() - 30);
+    let mut jpeg = encode(&gradient(64, 64), ImageFormat::Jpeg);
+    jpeg.truncate(jpeg.len() - 30);
+    for verify in [Verify::Header, Verify::Full] {
+        for downsample in [true, false] {
+            let o = Options { verify, downsample, ..Options::default() };
+            assert_eq!(refused(admit_image(&png_bytes, "image/png", &o)).reason, Reason::Undecodable);
+            assert_eq!(refused(admit_image(&jpeg, "image/jpeg", &o)).reason, Reason::Undecodable);
+        }
+    }
 }
 
 #[test]
-fn a_failed_downsample_keeps_the_original_bytes() {
-    // Large dims ask for a downsample, but the pixel data is missing: the original bytes then
-    // face the base64 limit alone, and pass it.
-    let bytes = png_header_only(3000, 3000);
-    let a = admit_image(&bytes, "image/png", &Options::default()).unwrap();
-    assert!(!a.reencoded);
-    assert_eq!(a.data, STANDARD.encode(&bytes));
+fn verify_full_decodes_every_pixel() {
+    // Whole containers, corrupt image data: only a decode finds it.
+    let mut png_bytes = png(64, 64);
+    let idat = png_bytes.windows(4).position(|w| w == b"IDAT").unwrap();
+    for b in &mut png_bytes[idat + 10..idat + 40] {
+        *b ^= 0x5A;
+    }
+    let header_only = Options { verify: Verify::Header, downsample: false, ..Options::default() };
+    assert!(admit_image(&png_bytes, "image/png", &header_only).is_ok(), "the header alone is intact");
+    let full = Options { verify: Verify::Full, ..header_only };
+    assert_eq!(refused(admit_image(&png_bytes, "image/png", &full)).reason, Reason::Undecodable);
+    assert_eq!(Options::default().verify, Verify::Full, "decoding every pixel is the default");
+}
+
+#[test]
+fn a_failed_downsample_is_refused_not_passed_at_its_declared_size() {
+    // Large dims ask for a downsample, but the pixel data is missing: what cannot be decoded
+    // cannot be measured, and the declared size is no proof.
+    let bytes = png_declaring(20_000, 100);
+    for verify in [Verify::Header, Verify::Full] {
+        let r = refused(admit_image(&bytes, "image/png", &Options { verify, ..Options::default() }));
+        assert_eq!(r.reason, Reason::Undecodable, "{verify:?}: {}", r.message);
+    }
 }
 
 #[test]
@@ -233,4 +253,27 @@ fn the_fit_keeps_quality_against_a_float_reference() {
         / ours.as_raw().len() as f64;
     let psnr = 10.0 * (1.0 / mse).log10();
     assert!(psnr >= 32.0, "PSNR {psnr:.1} dB");
+}
+
+#[test]
+fn a_webp_canvas_larger_than_its_frame_is_not_admitted_at_the_declared_size() {
+    // VP8X declaring 20000x2500 around a 1x1 lossless frame.
+    let one = encode(&gradient(1, 1), ImageFormat::WebP);
+    let frame = &one[12..]; // the VP8L chunk
+    let mut vp8x = b"VP8X".to_vec();
+    vp8x.extend_from_slice(&10u32.to_le_bytes());
+    vp8x.extend_from_slice(&[0, 0, 0, 0]);
+    vp8x.extend_from_slice(&(20_000u32 - 1).to_le_bytes()[..3]);
+    vp8x.extend_from_slice(&(2_500u32 - 1).to_le_bytes()[..3]);
+    let mut bytes = b"RIFF".to_vec();
+    bytes.extend_from_slice(&((4 + vp8x.len() + frame.len()) as u32).to_le_bytes());
+    bytes.extend_from_slice(b"WEBP");
+    bytes.extend_from_slice(&vp8x);
+    bytes.extend_from_slice(frame);
+    for verify in [Verify::Header, Verify::Full] {
+        match admit_image(&bytes, "image/webp", &Options { verify, ..Options::default() }) {
+            Ok(a) => panic!("{verify:?}: admitted at {:?}", a.dimensions),
+            Err(r) => assert_eq!(r.reason, Reason::Undecodable, "{verify:?}: {}", r.message),
+        }
+    }
 }

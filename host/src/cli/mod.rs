@@ -46,8 +46,9 @@ pub struct GateArgs {
     /// The provider whose limits apply.
     #[arg(long, value_enum, default_value_t = ProfileArg::Anthropic)]
     profile: ProfileArg,
-    /// header: read dimensions from the header only; full: decode every pixel in the sandbox.
-    #[arg(long, value_enum, default_value_t = VerifyArg::Header)]
+    /// full: decode every pixel in the sandbox; header: read the header and walk the container
+    /// only (faster, for bytes that are checked again before they reach a model).
+    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
     verify: VerifyArg,
 }
 

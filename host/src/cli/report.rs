@@ -74,18 +74,18 @@ pub fn block_json(a: &Admitted) -> Value {
     json!({"type": kind(a.kind), "source": {"type": "base64", "media_type": a.mime, "data": a.data}})
 }
 
-/// `{"content": …, "refused": […]}`; with no media block the content comes back as it was.
-pub fn tool_result_json(input: &str, admission: &ToolResultAdmission) -> Value {
-    let content = match &admission.content {
-        Some(c) => serde_json::from_str(c).unwrap_or(Value::String(c.clone())),
-        None => serde_json::from_str(input).unwrap_or_else(|_| Value::String(input.to_string())),
-    };
+/// `{"content": …, "refused": […]}`. With no media block the content comes back exactly as it was
+/// given (the input text itself: numbers, key order and spacing untouched); otherwise it is the
+/// gate's rebuilt text, which keeps everything but the media blocks byte for byte.
+pub fn tool_result_json(input: &str, admission: &ToolResultAdmission) -> String {
+    let content = admission.content.as_deref().unwrap_or(input);
     let refused: Vec<Value> = admission
         .refused
         .iter()
         .map(|r| {
             let mut v = json!({
                 "index": r.index,
+                "path": r.path,
                 "type": r.block_type,
                 "reason": r.reason.as_str(),
                 "bytes": r.raw_bytes,
@@ -97,5 +97,6 @@ pub fn tool_result_json(input: &str, admission: &ToolResultAdmission) -> Value {
             v
         })
         .collect();
-    json!({"content": content, "refused": refused})
+    // The content is JSON text the gate has read (or written): it is spliced in, not re-serialised.
+    format!("{{\"content\":{},\"refused\":{}}}", content.trim(), Value::Array(refused))
 }

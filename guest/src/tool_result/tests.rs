@@ -1,0 +1,350 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::test_images::{encode, gradient, noise, png};
+
+fn b64(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
+}
+
+fn admit_text(text: &str) -> ToolResultAdmission {
+    admit_tool_result("screenshot", text, &Options::default())
+}
+
+fn admit(json: &Value) -> (Option<Value>, Vec<RefusedBlock>) {
+    let a = admit_text(&json.to_string());
+    (a.content.map(|c| serde_json::from_str(&c).unwrap()), a.refused)
+}
+
+fn svg_as_png() -> Value {
+    json!({"type": "image", "data": b64(b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>"), "mimeType": "image/png"})
+}
+
+#[test]
+fn content_without_media_stands_as_it_is() {
+    let (content, refused) = admit(&json!([{"type": "text", "text": "hello"}]));
+    assert_eq!((content, refused.len()), (None, 0));
+    let (content, _) =
+        admit(&json!({"type": "resource", "resource": {"uri": "x", "text": "t", "mimeType": "text/plain"}}));
+    assert_eq!(content, None);
+    assert_eq!(admit_text("\"just a string\"").content, None);
+    assert_eq!(admit_text(r#"[{"type":"resource_link","uri":"file:///a.png","mimeType":"image/png"}]"#).content, None);
+}
+
+#[test]
+fn what_cannot_be_read_is_refused_whole() {
+    let deep = format!("{}{}{}", "[".repeat(200), svg_as_png(), "]".repeat(200));
+    for bad in ["not json {", "[1,]", "", &deep] {
+        let a = admit_text(bad);
+        let content: Value = serde_json::from_str(a.content.as_deref().unwrap()).unwrap();
+        assert_eq!(content.as_array().unwrap().len(), 1, "{bad:.40}");
+        assert_eq!(content[0]["type"], "text");
+        assert!(content[0]["text"].as_str().unwrap().contains("not JSON the gate can read"), "{content}");
+        assert_eq!(a.refused.len(), 1);
+        assert_eq!((a.refused[0].reason, a.refused[0].path.as_str()), (Reason::Undecodable, ""));
+        assert_eq!(a.refused[0].block_type, "content");
+    }
+}
+
+#[test]
+fn what_json_allows_is_read_and_the_rest_kept_byte_for_byte() {
+    // A lone surrogate, a number past f64, a huge integer, odd spacing and key order: all JSON.
+    let text = format!(
+        r#"{{ "z": 1e400, "content": [ {{"type":"text", "text":"\ud800 broken"}}, {}, {{"n": 123456789012345678901234567890 }} ], "a": 1.50 }}"#,
+        svg_as_png()
+    );
+    let a = admit_text(&text);
+    assert_eq!(a.refused.len(), 1);
+    assert_eq!((a.refused[0].reason, a.refused[0].path.as_str(), a.refused[0].index), (Reason::MagicMismatch, "/content/1", 1));
+    let out = a.content.unwrap();
+    assert!(out.starts_with(r#"{ "z": 1e400, "content": [ {"type":"text", "text":"\ud800 broken"}, {"text":"#), "{out}");
+    assert!(out.ends_with(r#"}, {"n": 123456789012345678901234567890 } ], "a": 1.50 }"#), "{out}");
+}
+
+#[test]
+fn mcp_blocks_one_good_one_bad() {
+    let good = png(8, 8);
+    let input = json!([
+        {"type": "text", "text": "before"},
+        {"type": "image", "data": b64(&good), "mimeType": "image/png"},
+        {"type": "image", "data": b64(b"<svg/>"), "mimeType": "image/png"},
+    ]);
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    let blocks = content.as_array().unwrap();
+    assert_eq!(blocks.len(), 3, "every slot keeps a block");
+    assert_eq!(blocks[0], input[0]);
+    assert_eq!(blocks[1]["data"], b64(&good));
+    assert_eq!(blocks[1]["mimeType"], "image/png");
+    assert_eq!(blocks[2]["type"], "text");
+    let text = blocks[2]["text"].as_str().unwrap();
+    assert!(text.contains("\"screenshot\"") && text.contains("magic_mismatch") && text.contains("6 bytes"), "{text}");
+    assert!(!text.contains(&b64(b"<svg/>")), "never the bytes");
+    assert_eq!(
+        refused,
+        vec![RefusedBlock {
+            index: 2,
+            path: "/2".into(),
+            block_type: "image".into(),
+            mime: Some("image/png".into()),
+            reason: Reason::MagicMismatch,
+            raw_bytes: 6,
+            limit: None
+        }]
+    );
+}
+
+#[test]
+fn anthropic_blocks_one_good_one_bad() {
+    let good = png(8, 8);
+    let jpeg = encode(&gradient(8, 8), image::ImageFormat::Jpeg);
+    let input = json!([
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpg", "data": b64(&jpeg)}, "cache_control": {"type": "ephemeral"}},
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(b"not a pdf")}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&good)}},
+    ]);
+    let (content, refused) = admit(&input);
+    let blocks = content.unwrap();
+    assert_eq!(blocks[0]["source"]["media_type"], "image/jpeg", "rebuilt with the canonical type");
+    assert_eq!(blocks[0]["cache_control"]["type"], "ephemeral", "other fields are kept");
+    assert_eq!(blocks[1]["type"], "text");
+    assert_eq!(blocks[2]["source"]["data"], b64(&good));
+    assert_eq!(refused.len(), 1);
+    assert_eq!((refused[0].index, refused[0].reason), (1, Reason::MagicMismatch));
+}
+
+#[test]
+fn blocks_without_bytes_stand() {
+    for block in [
+        json!({"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}),
+        json!({"type": "document", "source": {"type": "file", "file_id": "file_123"}}),
+        json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain"}}),
+        json!({"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}),
+        json!({"type": "input_image", "file_id": "file_123"}),
+    ] {
+        let (content, refused) = admit(&json!([block]));
+        assert_eq!((content, refused.len()), (None, 0), "{block}");
+    }
+}
+
+#[test]
+fn an_mcp_block_is_checked_whatever_its_source_field_says() {
+    for source in [json!(null), json!("x"), json!({"type": "url", "url": "https://example.com/a.png"}), json!(7)] {
+        let mut block = svg_as_png();
+        block["source"] = source.clone();
+        let (content, refused) = admit(&json!([block]));
+        assert_eq!(refused.len(), 1, "source {source}");
+        assert_eq!(refused[0].reason, Reason::MagicMismatch, "source {source}");
+        assert_eq!(content.unwrap()[0]["type"], "text");
+    }
+    // Bytes in both places: which one a client sends is not defined.
+    let mut both = svg_as_png();
+    both["source"] = json!({"type": "base64", "media_type": "image/png", "data": b64(&png(4, 4))});
+    let (_, refused) = admit(&json!([both]));
+    assert_eq!(refused[0].reason, Reason::Undecodable);
+}
+
+#[test]
+fn sources_the_gate_cannot_check_are_refused() {
+    for source in [json!(null), json!("x"), json!({"type": "sideways", "data": "AAAA"}), json!({"media_type": "image/png"})] {
+        let (_, refused) = admit(&json!([{"type": "image", "source": source}]));
+        assert_eq!(refused.len(), 1, "source {source}");
+        assert_eq!(refused[0].reason, Reason::Undecodable, "source {source}");
+    }
+}
+
+#[test]
+fn undecodable_blocks_are_replaced() {
+    let input = json!([
+        {"type": "image", "data": "!!!not base64!!!", "mimeType": "image/png"},
+        {"type": "image", "mimeType": "image/png"},
+        {"type": "image", "data": 42, "mimeType": "image/png"},
+    ]);
+    let (content, refused) = admit(&input);
+    assert!(content.unwrap().as_array().unwrap().iter().all(|b| b["type"] == "text"));
+    assert!(refused.iter().all(|r| r.reason == Reason::Undecodable && r.raw_bytes == 0));
+    assert_eq!(refused.len(), 3);
+}
+
+#[test]
+fn embedded_resources_and_object_results() {
+    let good = png(8, 8);
+    let input = json!({"content": [
+        {"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": b64(&good)}},
+        {"type": "resource", "resource": {"uri": "file:///a.zip", "mimeType": "application/zip", "blob": b64(b"PK\x03\x04")}},
+    ], "isError": false});
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    assert_eq!(content["isError"], false, "the result object keeps its other fields");
+    assert_eq!(content["content"][0]["resource"]["blob"], b64(&good));
+    assert_eq!(content["content"][1]["type"], "text");
+    assert_eq!((refused[0].index, refused[0].reason), (1, Reason::MimeUnsupported));
+}
+
+#[test]
+fn a_single_block_comes_back_as_a_single_block() {
+    let input = json!({"type": "image", "data": b64(b"GIF89a"), "mimeType": "image/webp"});
+    let (content, refused) = admit(&input);
+    assert_eq!(content.unwrap()["type"], "text");
+    assert_eq!(refused[0].reason, Reason::MagicMismatch);
+    assert_eq!(refused[0].path, "");
+}
+
+#[test]
+fn media_is_found_wherever_it_sits() {
+    let bad = svg_as_png();
+    let anthropic_bad = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(b"<svg/>")}});
+    let cases = [
+        // An Anthropic tool_result block holding content.
+        (json!([{"type": "tool_result", "tool_use_id": "t1", "content": [anthropic_bad.clone()]}]), "/0/content/0"),
+        // A whole JSON-RPC response envelope.
+        (json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [bad.clone()], "isError": false}}), "/result/content/0"),
+        // structuredContent.
+        (json!({"content": [], "structuredContent": {"shots": [bad.clone()]}}), "/structuredContent/shots/0"),
+        // {"content": {one block}}.
+        (json!({"content": bad.clone()}), "/content"),
+        // Types in another case.
+        (json!([{"type": "Image", "source": {"type": "Base64", "media_type": "image/png", "data": b64(b"<svg/>")}}]), "/0"),
+    ];
+    for (input, path) in cases {
+        let (content, refused) = admit(&input);
+        assert_eq!(refused.len(), 1, "{input}");
+        assert_eq!((refused[0].path.as_str(), refused[0].reason), (path, Reason::MagicMismatch), "{input}");
+        assert!(!content.unwrap().to_string().contains(&b64(b"<svg/>")), "{input}");
+    }
+}
+
+#[test]
+fn a_base64_source_in_another_case_is_written_back_canonical() {
+    let good = png(8, 8);
+    let input = json!([{"type": "image", "source": {"type": "BASE64", "media_type": "IMAGE/PNG", "data": b64(&good)}}]);
+    let (content, refused) = admit(&input);
+    assert!(refused.is_empty());
+    let source = &content.unwrap()[0]["source"];
+    assert_eq!((source["type"].as_str(), source["media_type"].as_str()), (Some("base64"), Some("image/png")));
+}
+
+#[test]
+fn openai_data_urls_are_gated() {
+    let good = png(8, 8);
+    let input = json!([
+        {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(&good)), "detail": "high"}},
+        {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(b"<svg/>"))}},
+        {"type": "input_image", "image_url": format!("data:image/jpeg;base64,{}", b64(b"<html>"))},
+        {"type": "input_file", "filename": "a.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(b"%PDF-1.4 x"))},
+        {"type": "image_url", "image_url": {"url": "data:image/png,notbase64"}},
+    ]);
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    assert_eq!(content[0]["image_url"]["url"], format!("data:image/png;base64,{}", b64(&good)));
+    assert_eq!(content[0]["image_url"]["detail"], "high");
+    assert_eq!(content[1]["type"], "text");
+    assert_eq!(content[2]["type"], "input_text", "the Responses API's own text type");
+    assert_eq!(content[3]["file_data"], format!("data:application/pdf;base64,{}", b64(b"%PDF-1.4 x")));
+    let reasons: Vec<_> = refused.iter().map(|r| (r.index, r.reason)).collect();
+    assert_eq!(reasons, vec![(1, Reason::MagicMismatch), (2, Reason::MagicMismatch), (4, Reason::Undecodable)]);
+}
+
+#[test]
+fn a_block_whose_keys_repeat_is_refused() {
+    let good = b64(&png(8, 8));
+    let cases = [
+        format!(r#"[{{"type":"image","data":"{good}","data":"PHN2Zy8+","mimeType":"image/png"}}]"#),
+        format!(r#"[{{"type":"text","type":"image","data":"{good}","mimeType":"image/png"}}]"#),
+        format!(r#"[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{good}","data":"PHN2Zy8+"}}}}]"#),
+    ];
+    for text in cases {
+        let a = admit_text(&text);
+        assert_eq!(a.refused.len(), 1, "{text}");
+        assert_eq!(a.refused[0].reason, Reason::Undecodable, "{text}");
+        assert!(!a.content.unwrap().contains("PHN2Zy8+"), "{text}");
+    }
+    // Repeated keys outside any block do not hide a block: both values are walked.
+    let text = format!(r#"{{"content":[{{"type":"image","data":"PHN2Zy8+","mimeType":"image/png"}}],"content":[]}}"#);
+    assert_eq!(admit_text(&text).refused.len(), 1);
+}
+
+#[test]
+fn a_media_block_inside_another_is_refused_whole() {
+    let mut outer = json!({"type": "image", "data": b64(&png(8, 8)), "mimeType": "image/png"});
+    outer["extra"] = svg_as_png();
+    let (content, refused) = admit(&json!([outer]));
+    assert_eq!(refused.len(), 1);
+    assert_eq!((refused[0].path.as_str(), refused[0].reason), ("/0", Reason::Undecodable));
+    assert_eq!(content.unwrap()[0]["type"], "text");
+}
+
+#[test]
+fn one_bad_block_never_sinks_its_neighbours() {
+    let good = png(8, 8);
+    // A zlib bomb in iCCP, a cut PNG and a 16-bit 7071² PNG header between two good blocks.
+    let mut cut = png(64, 64);
+    cut.truncate(cut.len() / 2);
+    let sixteen_bit = crate::test_images::png_header_only_with(7071, 7071, 16, 6);
+    let bomb = {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&vec![0u8; 64 << 20]).unwrap();
+        let mut data = b"icc\0\0".to_vec();
+        data.extend_from_slice(&z.finish().unwrap());
+        crate::test_images::png_with_chunk_after_ihdr(b"iCCP", &data)
+    };
+    let input = json!([
+        {"type": "image", "data": b64(&bomb), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&good), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&cut), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&sixteen_bit), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&good), "mimeType": "image/png"},
+    ]);
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    assert_eq!(content[1]["data"], b64(&good));
+    assert_eq!(content[4]["data"], b64(&good));
+    let reasons: Vec<_> = refused.iter().map(|r| (r.index, r.reason)).collect();
+    assert_eq!(reasons, vec![(0, Reason::Undecodable), (2, Reason::Undecodable), (3, Reason::DimensionsTooLarge)]);
+}
+
+#[test]
+fn the_whole_result_has_a_base64_budget() {
+    // Incompressible 3 MB PNGs: each passes alone; together they would carry ~40 MB of base64.
+    let big = encode(&noise(1000, 750), image::ImageFormat::Png);
+    assert!(big.len() > 2_000_000);
+    let blocks: Vec<Value> = (0..10).map(|_| json!({"type": "image", "data": b64(&big), "mimeType": "image/png"})).collect();
+    let options = Options { verify: crate::Verify::Header, ..Options::default() };
+    let a = admit_tool_result("t", &Value::Array(blocks).to_string(), &options);
+    let content: Value = serde_json::from_str(&a.content.unwrap()).unwrap();
+    let admitted = content.as_array().unwrap().iter().filter(|b| b["type"] == "image").count();
+    let carried: u64 = content.as_array().unwrap().iter().filter_map(|b| b["data"].as_str()).map(|d| d.len() as u64).sum();
+    assert!(admitted >= 1 && carried <= TOOL_RESULT_BASE64_BUDGET, "{admitted} blocks, {carried} bytes");
+    assert_eq!(a.refused.len(), 10 - admitted);
+    assert!(a.refused.iter().all(|r| r.reason == Reason::Base64TooLarge && r.limit == Some(TOOL_RESULT_BASE64_BUDGET)));
+}
+
+#[test]
+fn the_whole_result_has_a_decoding_budget() {
+    // Each block declares 40 MP; the decoding budget covers six of them.
+    let header = crate::test_images::png_header_only_with(8000, 5000, 8, 0);
+    let blocks: Vec<Value> = (0..8).map(|_| json!({"type": "image", "data": b64(&header), "mimeType": "image/png"})).collect();
+    let a = admit_text(&Value::Array(blocks).to_string());
+    let over_budget = a.refused.iter().filter(|r| r.reason == Reason::DimensionsTooLarge).count();
+    assert_eq!(a.refused.len(), 8, "header-only PNGs have no pixels to show");
+    assert_eq!(over_budget, 8 - (TOOL_RESULT_PIXEL_BUDGET / 40_000_000) as usize);
+}
+
+#[test]
+fn a_result_over_the_read_cap_is_refused_whole() {
+    let text = format!("[\"{}\"]", "a".repeat(TOOL_RESULT_MAX_BYTES as usize));
+    let a = admit_text(&text);
+    assert_eq!(a.refused[0].reason, Reason::RawTooLarge);
+    assert_eq!(a.refused[0].limit, Some(TOOL_RESULT_MAX_BYTES));
+}
+
+#[test]
+fn line_wrapped_base64_is_accepted() {
+    let good = png(8, 8);
+    let wrapped: String =
+        b64(&good).as_bytes().chunks(20).map(|c| format!("{}\n", std::str::from_utf8(c).unwrap())).collect();
+    let (content, refused) = admit(&json!([{"type": "image", "data": wrapped, "mimeType": "image/png"}]));
+    assert!(refused.is_empty());
+    assert_eq!(content.unwrap()[0]["data"], b64(&good));
+}
