@@ -233,7 +233,8 @@ fn what_json_allows_is_read_and_kept_byte_for_byte() {
     let out = tool_result_text(&input);
     assert!(out.starts_with(&format!("{{\"content\":[{text_block}, {{")), "{out}");
     assert!(out.contains(&format!("}}, {tail}]")), "{out}");
-    let v: Value = serde_json::from_str(&out.replace("\\ud800", "?")).unwrap();
+    // (serde_json itself reads neither the lone surrogate nor 1e400.)
+    let v: Value = serde_json::from_str(&out.replace("\\ud800", "?").replace("1e400", "1")).unwrap();
     assert_eq!(v["refused"][0]["reason"], "magic_mismatch");
     // With no media block, the input itself comes back: key order, spacing, numbers.
     let plain = r#"{ "z": 1e400, "a": [1.0, 2], "content": [{"type": "text", "text": "ok"}] }"#;

@@ -217,7 +217,8 @@ mod tests {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
         z.write_all(&vec![0u8; ANCILLARY_INFLATE_MAX + 1]).unwrap();
         let bomb = z.finish().unwrap();
-        for (kind, prefix) in [(b"iCCP", &b"icc\0\0"[..]), (b"zTXt", &b"Comment\0\0"[..]), (b"iTXt", &b"k\0\x01\0\0\0"[..])]
+        for (kind, prefix) in
+            [(b"iCCP", &b"icc\0\0"[..]), (b"zTXt", &b"Comment\0\0"[..]), (b"iTXt", &b"k\0\x01\0\0\0"[..])]
         {
             let mut data = prefix.to_vec();
             data.extend_from_slice(&bomb);

@@ -65,7 +65,12 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
         Err(e) => {
             return refused_whole(
                 tool,
-                Refusal::new(Reason::Undecodable, raw, None, format!("the result is not JSON the gate can read: {}", e.0)),
+                Refusal::new(
+                    Reason::Undecodable,
+                    raw,
+                    None,
+                    format!("the result is not JSON the gate can read: {}", e.0),
+                ),
             );
         }
     };

@@ -220,7 +220,8 @@ mod tests {
 
     #[test]
     fn spans_pointers_and_repeated_keys() {
-        let text = r#"{"content": [ {"type": "text", "text": "a/b"}, {"type":"image","data":"AAAA","data":"BBBB","x~y":1} ]}"#;
+        let text =
+            r#"{"content": [ {"type": "text", "text": "a/b"}, {"type":"image","data":"AAAA","data":"BBBB","x~y":1} ]}"#;
         let scan = scan(text).unwrap();
         assert_eq!(scan.objects.len(), 2);
         let image = &scan.objects[scan.in_document_order()[1]];

@@ -111,10 +111,17 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
         .filter_map(|m| string_at(text, &m.span))
         .collect();
     let block_type = types.iter().find(|t| is_media_type(t))?.clone();
-    let mut block =
-        Block { object: id, block_type: block_type.clone(), mime: None, payload: refused(""), mime_at: None, source_type_at: None };
+    let mut block = Block {
+        object: id,
+        block_type: block_type.clone(),
+        mime: None,
+        payload: refused(""),
+        mime_at: None,
+        source_type_at: None,
+    };
     if let Some(key) = object.repeated_keys.first() {
-        block.payload = refused(format!("the block repeats the key `{key}`; which value a client reads is not defined"));
+        block.payload =
+            refused(format!("the block repeats the key `{key}`; which value a client reads is not defined"));
         return Some(block);
     }
     match block_type.to_ascii_lowercase().as_str() {
@@ -170,7 +177,15 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
 fn is_media_type(t: &str) -> bool {
     matches!(
         t.to_ascii_lowercase().as_str(),
-        "image" | "document" | "audio" | "resource" | "image_url" | "input_image" | "file" | "input_file" | "input_audio"
+        "image"
+            | "document"
+            | "audio"
+            | "resource"
+            | "image_url"
+            | "input_image"
+            | "file"
+            | "input_file"
+            | "input_audio"
     )
 }
 

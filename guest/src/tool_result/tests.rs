@@ -55,9 +55,15 @@ fn what_json_allows_is_read_and_the_rest_kept_byte_for_byte() {
     );
     let a = admit_text(&text);
     assert_eq!(a.refused.len(), 1);
-    assert_eq!((a.refused[0].reason, a.refused[0].path.as_str(), a.refused[0].index), (Reason::MagicMismatch, "/content/1", 1));
+    assert_eq!(
+        (a.refused[0].reason, a.refused[0].path.as_str(), a.refused[0].index),
+        (Reason::MagicMismatch, "/content/1", 1)
+    );
     let out = a.content.unwrap();
-    assert!(out.starts_with(r#"{ "z": 1e400, "content": [ {"type":"text", "text":"\ud800 broken"}, {"text":"#), "{out}");
+    assert!(
+        out.starts_with(r#"{ "z": 1e400, "content": [ {"type":"text", "text":"\ud800 broken"}, {"text":"#),
+        "{out}"
+    );
     assert!(out.ends_with(r#"}, {"n": 123456789012345678901234567890 } ], "a": 1.50 }"#), "{out}");
 }
 
@@ -146,7 +152,9 @@ fn an_mcp_block_is_checked_whatever_its_source_field_says() {
 
 #[test]
 fn sources_the_gate_cannot_check_are_refused() {
-    for source in [json!(null), json!("x"), json!({"type": "sideways", "data": "AAAA"}), json!({"media_type": "image/png"})] {
+    for source in
+        [json!(null), json!("x"), json!({"type": "sideways", "data": "AAAA"}), json!({"media_type": "image/png"})]
+    {
         let (_, refused) = admit(&json!([{"type": "image", "source": source}]));
         assert_eq!(refused.len(), 1, "source {source}");
         assert_eq!(refused[0].reason, Reason::Undecodable, "source {source}");
@@ -193,18 +201,25 @@ fn a_single_block_comes_back_as_a_single_block() {
 #[test]
 fn media_is_found_wherever_it_sits() {
     let bad = svg_as_png();
-    let anthropic_bad = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(b"<svg/>")}});
+    let anthropic_bad =
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(b"<svg/>")}});
     let cases = [
         // An Anthropic tool_result block holding content.
         (json!([{"type": "tool_result", "tool_use_id": "t1", "content": [anthropic_bad.clone()]}]), "/0/content/0"),
         // A whole JSON-RPC response envelope.
-        (json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [bad.clone()], "isError": false}}), "/result/content/0"),
+        (
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [bad.clone()], "isError": false}}),
+            "/result/content/0",
+        ),
         // structuredContent.
         (json!({"content": [], "structuredContent": {"shots": [bad.clone()]}}), "/structuredContent/shots/0"),
         // {"content": {one block}}.
         (json!({"content": bad.clone()}), "/content"),
         // Types in another case.
-        (json!([{"type": "Image", "source": {"type": "Base64", "media_type": "image/png", "data": b64(b"<svg/>")}}]), "/0"),
+        (
+            json!([{"type": "Image", "source": {"type": "Base64", "media_type": "image/png", "data": b64(b"<svg/>")}}]),
+            "/0",
+        ),
     ];
     for (input, path) in cases {
         let (content, refused) = admit(&input);
@@ -251,7 +266,9 @@ fn a_block_whose_keys_repeat_is_refused() {
     let cases = [
         format!(r#"[{{"type":"image","data":"{good}","data":"PHN2Zy8+","mimeType":"image/png"}}]"#),
         format!(r#"[{{"type":"text","type":"image","data":"{good}","mimeType":"image/png"}}]"#),
-        format!(r#"[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{good}","data":"PHN2Zy8+"}}}}]"#),
+        format!(
+            r#"[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{good}","data":"PHN2Zy8+"}}}}]"#
+        ),
     ];
     for text in cases {
         let a = admit_text(&text);
@@ -309,12 +326,14 @@ fn the_whole_result_has_a_base64_budget() {
     // Incompressible 3 MB PNGs: each passes alone; together they would carry ~40 MB of base64.
     let big = encode(&noise(1000, 750), image::ImageFormat::Png);
     assert!(big.len() > 2_000_000);
-    let blocks: Vec<Value> = (0..10).map(|_| json!({"type": "image", "data": b64(&big), "mimeType": "image/png"})).collect();
+    let blocks: Vec<Value> =
+        (0..10).map(|_| json!({"type": "image", "data": b64(&big), "mimeType": "image/png"})).collect();
     let options = Options { verify: crate::Verify::Header, ..Options::default() };
     let a = admit_tool_result("t", &Value::Array(blocks).to_string(), &options);
     let content: Value = serde_json::from_str(&a.content.unwrap()).unwrap();
     let admitted = content.as_array().unwrap().iter().filter(|b| b["type"] == "image").count();
-    let carried: u64 = content.as_array().unwrap().iter().filter_map(|b| b["data"].as_str()).map(|d| d.len() as u64).sum();
+    let carried: u64 =
+        content.as_array().unwrap().iter().filter_map(|b| b["data"].as_str()).map(|d| d.len() as u64).sum();
     assert!(admitted >= 1 && carried <= TOOL_RESULT_BASE64_BUDGET, "{admitted} blocks, {carried} bytes");
     assert_eq!(a.refused.len(), 10 - admitted);
     assert!(a.refused.iter().all(|r| r.reason == Reason::Base64TooLarge && r.limit == Some(TOOL_RESULT_BASE64_BUDGET)));
@@ -324,7 +343,8 @@ fn the_whole_result_has_a_base64_budget() {
 fn the_whole_result_has_a_decoding_budget() {
     // Each block declares 40 MP; the decoding budget covers six of them.
     let header = crate::test_images::png_header_only_with(8000, 5000, 8, 0);
-    let blocks: Vec<Value> = (0..8).map(|_| json!({"type": "image", "data": b64(&header), "mimeType": "image/png"})).collect();
+    let blocks: Vec<Value> =
+        (0..8).map(|_| json!({"type": "image", "data": b64(&header), "mimeType": "image/png"})).collect();
     let a = admit_text(&Value::Array(blocks).to_string());
     let over_budget = a.refused.iter().filter(|r| r.reason == Reason::DimensionsTooLarge).count();
     assert_eq!(a.refused.len(), 8, "header-only PNGs have no pixels to show");
