@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +40,17 @@ const jcoPkgPath = join(jcoDir, 'package.json');
 const jcoPkg = JSON.parse(readFileSync(jcoPkgPath, 'utf8'));
 const jcoBin = join(dirname(jcoPkgPath), jcoPkg.bin.jco);
 
+const TRANSPILE_FLAGS = [
+  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
+  '--instantiation',
+  'async',
+  // The wrapper reads the core modules itself in Node; without this the glue carries a literal
+  // import('node:fs/promises') that browser bundlers (esbuild) refuse to resolve.
+  '--no-nodejs-compat',
+  '--minify',
+];
+const FLAGS = TRANSPILE_FLAGS.join(' ');
+
 // The core modules the wrapper (src/index.js, CORE_URLS) names one by one for bundlers.
 const CORE_MODULES = ['mediagate.core.wasm', 'mediagate.core2.wasm', 'mediagate.core3.wasm'];
 const EXPECTED = ['mediagate.js', 'mediagate.d.ts', ...CORE_MODULES];
@@ -53,6 +64,7 @@ if (!process.argv.includes('--force')) {
     if (
       built.componentSha256 === componentSha256 &&
       built.jco === jcoPkg.version &&
+      built.flags === FLAGS &&
       EXPECTED.every((f) => existsSync(join(outDir, f)))
     ) {
       console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
@@ -67,20 +79,7 @@ const tmpDir = `${outDir}.tmp-${process.pid}`;
 rmSync(tmpDir, { recursive: true, force: true });
 mkdirSync(dirname(outDir), { recursive: true });
 
-const args = [
-  jcoBin,
-  'transpile',
-  wasm,
-  '--out-dir',
-  tmpDir,
-  '--name',
-  'mediagate',
-  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
-  '--instantiation',
-  'async',
-  '--minify',
-  '--quiet',
-];
+const args = [jcoBin, 'transpile', wasm, '--out-dir', tmpDir, '--name', 'mediagate', ...TRANSPILE_FLAGS, '--quiet'];
 const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
 if (run.status !== 0) {
   rmSync(tmpDir, { recursive: true, force: true });
@@ -98,10 +97,12 @@ writeFileSync(
   join(tmpDir, 'BUILD.json'),
   `${JSON.stringify(
     {
-      component: wasm,
+      // Relative to the repository (an absolute path of the build machine has no place in a tarball).
+      component: relative(repoRoot, wasm).startsWith('..') ? basename(wasm) : relative(repoRoot, wasm),
       componentBytes: bytes.length,
       componentSha256,
       jco: jcoPkg.version,
+      flags: FLAGS,
     },
     null,
     2,

@@ -115,7 +115,7 @@ console.log(JSON.stringify(out));
       assert.deepEqual(result.errors, []);
       writeFileSync(
         join(site, 'public', 'index.html'),
-        '<!doctype html><meta charset="utf-8"><title>bundle</title><script type="module" src="./app.js"></script>\n',
+        '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>bundle</title><script type="module" src="./app.js"></script>\n',
       );
       server = await serveDir(join(site, 'public'));
       browser = await launchChromium();
