@@ -1,5 +1,6 @@
 // The demo page's picker after a drop: it names the dropped file, not the one picked before, and
-// picking the earlier file again is judged again. Headless Chromium; fixtures made here.
+// picking the earlier file again is judged again. And the Worker entry point, unbundled, from the
+// demo's server. Headless Chromium; fixtures made here.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
@@ -61,5 +62,21 @@ describe('demo page: picker and drop', { timeout: 120_000 }, () => {
     await waitDone(page);
     assert.equal(await page.locator('#file-name').innerText(), 'picked-first.png');
     assert.equal(await page.locator('#admitted-dims').innerText(), '40 × 30');
+  });
+
+  it('serves the Worker entry point unbundled: the default Worker URL and core modules resolve', async () => {
+    const png = Buffer.from(await noisePng(30, 20, 8)).toString('base64');
+    const answer = await demo.page.evaluate(async (b64) => {
+      const inWorker = await import('/src/worker.js');
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const gate = await inWorker.createWorkerGate({ provider: 'openai' });
+      try {
+        const v = await gate.admit(new Blob([bytes]), 'image/png');
+        return { ok: v.ok, dims: v.dimensions, sniffed: await gate.sniff(bytes) };
+      } finally {
+        gate.terminate();
+      }
+    }, png);
+    assert.deepEqual(answer, { ok: true, dims: { width: 30, height: 20 }, sniffed: 'image/png' });
   });
 });

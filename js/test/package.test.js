@@ -80,6 +80,16 @@ console.log(JSON.stringify(out));
     );
     const { stdout } = await run(process.execPath, ['check.mjs'], { cwd: app });
     const out = JSON.parse(stdout);
+    // ESM only: CommonJS reaches it through import().
+    writeFileSync(
+      join(app, 'check.cjs'),
+      `import('@mediagate/preflight').then(async ({ admit }) => {
+  const v = await admit(require('node:fs').readFileSync('lying.png'), 'image/png');
+  console.log(v.reason);
+});
+`,
+    );
+    assert.equal((await run(process.execPath, ['check.cjs'], { cwd: app })).stdout.trim(), 'magic_mismatch');
     assert.equal(out['good.png'].ok, true, JSON.stringify(out['good.png']));
     assert.equal(out['good.png'].width, 64);
     assert.equal(out['lying.png'].ok, false);
