@@ -216,14 +216,20 @@ function toBytes(bytes) {
   throw new TypeError('bytes must be a Uint8Array, an ArrayBuffer, a typed-array view or an array of byte values');
 }
 
-function toOptions(options) {
-  options ??= {};
-  if (typeof options !== 'object') throw new TypeError('options must be an object');
+/** A misspelt option (`verfy`) is refused, never silently ignored. */
+function refuseUnknownKeys(options) {
+  if (options === null || typeof options !== 'object') return;
   for (const key of Object.keys(options)) {
     if (!ADMIT_OPTION_KEYS.includes(key)) {
       throw new TypeError(`unknown option ${JSON.stringify(key)} (known: ${describeKeys(ADMIT_OPTION_KEYS)})`);
     }
   }
+}
+
+function toOptions(options) {
+  refuseUnknownKeys(options);
+  options ??= {};
+  if (typeof options !== 'object') throw new TypeError('options must be an object');
   const { downsample = true, provider = 'anthropic', verify = 'header' } = options;
   if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
   if (!PROVIDERS.includes(provider)) {
