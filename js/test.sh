@@ -37,6 +37,10 @@ fi
 say "npm run build"
 npm run build
 
-say "node $(node --version), $("$CHROMIUM_PATH" --version 2>/dev/null | head -n1)"
+say "node $(node --version), $("$CHROMIUM_PATH" --version 2>/dev/null | head -n1), esbuild $(node_modules/.bin/esbuild --version)"
+# node --test test/*.test.js: node, browser (demo page), parity (CLI vs Node vs Chromium), types,
+# options (createGate options through every function), worker (the Worker entry point in Node),
+# demo-drop (the demo's picker; the Worker unbundled in Chromium) and package (the npm tarball
+# installed outside the repo, used from Node and through an esbuild bundle in Chromium).
 say "npm test"
 npm test

@@ -135,8 +135,20 @@ for (const type of ['dragleave', 'drop']) {
 }
 drop.addEventListener('drop', (e) => {
   e.preventDefault();
-  const file = e.dataTransfer?.files?.[0];
-  if (file) judge(file);
+  const files = e.dataTransfer?.files;
+  const file = files?.[0];
+  if (!file) return;
+  // The picker shows the dropped file, not the one picked before (and picking that one again
+  // is a change the input reports).
+  const input = $('file');
+  try {
+    const one = new DataTransfer();
+    one.items.add(file);
+    input.files = one.files;
+  } catch {
+    input.value = '';
+  }
+  judge(file);
 });
 
 // Hooks for tests and benchmarks: the same gate the page uses.

@@ -1,13 +1,15 @@
 // npm run build: transpile the preflight component with jco into dist/generated/.
 //
 // The component is ../target/guest/mediagate-preflight.wasm (built by the host crate's build.rs),
-// or the file named by MEDIAGATE_PREFLIGHT_WASM. Works offline once `npm ci` has run.
+// or the file named by MEDIAGATE_PREFLIGHT_WASM. Works offline once `npm ci` has run. Does nothing
+// when dist/generated/ was already built from the same component with the same jco (`--force`
+// rebuilds anyway); `npm pack` runs it first (prepack), so a packed tarball is never stale.
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -38,43 +40,69 @@ const jcoPkgPath = join(jcoDir, 'package.json');
 const jcoPkg = JSON.parse(readFileSync(jcoPkgPath, 'utf8'));
 const jcoBin = join(dirname(jcoPkgPath), jcoPkg.bin.jco);
 
+const TRANSPILE_FLAGS = [
+  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
+  '--instantiation',
+  'async',
+  // The wrapper reads the core modules itself in Node; without this the glue carries a literal
+  // import('node:fs/promises') that browser bundlers (esbuild) refuse to resolve.
+  '--no-nodejs-compat',
+  '--minify',
+];
+const FLAGS = TRANSPILE_FLAGS.join(' ');
+
+// The core modules the wrapper (src/index.js, CORE_URLS) names one by one for bundlers.
+const CORE_MODULES = ['mediagate.core.wasm', 'mediagate.core2.wasm', 'mediagate.core3.wasm'];
+const EXPECTED = ['mediagate.js', 'mediagate.d.ts', ...CORE_MODULES];
+
+const bytes = readFileSync(wasm);
+const componentSha256 = createHash('sha256').update(bytes).digest('hex');
+
+if (!process.argv.includes('--force')) {
+  try {
+    const built = JSON.parse(readFileSync(join(outDir, 'BUILD.json'), 'utf8'));
+    if (
+      built.componentSha256 === componentSha256 &&
+      built.jco === jcoPkg.version &&
+      built.flags === FLAGS &&
+      EXPECTED.every((f) => existsSync(join(outDir, f)))
+    ) {
+      console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
+      process.exit(0);
+    }
+  } catch {
+    // not built yet, or unreadable: build
+  }
+}
+
 const tmpDir = `${outDir}.tmp-${process.pid}`;
 rmSync(tmpDir, { recursive: true, force: true });
 mkdirSync(dirname(outDir), { recursive: true });
 
-const args = [
-  jcoBin,
-  'transpile',
-  wasm,
-  '--out-dir',
-  tmpDir,
-  '--name',
-  'mediagate',
-  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
-  '--instantiation',
-  'async',
-  '--minify',
-  '--quiet',
-];
+const args = [jcoBin, 'transpile', wasm, '--out-dir', tmpDir, '--name', 'mediagate', ...TRANSPILE_FLAGS, '--quiet'];
 const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
 if (run.status !== 0) {
   rmSync(tmpDir, { recursive: true, force: true });
   fail(`jco transpile failed (exit ${run.status ?? run.signal})`);
 }
-for (const expected of ['mediagate.js', 'mediagate.d.ts', 'mediagate.core.wasm']) {
+for (const expected of EXPECTED) {
   if (!existsSync(join(tmpDir, expected))) fail(`jco did not write ${expected}`);
 }
-
-const bytes = readFileSync(wasm);
+const cores = readdirSync(tmpDir).filter((f) => f.endsWith('.wasm')).sort();
+if (cores.join() !== [...CORE_MODULES].sort().join()) {
+  fail(`jco wrote the core modules ${cores.join(', ')}; src/index.js (CORE_URLS) and this script name ${CORE_MODULES.join(', ')}`);
+}
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
 writeFileSync(
   join(tmpDir, 'BUILD.json'),
   `${JSON.stringify(
     {
-      component: wasm,
+      // Relative to the repository (an absolute path of the build machine has no place in a tarball).
+      component: relative(repoRoot, wasm).startsWith('..') ? basename(wasm) : relative(repoRoot, wasm),
       componentBytes: bytes.length,
-      componentSha256: createHash('sha256').update(bytes).digest('hex'),
+      componentSha256,
       jco: jcoPkg.version,
+      flags: FLAGS,
     },
     null,
     2,

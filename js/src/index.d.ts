@@ -16,7 +16,7 @@ export interface AdmitOptions {
   downsample?: boolean;
   /** Whose content API the block is for; the provider's limits apply. Default 'anthropic'. */
   provider?: Provider;
-  /** 'full': decode every pixel (a cut or corrupt image is refused); 'header': read the header and walk the container only. Default 'full'. */
+  /** 'full': decode every pixel (a cut or corrupt image is refused); 'header': read the header and walk the container only. Default: DEFAULT_OPTIONS.verify ('full'). */
   verify?: VerifyMode;
 }
 
@@ -105,10 +105,16 @@ export type CliVerdictJson =
     }
   | { ok: false; reason: RefusalReason; raw_bytes: number; message: string; limit?: number };
 
-export interface CreateGateOptions {
+/** The core module files the gate loads: the keys of `wasmUrls`. */
+export type CoreModuleName = 'mediagate.core.wasm' | 'mediagate.core2.wasm' | 'mediagate.core3.wasm';
+
+/** How the component is loaded (give at most one of wasmBase, wasmUrls, getCoreModule). */
+export interface LoadOptions {
   /** Where the `mediagate.core*.wasm` files are served from (default: dist/generated/ beside the module). */
   wasmBase?: string | URL;
-  /** Compile a core module yourself (bundlers, CSP-restricted pages). */
+  /** The URL of each core module (for bundlers that hand out one URL per asset, e.g. esbuild's `file` loader). */
+  wasmUrls?: Record<CoreModuleName, string | URL>;
+  /** Compile a core module yourself (CSP-restricted pages, your own cache). */
   getCoreModule?: (name: string) => WebAssembly.Module | Promise<WebAssembly.Module>;
   /** Keep compiled core modules for the next instance (default true). */
   cache?: boolean;
@@ -118,11 +124,19 @@ export interface CreateGateOptions {
   stderr?: (line: string) => void;
 }
 
+/**
+ * `createGate`'s options: how to load the component, and the admission options every call of the
+ * instance gets unless it gives its own. An unknown key is a TypeError.
+ */
+export interface CreateGateOptions extends LoadOptions, AdmitOptions {}
+
 /** One instance of the gate; its methods are synchronous. */
 export class Gate {
   private constructor();
   /** True once the component trapped; every later call throws GateError. */
   readonly trapped: boolean;
+  /** The admission options a call without options gets: DEFAULT_OPTIONS under the instance's own. */
+  readonly defaults: Required<AdmitOptions>;
   admitImage(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
   admitDocument(bytes: Bytes, claimedMime?: string, options?: AdmitOptions): Verdict;
   /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */
@@ -134,8 +148,19 @@ export class Gate {
 
 /** Compile (cached per location) and instantiate a new gate. */
 export function createGate(options?: CreateGateOptions): Promise<Gate>;
-/** The shared instance the module-level functions use (created on first use). */
+/**
+ * Sets the options the module-level functions' shared instance is made with (the current one is
+ * dropped; the next call makes a new one).
+ */
+export function configure(options?: CreateGateOptions): void;
+/** The shared instance the module-level functions use (created on first use); with options, configures first. */
 export function ready(options?: CreateGateOptions): Promise<Gate>;
+/** Checks createGate's options (throws TypeError) and splits them. */
+export function checkGateOptions(options?: CreateGateOptions): {
+  load: Pick<LoadOptions, 'wasmBase' | 'wasmUrls' | 'getCoreModule' | 'cache'>;
+  sinks: Pick<LoadOptions, 'stdout' | 'stderr'>;
+  defaults: AdmitOptions;
+};
 
 export function admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
 export function admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
@@ -158,6 +183,11 @@ export function describeReason(reason: RefusalReason | string): string;
 export function admittedBytes(verdict: Admitted): Uint8Array;
 
 export const PROVIDERS: readonly Provider[];
+/** What a call without options asks for. */
+export const DEFAULT_OPTIONS: Readonly<Required<AdmitOptions>>;
+export const ADMIT_OPTION_KEYS: readonly (keyof AdmitOptions)[];
+export const LOAD_OPTION_KEYS: readonly (keyof LoadOptions)[];
+export const CORE_MODULES: readonly CoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
 

@@ -5,8 +5,10 @@
 //   const verdict = await admitImage(bytes, 'image/png');
 //   if (verdict.ok) send(verdict.block); else show(verdict.reason, verdict.message);
 //
-// The module-level functions are async (the first call compiles and instantiates the component).
-// `createGate()` gives an instance whose methods are synchronous.
+// The module-level functions are async (the first call compiles and instantiates the component;
+// `configure()` sets the options that instance is made with). `createGate()` gives an instance
+// whose methods are synchronous. `@mediagate/preflight/worker` (src/worker.js) is the same async
+// API run in a dedicated Worker, so a downsample never blocks a page's main thread.
 
 import { instantiate } from '../dist/generated/mediagate.js';
 import { nothingWasi, GuestExit } from './wasi.js';
@@ -14,6 +16,22 @@ import { nothingWasi, GuestExit } from './wasi.js';
 export { GuestExit };
 
 const GENERATED = new URL('../dist/generated/', import.meta.url);
+
+// The core modules jco's glue asks for, each named by a literal `new URL('…', import.meta.url)` so
+// that bundlers which follow that pattern (webpack 5, Vite, Parcel) emit the files on their own.
+// esbuild does not: pass `wasmUrls` (its `file` loader) or `wasmBase` (files copied) instead.
+const CORE_URLS = {
+  'mediagate.core.wasm': () => new URL('../dist/generated/mediagate.core.wasm', import.meta.url),
+  'mediagate.core2.wasm': () => new URL('../dist/generated/mediagate.core2.wasm', import.meta.url),
+  'mediagate.core3.wasm': () => new URL('../dist/generated/mediagate.core3.wasm', import.meta.url),
+};
+/** The core module files the gate loads (the keys `wasmUrls` must give). */
+export const CORE_MODULES = Object.freeze(Object.keys(CORE_URLS));
+
+/** The admission options (per call, or as an instance's defaults given to `createGate`). */
+export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify']);
+/** The options `createGate` takes besides the admission defaults. */
+export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'stdout', 'stderr']);
 
 export const PROVIDERS = Object.freeze(['anthropic', 'openai', 'gemini', 'ollama']);
 export const VERIFY_MODES = Object.freeze(['header', 'full']);
@@ -54,6 +72,10 @@ export class GateError extends Error {
 
 const compiled = new Map(); // href -> Promise<WebAssembly.Module>
 
+const BUNDLER_HINT =
+  'if a bundler moved this module away from dist/generated/, serve the .wasm files ' +
+  '(exported as @mediagate/preflight/wasm/*) and pass createGate({ wasmBase }) or createGate({ wasmUrls })';
+
 async function compileCore(url) {
   if (url.protocol === 'file:') {
     // Node (and other runtimes with a filesystem): read the file next to the generated module.
@@ -62,7 +84,7 @@ async function compileCore(url) {
     return WebAssembly.compile(await readFile(url));
   }
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
+  if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status} (${BUNDLER_HINT})`);
   const type = response.headers.get('content-type') ?? '';
   if (typeof WebAssembly.compileStreaming === 'function' && type.startsWith('application/wasm')) {
     return WebAssembly.compileStreaming(response);
@@ -81,11 +103,76 @@ function compileCached(url) {
   return module;
 }
 
+function baseHref() {
+  return globalThis.location?.href ?? GENERATED.href;
+}
+
 function resolveBase(wasmBase) {
-  if (wasmBase === undefined) return GENERATED;
-  const base = new URL(String(wasmBase), globalThis.location?.href ?? GENERATED);
+  if (wasmBase === undefined) return undefined;
+  const base = new URL(String(wasmBase), baseHref());
   if (!base.pathname.endsWith('/')) base.pathname += '/';
   return base;
+}
+
+function describeKeys(keys) {
+  return keys.join(', ');
+}
+
+/**
+ * Checks `createGate`'s options and splits them into what loads the component and the admission
+ * defaults every method of the instance applies. An unknown key is refused (a misspelt option
+ * would otherwise be silently ignored).
+ */
+export function checkGateOptions(options) {
+  options ??= {};
+  if (typeof options !== 'object' || Array.isArray(options)) throw new TypeError('createGate options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!LOAD_OPTION_KEYS.includes(key) && !ADMIT_OPTION_KEYS.includes(key)) {
+      throw new TypeError(
+        `createGate: unknown option ${JSON.stringify(key)} (known: ${describeKeys([...LOAD_OPTION_KEYS, ...ADMIT_OPTION_KEYS])})`,
+      );
+    }
+  }
+  const { wasmBase, wasmUrls, getCoreModule, cache, stdout, stderr } = options;
+  const given = [wasmBase, wasmUrls, getCoreModule].filter((o) => o !== undefined).length;
+  if (given > 1) throw new TypeError('createGate: give at most one of wasmBase, wasmUrls, getCoreModule');
+  if (wasmBase !== undefined && typeof wasmBase !== 'string' && !(wasmBase instanceof URL)) {
+    throw new TypeError('createGate: wasmBase must be a string or a URL');
+  }
+  if (wasmUrls !== undefined) {
+    if (wasmUrls === null || typeof wasmUrls !== 'object') throw new TypeError('createGate: wasmUrls must be an object');
+    const missing = CORE_MODULES.filter((name) => wasmUrls[name] == null);
+    if (missing.length) {
+      throw new TypeError(`createGate: wasmUrls lacks ${describeKeys(missing)} (it must name ${describeKeys(CORE_MODULES)})`);
+    }
+  }
+  if (getCoreModule !== undefined && typeof getCoreModule !== 'function') {
+    throw new TypeError('createGate: getCoreModule must be a function');
+  }
+  if (cache !== undefined && typeof cache !== 'boolean') throw new TypeError('createGate: cache must be a boolean');
+  for (const [name, sink] of [
+    ['stdout', stdout],
+    ['stderr', stderr],
+  ]) {
+    if (sink !== undefined && typeof sink !== 'function') throw new TypeError(`createGate: ${name} must be a function`);
+  }
+  const defaults = {};
+  for (const key of ADMIT_OPTION_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
+  toOptions(defaults); // the defaults are checked now, not at the first call
+  return { load: { wasmBase, wasmUrls, getCoreModule, cache }, sinks: { stdout, stderr }, defaults };
+}
+
+function coreUrl(name, load) {
+  if (load.wasmUrls) {
+    const url = load.wasmUrls[name];
+    if (url == null) throw new Error(`createGate: wasmUrls has no entry for ${name}`);
+    return new URL(String(url), baseHref());
+  }
+  const base = resolveBase(load.wasmBase);
+  if (base) return new URL(name, base);
+  const known = CORE_URLS[name];
+  if (!known) throw new Error(`the generated glue asks for ${name}, which this wrapper does not know: rebuild dist/`);
+  return known();
 }
 
 /**
@@ -94,19 +181,26 @@ function resolveBase(wasmBase) {
  * @param {object} [options]
  * @param {string|URL} [options.wasmBase] where the `mediagate.core*.wasm` files are served from
  *   (default: `dist/generated/` next to this module)
+ * @param {Record<string, string|URL>} [options.wasmUrls] the URL of each core module (`CORE_MODULES`)
  * @param {(name: string) => WebAssembly.Module|Promise<WebAssembly.Module>} [options.getCoreModule]
  * @param {boolean} [options.cache] keep compiled modules for the next instance (default true)
  * @param {(line: string) => void} [options.stdout]
  * @param {(line: string) => void} [options.stderr]
+ * @param {boolean} [options.downsample] the instance's default (each call may override it)
+ * @param {string} [options.provider] the instance's default
+ * @param {string} [options.verify] the instance's default
  */
 export async function createGate(options = {}) {
-  const wasi = nothingWasi({ stdout: options.stdout, stderr: options.stderr });
-  const base = resolveBase(options.wasmBase);
+  const { load, sinks, defaults } = checkGateOptions(options);
+  const wasi = nothingWasi(sinks);
   const getCoreModule =
-    options.getCoreModule ??
-    ((name) => (options.cache === false ? compileCore(new URL(name, base)) : compileCached(new URL(name, base))));
+    load.getCoreModule ??
+    ((name) => {
+      const url = coreUrl(name, load);
+      return load.cache === false ? compileCore(url) : compileCached(url);
+    });
   const root = await instantiate(getCoreModule, wasi.imports);
-  return new Gate(root.admission, wasi);
+  return new Gate(root.admission, wasi, defaults);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -122,7 +216,18 @@ function toBytes(bytes) {
   throw new TypeError('bytes must be a Uint8Array, an ArrayBuffer, a typed-array view or an array of byte values');
 }
 
+/** A misspelt option (`verfy`) is refused, never silently ignored. */
+function refuseUnknownKeys(options) {
+  if (options === null || typeof options !== 'object') return;
+  for (const key of Object.keys(options)) {
+    if (!ADMIT_OPTION_KEYS.includes(key)) {
+      throw new TypeError(`unknown option ${JSON.stringify(key)} (known: ${describeKeys(ADMIT_OPTION_KEYS)})`);
+    }
+  }
+}
+
 function toOptions(options) {
+  refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
   const { downsample = true, provider = 'anthropic', verify = 'full' } = options;
@@ -134,6 +239,18 @@ function toOptions(options) {
     throw new TypeError(`options.verify must be one of ${VERIFY_MODES.join(', ')} (got ${JSON.stringify(verify)})`);
   }
   return { downsample, provider, verify };
+}
+
+/** What a call without options asks for. */
+export const DEFAULT_OPTIONS = Object.freeze(toOptions({}));
+
+/** `options` over `defaults`; a key given as `undefined` keeps the default. */
+function withDefaults(defaults, options) {
+  if (options == null) return { ...defaults };
+  if (typeof options !== 'object') return options; // toOptions names the mistake
+  const merged = { ...defaults };
+  for (const [key, value] of Object.entries(options)) if (value !== undefined) merged[key] = value;
+  return merged;
 }
 
 function verdictFrom(verdict) {
@@ -254,11 +371,22 @@ export function admittedBytes(verdict) {
 export class Gate {
   #api;
   #wasi;
+  #defaults;
   #trapped = null;
 
-  constructor(api, wasi) {
+  constructor(api, wasi, defaults = {}) {
     this.#api = api;
     this.#wasi = wasi;
+    this.#defaults = Object.freeze({ ...defaults });
+  }
+
+  /** The admission options a call without options gets (`DEFAULT_OPTIONS` under the instance's). */
+  get defaults() {
+    return toOptions(this.#defaults);
+  }
+
+  #options(options) {
+    return toOptions(withDefaults(this.#defaults, options));
   }
 
   /** True once the component trapped; every later call throws and a new instance is needed. */
@@ -288,14 +416,14 @@ export class Gate {
   /** Admit an image whose type the caller claims. */
   admitImage(bytes, claimedMime, options) {
     const input = toBytes(bytes);
-    const opts = toOptions(options);
+    const opts = this.#options(options);
     return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts)));
   }
 
   /** Admit a document (`application/pdf`). */
   admitDocument(bytes, claimedMime = 'application/pdf', options) {
     const input = toBytes(bytes);
-    const opts = toOptions(options);
+    const opts = this.#options(options);
     return this.#call('admit-document', () => verdictFrom(this.#api.admitDocument(input, String(claimedMime), opts)));
   }
 
@@ -318,7 +446,7 @@ export class Gate {
     const isText = typeof content === 'string';
     const json = isText ? content : JSON.stringify(content);
     if (json === undefined) throw new TypeError('content must be JSON text or a JSON-serialisable value');
-    const opts = toOptions(options);
+    const opts = this.#options(options);
     const answer = this.#call('admit-tool-result', () => this.#api.admitToolResult(String(toolName), json, opts));
     const changed = answer.content != null;
     return {
@@ -339,13 +467,29 @@ export class Gate {
 // Module-level convenience: one shared instance, created on first use, replaced after a trap.
 
 let shared;
+let sharedOptions = {};
 
-/** The shared gate instance (created on first use). */
+/**
+ * Sets the `createGate` options (loading and admission defaults) the module-level functions'
+ * shared instance is made with. The current instance, if any, is dropped; the next call makes a
+ * new one with these options.
+ */
+export function configure(options = {}) {
+  checkGateOptions(options);
+  sharedOptions = { ...(options ?? {}) };
+  shared = undefined;
+}
+
+/**
+ * The shared gate instance (created on first use). With options, it first `configure`s them.
+ */
 export function ready(options) {
+  if (options !== undefined) configure(options);
   if (!shared) {
-    shared = createGate(options);
-    shared.catch(() => {
-      shared = undefined;
+    const made = createGate(sharedOptions);
+    shared = made;
+    made.catch(() => {
+      if (shared === made) shared = undefined;
     });
   }
   return shared;

@@ -44,3 +44,22 @@ export async function toolResult(content: unknown[]): Promise<unknown> {
 }
 
 export type Generated = [Root, ImportObject];
+
+// createGate's admission defaults, configure(), and the Worker entry point.
+import { configure, DEFAULT_OPTIONS, CORE_MODULES } from '@mediagate/preflight';
+import { createWorkerGate, admit as admitInWorker, type WorkerGate } from '@mediagate/preflight/worker';
+
+export async function defaultsAndWorker(bytes: Uint8Array, file: Blob): Promise<boolean> {
+  const gate = await createGate({ provider: 'gemini', verify: 'full', downsample: false, cache: false });
+  const verify: 'header' | 'full' = gate.defaults.verify;
+  // @ts-expect-error: not an option
+  await createGate({ wasmbase: '/x/' });
+  configure({ wasmUrls: { 'mediagate.core.wasm': '/a.wasm', 'mediagate.core2.wasm': '/b.wasm', 'mediagate.core3.wasm': '/c.wasm' } });
+  const worker: WorkerGate = await createWorkerGate({ workerUrl: '/assets/gate-worker.js', provider: 'openai' });
+  // @ts-expect-error: a function cannot cross to a Worker
+  await createWorkerGate({ getCoreModule: () => new WebAssembly.Module(new Uint8Array()) });
+  const v: Verdict = await worker.admit(file, 'image/png', { verify: DEFAULT_OPTIONS.verify });
+  const w: Verdict = await admitInWorker(bytes, 'image/png');
+  worker.terminate();
+  return v.ok && w.ok && verify === 'full' && CORE_MODULES.length === 3;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# js/scripts/package.sh DIST: the npm tarball of @mediagate/preflight, written to DIST.
+#
+# Builds dist/generated/ from the guest component when it is missing or stale (scripts/build.mjs,
+# also npm pack's prepack), packs js/ with `npm pack`, and checks that the tarball carries the
+# transpiled component, the worker entry points and the README's example. Prints the tarball's path.
+# Needs target/guest/mediagate-preflight.wasm (`cargo build --release -p mediagate`) or
+# MEDIAGATE_PREFLIGHT_WASM, and js/node_modules (`npm ci`; done here when missing).
+set -euo pipefail
+
+say() { printf '[js/package.sh] %s\n' "$*" >&2; }
+die() { printf '[js/package.sh] error: %s\n' "$*" >&2; exit 1; }
+
+[ $# -eq 1 ] || die "usage: bash js/scripts/package.sh DIST"
+mkdir -p "$1"
+dist=$(cd "$1" && pwd)
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+command -v npm >/dev/null || die "npm is not installed (Node >= 20 is needed)"
+if [ ! -x node_modules/.bin/jco ]; then
+  say "npm ci"
+  npm ci --no-audit --no-fund >&2
+fi
+
+node scripts/build.mjs >&2
+name=$(npm pack --ignore-scripts --pack-destination "$dist" --json | node -e '
+  let text = ""; process.stdin.on("data", (d) => (text += d)).on("end", () => {
+    const [packed] = JSON.parse(text);
+    process.stdout.write(packed.filename);
+  });')
+tarball="$dist/$name"
+[ -f "$tarball" ] || die "npm pack did not write $tarball"
+
+listing=$(tar -tzf "$tarball")
+for want in package/package.json package/README.md package/src/index.js package/src/worker.js \
+  package/src/worker-thread.js package/src/wasi.js package/examples/agent-host.mjs \
+  package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
+  package/dist/generated/mediagate.core2.wasm package/dist/generated/mediagate.core3.wasm; do
+  grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"
+done
+say "$tarball ($(wc -c <"$tarball") bytes)"
+echo "$tarball"

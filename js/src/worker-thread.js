@@ -1,0 +1,78 @@
+// The Worker side of @mediagate/preflight/worker: one gate instance inside a dedicated Worker (a
+// browser module Worker or a Node worker_threads Worker), answering the page's requests one at a
+// time. The page side is src/worker.js; bundlers that do not follow `new URL('./worker-thread.js',
+// import.meta.url)` (esbuild) build this file as an entry point of its own
+// (`@mediagate/preflight/worker-thread`) and pass its URL as `createWorkerGate({ workerUrl })`.
+
+import { createGate } from './index.js';
+
+const OPS = new Set(['admitImage', 'admitDocument', 'admit', 'admitToolResult', 'sniff']);
+
+async function connect() {
+  if (typeof globalThis.WorkerGlobalScope !== 'undefined' && globalThis instanceof globalThis.WorkerGlobalScope) {
+    return {
+      post: (message) => globalThis.postMessage(message),
+      listen: (fn) => globalThis.addEventListener('message', (event) => fn(event.data)),
+    };
+  }
+  // Node: worker_threads (the name is not a literal so that browser bundlers leave it alone).
+  const workerThreads = 'node:worker_threads';
+  const { parentPort } = await import(/* @vite-ignore */ /* webpackIgnore: true */ workerThreads).catch(() => ({}));
+  if (!parentPort) throw new Error('@mediagate/preflight/worker-thread runs only inside a Worker');
+  return { post: (message) => parentPort.postMessage(message), listen: (fn) => parentPort.on('message', fn) };
+}
+
+function errorReply(id, error) {
+  const name = error?.name === 'TypeError' || error?.name === 'GateError' ? error.name : 'Error';
+  return { id, ok: false, error: { name, message: String(error?.message ?? error) } };
+}
+
+const port = await connect();
+let options = null;
+let gate = null;
+
+function gateOptions(init) {
+  const { forwardStdout, forwardStderr, ...rest } = init ?? {};
+  return {
+    ...rest,
+    // The page's sinks cannot cross; the lines do.
+    stdout: forwardStdout ? (line) => port.post({ stream: 'stdout', line }) : undefined,
+    stderr: forwardStderr ? (line) => port.post({ stream: 'stderr', line }) : undefined,
+  };
+}
+
+async function handle(message) {
+  const { op, args = [] } = message;
+  if (op === 'init') {
+    options = gateOptions(args[0]);
+    gate = await createGate(options);
+    return true;
+  }
+  if (!OPS.has(op)) throw new Error(`unknown request ${JSON.stringify(op)}`);
+  if (options === null) throw new Error('the gate Worker was not initialised');
+  // A trap discards the instance (as the module-level functions do); the next call makes a new one.
+  if (gate === null || gate.trapped) gate = await createGate(options);
+  const [first, ...rest] = args;
+  const input = op !== 'admitToolResult' && typeof Blob !== 'undefined' && first instanceof Blob ? new Uint8Array(await first.arrayBuffer()) : first;
+  return gate[op](input, ...rest);
+}
+
+// One request at a time, in order: each call is synchronous work inside the gate anyway.
+let queue = Promise.resolve();
+port.listen((message) => {
+  if (message === null || typeof message !== 'object' || typeof message.id !== 'number') return;
+  queue = queue.then(async () => {
+    let reply;
+    try {
+      reply = { id: message.id, ok: true, value: await handle(message) };
+    } catch (error) {
+      reply = errorReply(message.id, error);
+    }
+    try {
+      port.post(reply);
+    } catch (error) {
+      port.post(errorReply(message.id, new Error(`the answer could not be sent back: ${error?.message ?? error}`)));
+    }
+  });
+});
+port.post({ started: true });

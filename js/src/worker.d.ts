@@ -1,0 +1,68 @@
+// Types of @mediagate/preflight/worker: the package's async API, run in a dedicated Worker.
+import type { AdmitOptions, Bytes, CreateGateOptions, ToolResultAdmission, Verdict } from './index.js';
+
+export type {
+  AdmitOptions,
+  Admitted,
+  Bytes,
+  CliVerdictJson,
+  ContentBlock,
+  CreateGateOptions,
+  Refused,
+  RefusedBlock,
+  RefusalReason,
+  ToolResultAdmission,
+  Verdict,
+} from './index.js';
+export {
+  ADMIT_OPTION_KEYS,
+  CORE_MODULES,
+  DEFAULT_OPTIONS,
+  GateError,
+  PROVIDERS,
+  REFUSAL_REASONS,
+  VERIFY_MODES,
+  admittedBytes,
+  describeReason,
+  isPdfMime,
+  mimeFromExtension,
+  toCliJson,
+} from './index.js';
+
+/** createGate's options that can cross to a Worker, and where the Worker script is. */
+export interface WorkerGateOptions extends Omit<CreateGateOptions, 'getCoreModule'> {
+  /** The URL of worker-thread.js when a bundler moved it (esbuild: build it as an entry point). */
+  workerUrl?: string | URL;
+}
+
+/** A gate in a dedicated Worker; every method is async. */
+export class WorkerGate {
+  private constructor();
+  /** True once the Worker failed or was terminated; every later call rejects. */
+  readonly closed: boolean;
+  admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+  admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
+  admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+  admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): Promise<ToolResultAdmission<T>>;
+  sniff(bytes: Bytes | Blob): Promise<string>;
+  /** Ends the Worker; pending and later calls reject. */
+  terminate(): void;
+}
+
+export function createWorkerGate(options?: WorkerGateOptions): Promise<WorkerGate>;
+/** Sets the options the shared Worker gate is made with (the current one is ended). */
+export function configure(options?: WorkerGateOptions): void;
+/** The shared Worker gate (started on first use); with options, configures first. */
+export function ready(options?: WorkerGateOptions): Promise<WorkerGate>;
+/** Ends the shared Worker (the next call starts a new one). */
+export function terminate(): void;
+
+export function admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+export function admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
+export function admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
+export function admitToolResult<T = unknown>(
+  toolName: string,
+  content: string | T,
+  options?: AdmitOptions,
+): Promise<ToolResultAdmission<T>>;
+export function sniff(bytes: Bytes | Blob): Promise<string>;

@@ -1,0 +1,309 @@
+// @mediagate/preflight/worker: the package's async API, run in a dedicated Worker so that a
+// downsample (hundreds of milliseconds of synchronous work for a 12 MP photo) never blocks the
+// page's main thread.
+//
+//   import { admit } from '@mediagate/preflight/worker';
+//   const verdict = await admit(file, 'image/jpeg');    // the page keeps painting meanwhile
+//
+// The Worker is src/worker-thread.js, started as a module Worker (browsers) or a worker_threads
+// Worker (Node). Its URL is `new URL('./worker-thread.js', import.meta.url)`, which webpack 5 and
+// Vite follow; with esbuild, build `@mediagate/preflight/worker-thread` as an entry point of its own
+// and pass its URL as `workerUrl`.
+
+import { CORE_MODULES, GateError, checkGateOptions } from './index.js';
+
+export {
+  ADMIT_OPTION_KEYS,
+  CORE_MODULES,
+  DEFAULT_OPTIONS,
+  GateError,
+  PROVIDERS,
+  REFUSAL_REASONS,
+  VERIFY_MODES,
+  admittedBytes,
+  describeReason,
+  isPdfMime,
+  mimeFromExtension,
+  toCliJson,
+} from './index.js';
+
+const WORKER_HINT =
+  'a bundler that does not follow new URL("./worker-thread.js", import.meta.url) (esbuild) needs ' +
+  '@mediagate/preflight/worker-thread built as an entry point and its URL given as createWorkerGate({ workerUrl })';
+
+function here() {
+  return globalThis.location?.href;
+}
+
+/** The options as they cross to the Worker: URLs made absolute (against the page), sinks as flags. */
+function crossingOptions(options) {
+  if (options?.getCoreModule !== undefined) {
+    throw new TypeError('createWorkerGate: getCoreModule cannot cross to a Worker; pass wasmBase or wasmUrls');
+  }
+  const { load, sinks, defaults } = checkGateOptions(options);
+  const absolute = (url) => (here() ? new URL(String(url), here()).href : String(url));
+  const out = { ...defaults, forwardStdout: Boolean(sinks.stdout), forwardStderr: Boolean(sinks.stderr) };
+  if (load.cache !== undefined) out.cache = load.cache;
+  if (load.wasmBase !== undefined) out.wasmBase = absolute(load.wasmBase);
+  if (load.wasmUrls !== undefined) {
+    out.wasmUrls = Object.fromEntries(CORE_MODULES.map((name) => [name, absolute(load.wasmUrls[name])]));
+  }
+  return { crossing: out, sinks };
+}
+
+/** Starts the Worker: a module Worker where `Worker` exists (browsers), worker_threads in Node. */
+async function spawn(workerUrl) {
+  const url =
+    workerUrl === undefined
+      ? new URL('./worker-thread.js', import.meta.url)
+      : new URL(String(workerUrl), here() ?? import.meta.url);
+  const start = (make) => {
+    try {
+      return make();
+    } catch (error) {
+      throw new Error(`the gate Worker (${url}) could not be started: ${error.message}; ${WORKER_HINT}`, { cause: error });
+    }
+  };
+  if (typeof globalThis.Worker === 'function') {
+    const worker = start(() => new globalThis.Worker(url, { type: 'module', name: 'mediagate-gate' }));
+    return {
+      url,
+      post: (message) => worker.postMessage(message),
+      listen(onMessage, onFailure) {
+        worker.addEventListener('message', (event) => onMessage(event.data));
+        worker.addEventListener('messageerror', () => onFailure(new Error('a message from the gate Worker could not be read')));
+        worker.addEventListener('error', (event) => {
+          event.preventDefault?.();
+          onFailure(new Error(event.message || `the script ${url} could not be loaded or run`));
+        });
+      },
+      terminate: () => worker.terminate(),
+      busy() {},
+      idle() {},
+    };
+  }
+  const workerThreads = 'node:worker_threads';
+  const { Worker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ workerThreads);
+  const worker = start(() => new Worker(url));
+  worker.unref(); // an idle gate Worker does not keep the process alive; a pending call does
+  return {
+    url,
+    post: (message) => worker.postMessage(message),
+    listen(onMessage, onFailure) {
+      worker.on('message', onMessage);
+      worker.on('messageerror', () => onFailure(new Error('a message from the gate Worker could not be read')));
+      worker.on('error', (error) => onFailure(error));
+      worker.on('exit', (code) => onFailure(new Error(`the gate Worker exited (code ${code})`)));
+    },
+    terminate: () => worker.terminate(),
+    busy: () => worker.ref(),
+    idle: () => worker.unref(),
+  };
+}
+
+function rebuildError(error) {
+  const message = error?.message ?? 'the gate Worker failed';
+  if (error?.name === 'TypeError') return new TypeError(message);
+  if (error?.name === 'GateError') return new GateError(message);
+  return new Error(message);
+}
+
+/** A gate running in a dedicated Worker: the module-level API, every method async. */
+export class WorkerGate {
+  #thread;
+  #sinks;
+  #pending = new Map(); // id -> { resolve, reject }
+  #nextId = 1;
+  #inflight = 0;
+  #failure = null;
+  #started;
+
+  /** Use `createWorkerGate()`. */
+  constructor(thread, sinks) {
+    this.#thread = thread;
+    this.#sinks = sinks;
+    let started;
+    this.#started = new Promise((resolve, reject) => {
+      started = { resolve, reject };
+    });
+    this.#started.catch(() => {});
+    thread.listen(
+      (message) => {
+        if (message?.started) started.resolve();
+        else if (message?.stream) this.#line(message.stream, message.line);
+        else this.#settle(message);
+      },
+      (error) => {
+        const failure = new Error(`the gate Worker (${thread.url}) failed: ${error.message}; ${WORKER_HINT}`, {
+          cause: error,
+        });
+        started.reject(failure);
+        this.#fail(failure);
+      },
+    );
+  }
+
+  #line(stream, line) {
+    const sink = this.#sinks[stream];
+    if (sink) sink(line);
+  }
+
+  #settle({ id, ok, value, error }) {
+    const waiting = this.#pending.get(id);
+    if (!waiting) return;
+    this.#pending.delete(id);
+    if (ok) waiting.resolve(value);
+    else waiting.reject(rebuildError(error));
+  }
+
+  #fail(error) {
+    if (this.#failure) return;
+    this.#failure = error;
+    this.#thread.terminate();
+    for (const waiting of this.#pending.values()) waiting.reject(error);
+    this.#pending.clear();
+  }
+
+  /** True once the Worker failed or was terminated; every later call rejects. */
+  get closed() {
+    return this.#failure !== null;
+  }
+
+  async _request(op, args) {
+    // A call in flight keeps a Node process alive (an idle Worker does not).
+    if (this.#inflight++ === 0) this.#thread.busy();
+    try {
+      await this.#started;
+      if (this.#failure) throw this.#failure;
+      const id = this.#nextId++;
+      return await new Promise((resolve, reject) => {
+        this.#pending.set(id, { resolve, reject });
+        try {
+          this.#thread.post({ id, op, args });
+        } catch (error) {
+          this.#pending.delete(id);
+          reject(new TypeError(`the arguments cannot be sent to the gate Worker: ${error.message}`));
+        }
+      });
+    } finally {
+      if (--this.#inflight === 0) this.#thread.idle();
+    }
+  }
+
+  admitImage(bytes, claimedMime, options) {
+    return this._request('admitImage', [bytes, claimedMime, options]);
+  }
+
+  admitDocument(bytes, claimedMime = 'application/pdf', options) {
+    return this._request('admitDocument', [bytes, claimedMime, options]);
+  }
+
+  admit(bytes, claimedMime, options) {
+    return this._request('admit', [bytes, claimedMime, options]);
+  }
+
+  async admitToolResult(toolName, content, options) {
+    const isText = typeof content === 'string';
+    if (!isText && JSON.stringify(content) === undefined) {
+      throw new TypeError('content must be JSON text or a JSON-serialisable value');
+    }
+    // A value crosses as JSON text (what the gate reads anyway); unchanged content comes back as
+    // the very object that was given, as with the in-thread API.
+    const answer = await this._request('admitToolResult', [toolName, isText ? content : JSON.stringify(content), options]);
+    if (!answer.changed && !isText) answer.content = content;
+    return answer;
+  }
+
+  sniff(bytes) {
+    return this._request('sniff', [bytes]);
+  }
+
+  /** Ends the Worker; pending and later calls reject. */
+  terminate() {
+    this.#fail(new Error('the gate Worker was terminated'));
+  }
+}
+
+/**
+ * Starts a dedicated Worker and a gate in it. Takes `createGate`'s options (admission defaults,
+ * `wasmBase`, `wasmUrls`, `cache`, `stdout`, `stderr`; not `getCoreModule`, a function cannot cross)
+ * and `workerUrl`, the URL of `worker-thread.js` when a bundler moved it.
+ */
+export async function createWorkerGate(options = {}) {
+  const { workerUrl, ...rest } = options ?? {};
+  const { crossing, sinks } = crossingOptions(rest);
+  const gate = new WorkerGate(await spawn(workerUrl), sinks);
+  try {
+    await gate._request('init', [crossing]);
+  } catch (error) {
+    gate.terminate();
+    throw error;
+  }
+  return gate;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Module-level convenience: one shared Worker, started on first use, replaced when it failed.
+
+let shared;
+let sharedOptions = {};
+
+/** Sets the options the shared Worker gate is made with; the current one, if any, is ended. */
+export function configure(options = {}) {
+  const { workerUrl, ...rest } = options ?? {};
+  crossingOptions(rest); // checked now
+  sharedOptions = { ...(options ?? {}) };
+  terminate();
+}
+
+/** The shared Worker gate (started on first use). With options, it first `configure`s them. */
+export function ready(options) {
+  if (options !== undefined) configure(options);
+  if (!shared) {
+    const made = createWorkerGate(sharedOptions);
+    shared = made;
+    made.catch(() => {
+      if (shared === made) shared = undefined;
+    });
+  }
+  return shared;
+}
+
+/** Ends the shared Worker (the next call starts a new one). */
+export function terminate() {
+  const current = shared;
+  shared = undefined;
+  current?.then((gate) => gate.terminate(), () => {});
+}
+
+async function withShared(fn) {
+  const gate = await ready();
+  try {
+    return await fn(gate);
+  } finally {
+    if (gate.closed && shared) {
+      const current = shared;
+      if ((await current.catch(() => null)) === gate) shared = undefined;
+    }
+  }
+}
+
+export function admitImage(bytes, claimedMime, options) {
+  return withShared((gate) => gate.admitImage(bytes, claimedMime, options));
+}
+
+export function admitDocument(bytes, claimedMime = 'application/pdf', options) {
+  return withShared((gate) => gate.admitDocument(bytes, claimedMime, options));
+}
+
+export function admit(bytes, claimedMime, options) {
+  return withShared((gate) => gate.admit(bytes, claimedMime, options));
+}
+
+export function admitToolResult(toolName, content, options) {
+  return withShared((gate) => gate.admitToolResult(toolName, content, options));
+}
+
+export function sniff(bytes) {
+  return withShared((gate) => gate.sniff(bytes));
+}

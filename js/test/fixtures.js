@@ -1,0 +1,75 @@
+// Small fixtures made on the spot (no corpus needed), and a static server for bundled pages.
+
+import { createReadStream, statSync } from 'node:fs';
+import http from 'node:http';
+import { extname, normalize, resolve, sep } from 'node:path';
+
+import { noisePng } from './helpers.js';
+
+/** A valid 1 x 1 still GIF: admitted for Anthropic, a type Gemini does not take. */
+export const GIF_1X1 = Uint8Array.from(
+  atob('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw=='),
+  (c) => c.charCodeAt(0),
+);
+
+/** A PNG wider than the 2000 px the downsampler fits to, small in bytes (2400 x 10 noise). */
+export function widePng() {
+  return noisePng(2400, 10, 7);
+}
+
+/**
+ * A PNG whose header is whole and whose pixel data is cut short: `verify: 'header'` reads only the
+ * header, `verify: 'full'` decodes every pixel and refuses it.
+ */
+export async function truncatedPng() {
+  const png = await noisePng(64, 64, 11);
+  return png.subarray(0, Math.floor(png.length / 2));
+}
+
+export const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+};
+
+/** Serves the files under `root` on 127.0.0.1 (a free port); resolves to { url, close }. */
+export function serveDir(root) {
+  const top = resolve(root);
+  const server = http.createServer((req, res) => {
+    const { pathname } = new URL(req.url, 'http://127.0.0.1');
+    const file = resolve(top, normalize(decodeURIComponent(pathname)).replace(/^[/\\]+/, ''));
+    let stat;
+    try {
+      stat = file.startsWith(top + sep) ? statSync(file) : undefined;
+    } catch {
+      stat = undefined;
+    }
+    if (!stat?.isFile()) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${pathname}\n`);
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-length': stat.size,
+      'cache-control': 'no-store',
+    });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolvePromise, reject) => {
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      resolvePromise({
+        url: `http://127.0.0.1:${server.address().port}/`,
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections?.();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}

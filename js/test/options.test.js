@@ -1,0 +1,187 @@
+// createGate's options, honoured by every function: the admission defaults an instance (or the
+// module-level functions, through configure) applies to each call, a call's own options over them,
+// the documented defaults when nothing is given, and the loading options (wasmBase, wasmUrls,
+// getCoreModule, cache, stdout, stderr). Fixtures are made here; no corpus is read.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, describe, it } from 'node:test';
+
+import * as mediagate from '../src/index.js';
+import { PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
+import { GIF_1X1, b64, truncatedPng, widePng } from './fixtures.js';
+
+const GENERATED = join(PKG_DIR, 'dist', 'generated');
+const scratch = mkdtempSync(join(tmpdir(), 'mediagate-options-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A directory holding copies of the core modules, as a bundler's output would. */
+function copiedCores() {
+  const dir = mkdtempSync(join(scratch, 'cores-'));
+  for (const name of mediagate.CORE_MODULES) copyFileSync(join(GENERATED, name), join(dir, name));
+  return dir;
+}
+
+const gifBlock = () => ({ type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' });
+const cli = (v) => mediagate.toCliJson(v);
+
+describe('admission defaults', () => {
+  it('DEFAULT_OPTIONS is what a call without options gets, for every function', async () => {
+    const d = mediagate.DEFAULT_OPTIONS;
+    assert.deepEqual(Object.keys(d).sort(), [...mediagate.ADMIT_OPTION_KEYS].sort());
+    const gate = await mediagate.createGate();
+    assert.deepEqual(gate.defaults, d);
+    const truncated = await truncatedPng();
+    const wide = await widePng();
+    for (const [bytes, mime] of [
+      [truncated, 'image/png'],
+      [wide, 'image/png'],
+      [GIF_1X1, 'image/gif'],
+    ]) {
+      assert.deepEqual(cli(gate.admitImage(bytes, mime)), cli(gate.admitImage(bytes, mime, d)));
+      assert.deepEqual(cli(gate.admit(bytes, mime)), cli(gate.admit(bytes, mime, { ...d })));
+      assert.deepEqual(cli(await mediagate.admitImage(bytes, mime)), cli(gate.admitImage(bytes, mime, d)));
+      assert.deepEqual(cli(await mediagate.admit(bytes, mime)), cli(gate.admit(bytes, mime, d)));
+    }
+    const content = [{ type: 'image', data: b64(truncated), mimeType: 'image/png' }, gifBlock()];
+    assert.deepEqual(gate.admitToolResult('t', content).refused, gate.admitToolResult('t', content, d).refused);
+    assert.deepEqual((await mediagate.admitToolResult('t', content)).refused, gate.admitToolResult('t', content, d).refused);
+    const pdf = minimalPdf();
+    assert.deepEqual(gate.admitDocument(pdf), gate.admitDocument(pdf, 'application/pdf', d));
+    assert.deepEqual(await mediagate.admitDocument(pdf), gate.admitDocument(pdf, 'application/pdf', d));
+  });
+
+  it('each option changes the verdict (so a test of its default means something)', async () => {
+    const gate = await mediagate.createGate();
+    const truncated = await truncatedPng();
+    assert.equal(gate.admitImage(truncated, 'image/png', { verify: 'header' }).ok, true);
+    assert.equal(gate.admitImage(truncated, 'image/png', { verify: 'full' }).ok, false);
+    const wide = await widePng();
+    assert.equal(gate.admitImage(wide, 'image/png', { downsample: true }).resized, true);
+    assert.deepEqual(gate.admitImage(wide, 'image/png', { downsample: false }).dimensions, { width: 2400, height: 10 });
+    assert.equal(gate.admitImage(GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true);
+    assert.equal(gate.admitImage(GIF_1X1, 'image/gif', { provider: 'gemini' }).reason, 'mime_unsupported');
+  });
+
+  it("an instance's defaults apply to every method; a call's own options win", async () => {
+    const gate = await mediagate.createGate({ provider: 'gemini', verify: 'full', downsample: false });
+    assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false });
+    const truncated = await truncatedPng();
+    const wide = await widePng();
+    for (const call of ['admitImage', 'admit']) {
+      assert.equal(gate[call](GIF_1X1, 'image/gif').reason, 'mime_unsupported', call);
+      assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true, call);
+      assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: undefined }).reason, 'mime_unsupported', call);
+      assert.equal(gate[call](truncated, 'image/png').ok, false, call);
+      assert.equal(gate[call](truncated, 'image/png', { verify: 'header' }).ok, true, call);
+      assert.equal(gate[call](wide, 'image/png').resized, false, call);
+      assert.equal(gate[call](wide, 'image/png', { downsample: true }).resized, true, call);
+    }
+    const refused = gate.admitToolResult('capture', [gifBlock(), { type: 'image', data: b64(truncated), mimeType: 'image/png' }]).refused;
+    assert.deepEqual(
+      refused.map((r) => [r.index, r.reason]),
+      [
+        [0, 'mime_unsupported'],
+        [1, 'undecodable'],
+      ],
+    );
+    assert.deepEqual(gate.admitToolResult('capture', [gifBlock()], { provider: 'anthropic' }).refused, []);
+    // A document is judged by its own rules; the options still have to be valid.
+    assert.equal(gate.admitDocument(minimalPdf()).ok, true);
+    assert.throws(() => gate.admitDocument(minimalPdf(), 'application/pdf', { provider: 'acme' }), TypeError);
+  });
+
+  it('refuses bad and unknown options, per call and in createGate', async () => {
+    const gate = await mediagate.createGate();
+    const png = await widePng();
+    for (const call of ['admitImage', 'admit', 'admitDocument']) {
+      assert.throws(() => gate[call](png, 'image/png', { verfy: 'full' }), /unknown option "verfy"/, call);
+      assert.throws(() => gate[call](png, 'image/png', { provider: 'acme' }), /provider must be one of/, call);
+    }
+    assert.throws(() => gate.admitToolResult('t', [], { downsample: 'no' }), /downsample must be a boolean/);
+    assert.throws(() => gate.admitToolResult('t', [], { profile: 'openai' }), /unknown option "profile"/);
+    await assert.rejects(mediagate.admitToolResult('t', [], { verify: 'deep' }), /verify must be one of/);
+    await assert.rejects(mediagate.createGate({ provider: 'acme' }), /provider must be one of/);
+    await assert.rejects(mediagate.createGate({ wasmbase: '/x/' }), /unknown option "wasmbase"/);
+    await assert.rejects(mediagate.createGate({ cache: 'no' }), /cache must be a boolean/);
+    await assert.rejects(mediagate.createGate({ stderr: 'console' }), /stderr must be a function/);
+    await assert.rejects(mediagate.createGate({ getCoreModule: 1 }), /getCoreModule must be a function/);
+    await assert.rejects(mediagate.createGate({ wasmUrls: {} }), /wasmUrls lacks mediagate\.core\.wasm/);
+    await assert.rejects(mediagate.createGate({ wasmBase: '/a/', wasmUrls: {} }), /at most one of/);
+    assert.throws(() => mediagate.configure({ verify: 'deep' }), /verify must be one of/);
+  });
+});
+
+describe('loading options', () => {
+  it('wasmBase: the core modules are read from there, and a wrong place fails with its path', async () => {
+    const gate = await mediagate.createGate({ wasmBase: pathToFileURL(copiedCores() + '/'), cache: false });
+    assert.equal(gate.admitImage(GIF_1X1, 'image/gif').ok, true);
+    const empty = mkdtempSync(join(scratch, 'empty-'));
+    await assert.rejects(mediagate.createGate({ wasmBase: pathToFileURL(empty) }), (e) => e.message.includes(empty));
+  });
+
+  it('wasmUrls: one URL per core module', async () => {
+    const dir = copiedCores();
+    const wasmUrls = Object.fromEntries(mediagate.CORE_MODULES.map((n) => [n, pathToFileURL(join(dir, n)).href]));
+    const gate = await mediagate.createGate({ wasmUrls });
+    assert.equal(gate.sniff(GIF_1X1), 'image/gif');
+    wasmUrls['mediagate.core.wasm'] = pathToFileURL(join(dir, 'gone.wasm')).href;
+    await assert.rejects(mediagate.createGate({ wasmUrls, cache: false }), /gone\.wasm/);
+  });
+
+  it('getCoreModule is asked for every core module; cache: false compiles afresh', async () => {
+    const asked = [];
+    const gate = await mediagate.createGate({
+      getCoreModule: async (name) => {
+        asked.push(name);
+        const { readFile } = await import('node:fs/promises');
+        return WebAssembly.compile(await readFile(join(GENERATED, name)));
+      },
+    });
+    assert.deepEqual([...asked].sort(), [...mediagate.CORE_MODULES].sort());
+    assert.equal(gate.admitImage(GIF_1X1, 'image/gif').ok, true);
+    const fresh = await mediagate.createGate({ cache: false });
+    assert.equal(fresh.admitImage(GIF_1X1, 'image/gif').ok, true);
+  });
+
+  it('stdout and stderr sinks receive the guest lines', async () => {
+    // The gate writes nothing on a normal call; the sinks are the ones the WASI layer uses.
+    const lines = [];
+    const gate = await mediagate.createGate({ stderr: (l) => lines.push(['err', l]), stdout: (l) => lines.push(['out', l]) });
+    assert.equal(gate.admitImage(SVG_BYTES, 'image/png').reason, 'magic_mismatch');
+    assert.deepEqual(lines, []);
+  });
+});
+
+describe('module-level functions honour configure()', () => {
+  after(() => mediagate.configure({}));
+
+  it('every function applies the configured admission defaults', async () => {
+    mediagate.configure({ provider: 'gemini', verify: 'full' });
+    const truncated = await truncatedPng();
+    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await mediagate.admit(new Blob([GIF_1X1]), 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await mediagate.admit(truncated, 'image/png')).ok, false);
+    assert.equal((await mediagate.admit(truncated, 'image/png', { verify: 'header' })).ok, true);
+    assert.deepEqual(
+      (await mediagate.admitToolResult('t', [gifBlock()])).refused.map((r) => r.reason),
+      ['mime_unsupported'],
+    );
+    assert.equal((await mediagate.admitDocument(minimalPdf())).ok, true);
+    assert.equal(await mediagate.sniff(GIF_1X1), 'image/gif');
+    assert.deepEqual((await mediagate.ready()).defaults, { ...mediagate.DEFAULT_OPTIONS, provider: 'gemini', verify: 'full' });
+  });
+
+  it('loading options too: a wrong wasmBase fails every call, naming the place; configure({}) restores', async () => {
+    const empty = mkdtempSync(join(scratch, 'empty-'));
+    mediagate.configure({ wasmBase: pathToFileURL(empty) });
+    await assert.rejects(mediagate.admitImage(GIF_1X1, 'image/gif'), (e) => e.message.includes(empty));
+    await assert.rejects(mediagate.sniff(GIF_1X1), (e) => e.message.includes(empty));
+    mediagate.ready({ wasmBase: pathToFileURL(copiedCores() + '/') });
+    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).ok, true);
+    mediagate.configure({});
+    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).ok, true);
+  });
+});

@@ -1,0 +1,125 @@
+// @mediagate/preflight/worker in Node (worker_threads): the same answers as the in-thread API, the
+// createGate options carried across, errors that keep their type, and a clear failure when the
+// Worker script or the core modules are not where they were said to be. The browser side (a module
+// Worker in Chromium, through an esbuild bundle) is in package.test.js.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, describe, it } from 'node:test';
+
+import * as inThread from '../src/index.js';
+import * as inWorker from '../src/worker.js';
+import { PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
+import { GIF_1X1, b64, truncatedPng, widePng } from './fixtures.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'mediagate-worker-'));
+after(() => {
+  inWorker.terminate();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('createWorkerGate (Node worker_threads)', () => {
+  it('answers as the in-thread gate does, for every function', async () => {
+    const worker = await inWorker.createWorkerGate();
+    const gate = await inThread.createGate();
+    try {
+      const wide = await widePng();
+      for (const [bytes, mime] of [
+        [wide, 'image/png'],
+        [SVG_BYTES, 'image/png'],
+        [GIF_1X1, 'image/gif'],
+        [minimalPdf(), 'application/pdf'],
+      ]) {
+        assert.deepEqual(await worker.admit(bytes, mime), gate.admit(bytes, mime));
+        assert.deepEqual(await worker.admit(new Blob([bytes]), mime), gate.admit(bytes, mime));
+        assert.deepEqual(await worker.sniff(bytes), gate.sniff(bytes));
+      }
+      assert.deepEqual(await worker.admitImage(wide, 'image/png'), gate.admitImage(wide, 'image/png'));
+      assert.deepEqual(await worker.admitDocument(minimalPdf()), gate.admitDocument(minimalPdf()));
+      assert.equal((await worker.admitImage(SVG_BYTES, 'image/png')).reason, 'magic_mismatch');
+      const content = [
+        { type: 'text', text: 'x' },
+        { type: 'image', data: b64(SVG_BYTES), mimeType: 'image/png' },
+      ];
+      assert.deepEqual(await worker.admitToolResult('shot', content), gate.admitToolResult('shot', content));
+      assert.deepEqual(await worker.admitToolResult('shot', JSON.stringify(content)), gate.admitToolResult('shot', JSON.stringify(content)));
+      const plain = { content: [{ type: 'text', text: 'no media' }] };
+      assert.equal((await worker.admitToolResult('grep', plain)).content, plain, 'unchanged content is the very object given');
+    } finally {
+      worker.terminate();
+    }
+  });
+
+  it('applies the createGate admission defaults it was given, and a call’s own options over them', async () => {
+    const worker = await inWorker.createWorkerGate({ provider: 'gemini', verify: 'full', downsample: false });
+    try {
+      assert.equal((await worker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+      assert.equal((await worker.admit(GIF_1X1, 'image/gif', { provider: 'anthropic' })).ok, true);
+      const truncated = await truncatedPng();
+      assert.equal((await worker.admitImage(truncated, 'image/png')).ok, false);
+      assert.equal((await worker.admitImage(truncated, 'image/png', { verify: 'header' })).ok, true);
+      assert.equal((await worker.admitImage(await widePng(), 'image/png')).resized, false);
+      const gif = { type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' };
+      assert.deepEqual((await worker.admitToolResult('t', [gif])).refused.map((r) => r.reason), ['mime_unsupported']);
+    } finally {
+      worker.terminate();
+    }
+  });
+
+  it('keeps error types across the thread: TypeError for bad input and options', async () => {
+    const worker = await inWorker.createWorkerGate();
+    try {
+      await assert.rejects(worker.admitImage('not bytes', 'image/png'), TypeError);
+      await assert.rejects(worker.admitImage(GIF_1X1, 'image/gif', { provider: 'acme' }), (e) => e instanceof TypeError && /provider must be one of/.test(e.message));
+      await assert.rejects(worker.admitImage(GIF_1X1, 'image/gif', { verfy: 'full' }), /unknown option "verfy"/);
+      await assert.rejects(worker.admitToolResult('t', undefined), TypeError);
+      // The gate is still usable after refused arguments.
+      assert.equal((await worker.admitImage(GIF_1X1, 'image/gif')).ok, true);
+    } finally {
+      worker.terminate();
+    }
+    await assert.rejects(worker.sniff(GIF_1X1), /terminated/);
+    assert.equal(worker.closed, true);
+    await assert.rejects(inWorker.createWorkerGate({ wasmbase: '/x/' }), /unknown option "wasmbase"/);
+    await assert.rejects(inWorker.createWorkerGate({ getCoreModule: () => null }), /getCoreModule cannot cross to a Worker/);
+  });
+
+  it('carries wasmBase to the Worker: copied core modules load, a wrong place fails naming it', async () => {
+    const dir = mkdtempSync(join(scratch, 'cores-'));
+    for (const name of inThread.CORE_MODULES) copyFileSync(join(PKG_DIR, 'dist', 'generated', name), join(dir, name));
+    const worker = await inWorker.createWorkerGate({ wasmBase: pathToFileURL(dir + '/'), cache: false });
+    assert.equal((await worker.admit(GIF_1X1, 'image/gif')).ok, true);
+    worker.terminate();
+    const empty = mkdtempSync(join(scratch, 'empty-'));
+    await assert.rejects(inWorker.createWorkerGate({ wasmBase: pathToFileURL(empty) }), (e) => e.message.includes(empty));
+  });
+
+  it('fails clearly when the Worker script is not there', async () => {
+    const missing = pathToFileURL(join(scratch, 'no-such-worker.js'));
+    await assert.rejects(inWorker.createWorkerGate({ workerUrl: missing }), (e) => {
+      assert.match(e.message, /gate Worker/);
+      assert.ok(e.message.includes('no-such-worker.js'), e.message);
+      assert.match(e.message, /workerUrl/);
+      return true;
+    });
+  });
+});
+
+describe('module-level functions over the shared Worker', () => {
+  after(() => inWorker.configure({}));
+
+  it('admit, then honour configure() for every function', async () => {
+    assert.equal((await inWorker.admit(GIF_1X1, 'image/gif')).ok, true);
+    assert.equal((await inWorker.admitImage(SVG_BYTES, 'image/png')).reason, 'magic_mismatch');
+    inWorker.configure({ provider: 'gemini' });
+    assert.equal((await inWorker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await inWorker.admitImage(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await inWorker.admitDocument(minimalPdf())).ok, true);
+    const gif = { type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' };
+    assert.deepEqual((await inWorker.admitToolResult('t', [gif])).refused.map((r) => r.reason), ['mime_unsupported']);
+    assert.equal(await inWorker.sniff(GIF_1X1), 'image/gif');
+    assert.throws(() => inWorker.configure({ verify: 'deep' }), /verify must be one of/);
+  });
+});
