@@ -306,12 +306,20 @@ def endless(piece: bytes, pause: float = 0.005):
 def test_a_line_that_never_ends_is_an_error_with_memory_bounded(vlm_server):
     """The server sends one `data:` line forever, never a newline. Unbounded line buffering would
     wait for ever (and grow without end); the decoder stops at `max_event_bytes`."""
+    import tracemalloc
+
     vlm_server.writer = endless(b"x" * 4096, pause=0)
     reply = client(vlm_server, max_event_bytes=256 << 10).ask("p", "image/png", "AAAA")
-    with pytest.raises(VlmError) as e:
-        reply.next_chunk()
+    tracemalloc.start()
+    try:
+        with pytest.raises(VlmError) as e:
+            reply.next_chunk()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert e.value.kind == "malformed-stream"
     assert "exceeded the limit of 262144 bytes" in e.value.message
+    assert peak < 4 << 20, f"{peak} bytes allocated while reading one bounded line"
 
 
 def test_an_event_that_never_ends_is_an_error(vlm_server):
