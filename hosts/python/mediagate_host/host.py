@@ -11,9 +11,11 @@ the guest's stderr goes to the `mediagate.guest` logger and into trap messages).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -26,7 +28,7 @@ import wasmtime
 from wasmtime import component as wc
 
 from . import _wit
-from .vlm import NoVlm, OpenAICompatibleVlm, Reply, Vlm, VlmError
+from .vlm import NoVlm, Reply, Vlm, VlmConfigError, VlmError, vlm_from_env
 
 _wit.install()
 
@@ -40,6 +42,10 @@ VLM_IFACE = "mediagate:gate/vlm@0.1.0"
 OUTPUT_IFACE = "mediagate:gate/output@0.1.0"
 TOOL_IFACE = "mediagate:gate/tool@0.1.0"
 WORKSPACE_IFACE = "mediagate:gate/workspace-admission@0.1.0"
+ADMISSION_IFACE = "mediagate:gate/admission@0.1.0"
+
+#: The component's file name, inside this package (wheel) and in `target/guest/` (a clone).
+COMPONENT_FILE = "mediagate-agent-tool.wasm"
 
 #: The host-defined resource type id of `vlm.reply`.
 _REPLY_TYPE = 0x4D47_0001
@@ -84,10 +90,11 @@ class MediagateError(Exception):
 
 
 class GuestTrap(MediagateError):
-    """The guest trapped (a panic, out of memory, the CPU deadline). Only that call ended.
+    """The guest trapped (a panic, out of memory, the CPU deadline) or the call was stopped at its
+    wall-clock deadline. Only that call ended.
 
-    `kind` is `deadline`, `memory`, `panic` or `trap`; `detail` is wasmtime's full report (with
-    the wasm backtrace); `stderr` is what the guest wrote to stderr."""
+    `kind` is `deadline` (CPU), `wall-deadline`, `memory`, `panic` or `trap`; `detail` is
+    wasmtime's full report (with the wasm backtrace); `stderr` is what the guest wrote to stderr."""
 
     def __init__(self, message: str, kind: str = "trap", detail: str = "", stderr: str = ""):
         self.kind = kind
@@ -96,8 +103,11 @@ class GuestTrap(MediagateError):
         super().__init__(message)
 
     @classmethod
-    def from_error(cls, func: str, error: Exception, stderr: str, gate: Any) -> "GuestTrap":
+    def from_error(cls, func: str, error: Exception, stderr: str, gate: Any, wall_expired: bool = False) -> "GuestTrap":
         detail = str(error)
+        if wall_expired:
+            return cls(f"the call to {func} took longer than its wall-clock deadline of {gate.wall_deadline:g} s "
+                       "and was stopped", kind="wall-deadline", detail=detail, stderr=stderr)
         cause = detail.rsplit("Caused by:", 1)[-1].strip().splitlines()[0] if "Caused by:" in detail \
             else detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
         if "interrupt" in cause:
@@ -161,13 +171,30 @@ def _start_ticker(engine: wasmtime.Engine) -> None:
     threading.Thread(target=tick, name="mediagate-epoch", daemon=True).start()
 
 
+def packaged_wasm_path() -> Optional[Path]:
+    """The component shipped inside this package (an installed wheel), if there is one."""
+    try:
+        from importlib.resources import files
+
+        resource = files(__package__) / COMPONENT_FILE
+        if resource.is_file():
+            return Path(str(resource))
+    except (ImportError, OSError, TypeError):  # pragma: no cover - unusual importers
+        pass
+    return None
+
+
 def default_wasm_path() -> Path:
-    """`$MEDIAGATE_AGENT_TOOL_WASM`, else `target/guest/mediagate-agent-tool.wasm` in the repository."""
+    """`$MEDIAGATE_AGENT_TOOL_WASM`, else the component inside the installed package, else
+    `target/guest/mediagate-agent-tool.wasm` of the repository this package sits in (a clone)."""
     env = os.environ.get(ENV_WASM)
     if env:
         return Path(env)
+    packaged = packaged_wasm_path()
+    if packaged is not None:
+        return packaged
     repo = Path(__file__).resolve().parents[3]
-    return repo / "target" / "guest" / "mediagate-agent-tool.wasm"
+    return repo / "target" / "guest" / COMPONENT_FILE
 
 
 def default_cache_dir() -> Optional[Path]:
@@ -181,6 +208,9 @@ def default_cache_dir() -> Optional[Path]:
 _components_lock = threading.Lock()
 _components: "weakref.WeakValueDictionary[str, wc.Component]" = weakref.WeakValueDictionary()
 
+#: A cache file: this magic, the SHA-256 of the body, the body (`Component.serialize()`).
+_CACHE_MAGIC = b"MGPYCWASM1"
+
 
 def _wasmtime_version() -> str:
     try:
@@ -192,44 +222,146 @@ def _wasmtime_version() -> str:
 
 
 def load_component(engine: wasmtime.Engine, wasm: bytes, cache_dir: Optional[Path]) -> wc.Component:
-    """Compile `wasm`, or reuse it: in this process by content, across processes from `cache_dir`
-    (keyed by the content, the wasmtime version and the engine settings)."""
+    """Compile `wasm`, or reuse it (see `load_component_with_origin`)."""
+    return load_component_with_origin(engine, wasm, cache_dir)[0]
+
+
+def load_component_with_origin(engine: wasmtime.Engine, wasm: bytes,
+                               cache_dir: Optional[Path]) -> "tuple[wc.Component, str]":
+    """Compile `wasm`, or reuse it: in this process by content (origin `"memory"`), across
+    processes from `cache_dir` (`"cache"`; keyed by the content, the wasmtime version and the engine
+    settings), else compile it (`"compiled"`).
+
+    A compiled file is native code that `deserialize` trusts, so only a file this user wrote is
+    read: the directory must be a real directory owned by the user (it is made, or set, mode 0700;
+    one owned by anyone else is not used at all), and the file a regular file (no symlink) owned
+    by the user with no access for group or others, whose SHA-256 matches. Files are created
+    exclusively (`O_EXCL`, mode 0600) and renamed into place. Anything else is recompiled."""
     key = hashlib.sha256(wasm + f"|wasmtime-py {_wasmtime_version()}|epoch|stack1M".encode()).hexdigest()
+    name = f"{key}.cwasm"
     with _components_lock:
-        path = cache_dir / f"{key}.cwasm" if cache_dir is not None else None
         component = _components.get(key)
-        stale = False
-        if component is None and path is not None and path.is_file():
-            try:
-                component = wc.Component.deserialize_file(engine, str(path))
-            except wasmtime.WasmtimeError as e:
-                log.warning("replacing the unusable compiled cache %s: %s", path, e)
-                stale = True
-        if component is None:
-            component = wc.Component(engine, wasm)
-        if path is not None and (stale or not path.is_file()):
-            _write_cache(path, component)
+        if component is not None:
+            return component, "memory"
+        dir_fd = _open_cache_dir(cache_dir) if cache_dir is not None else None
+        try:
+            origin = "compiled"
+            if dir_fd is not None:
+                component = _read_cache(engine, dir_fd, name, cache_dir)
+                origin = "cache" if component is not None else origin
+            if component is None:
+                component = wc.Component(engine, wasm)
+                if dir_fd is not None:
+                    _write_cache(dir_fd, name, component, cache_dir)
+        finally:
+            if dir_fd is not None:
+                os.close(dir_fd)
         _components[key] = component
-        return component
+        return component, origin
 
 
-def _write_cache(path: Path, component: wc.Component) -> None:
+def _open_cache_dir(path: Path) -> Optional[int]:
+    """A descriptor of the cache directory, if it is safe to use; `None` (and a warning) if not."""
+    if os.name != "posix" or os.open not in os.supports_dir_fd:
+        # Ownership and mode cannot be checked the same way: compile in memory instead.
+        log.info("no compiled cache on this platform (%s)", os.name)
+        return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cwasm")
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        log.warning("not using the compiled cache %s: %s", path, e)
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid():
+            log.warning("not using the compiled cache %s: it is owned by uid %d, not by this user (uid %d)",
+                        path, st.st_uid, os.geteuid())
+            os.close(fd)
+            return None
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)  # ours: nobody else may add files to it
+        return fd
+    except OSError as e:
+        log.warning("not using the compiled cache %s: %s", path, e)
+        os.close(fd)
+        return None
+
+
+def _read_cache(engine: wasmtime.Engine, dir_fd: int, name: str, where: Path) -> Optional[wc.Component]:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a symlink (ELOOP), a permission problem
+        log.warning("not reading the compiled cache %s: %s", where / name, e)
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            why = "not a regular file"
+        elif st.st_uid != os.geteuid():
+            why = f"owned by uid {st.st_uid}, not by this user"
+        elif st.st_mode & 0o077:
+            why = f"mode {stat.S_IMODE(st.st_mode):o} lets others read or write it"
+        else:
+            why = ""
+        if why:
+            log.warning("not reading the compiled cache %s: %s", where / name, why)
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    finally:
+        os.close(fd)
+    body = _verified_body(data)
+    if body is None:
+        log.warning("replacing the corrupt compiled cache %s", where / name)
+        return None
+    try:
+        return wc.Component.deserialize(engine, body)
+    except wasmtime.WasmtimeError as e:
+        log.warning("replacing the unusable compiled cache %s: %s", where / name, e)
+        return None
+
+
+def _verified_body(data: bytes) -> Optional[bytes]:
+    if not data.startswith(_CACHE_MAGIC):
+        return None
+    digest, body = data[len(_CACHE_MAGIC):len(_CACHE_MAGIC) + 32], data[len(_CACHE_MAGIC) + 32:]
+    if len(digest) != 32 or hashlib.sha256(body).digest() != digest:
+        return None
+    return body
+
+
+def _write_cache(dir_fd: int, name: str, component: wc.Component, where: Path) -> None:
+    tmp = f".tmp-{os.getpid()}-{os.urandom(8).hex()}.cwasm"
+    try:
+        body = bytes(component.serialize())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600,
+                     dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(component.serialize())
-            os.replace(tmp, path)
+                f.write(_CACHE_MAGIC + hashlib.sha256(body).digest() + body)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            os.unlink(tmp)
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
             raise
-    except OSError as e:
-        log.warning("cannot write the compiled cache %s: %s", path, e)
+    except (OSError, wasmtime.WasmtimeError) as e:
+        log.warning("cannot write the compiled cache %s: %s", where / name, e)
 
 
 # --------------------------------------------------------------------------------------------
 # Per-call state, reached from the host functions through a thread-local
+
+
+class _WallDeadline(Exception):
+    """Raised from a host import once the call's wall-clock deadline has passed: wasmtime-py turns
+    it into a trap, which ends the call."""
 
 
 @dataclass
@@ -238,21 +370,39 @@ class _Call:
     vlm: Any
     on_output: Optional[OutputCallback]
     cpu_deadline: float
+    wall_deadline: float
+    vlm_takes_deadline: bool = False
     started: float = field(default_factory=time.monotonic)
     host_time: float = 0.0
     replies: Dict[int, Reply] = field(default_factory=dict)
     stderr: bytearray = field(default_factory=bytearray)
+    wall_expired: bool = False
+
+    @property
+    def wall_deadline_at(self) -> float:
+        return self.started + self.wall_deadline
+
+    def epoch_ticks(self) -> int:
+        """The epoch deadline: the guest's remaining CPU time, or the wall-clock time left if less."""
+        now = time.monotonic()
+        guest_time = (now - self.started) - self.host_time
+        remaining = min(self.cpu_deadline - guest_time, self.wall_deadline_at - now)
+        return max(1, int(max(remaining, EPOCH_TICK_S) / EPOCH_TICK_S))
+
+    def check_wall(self) -> None:
+        if time.monotonic() >= self.wall_deadline_at:
+            self.wall_expired = True
+            raise _WallDeadline()
 
     def enter_host(self) -> float:
+        self.check_wall()
         return time.monotonic()
 
     def leave_host(self, entered: float) -> None:
-        """Time spent in host imports (the VLM) does not count against the CPU deadline."""
-        now = time.monotonic()
-        self.host_time += now - entered
-        guest_time = (now - self.started) - self.host_time
-        remaining = max(self.cpu_deadline - guest_time, EPOCH_TICK_S)
-        self.store.set_epoch_deadline(max(1, int(remaining / EPOCH_TICK_S)))
+        """Time spent in host imports (the VLM) does not count against the CPU deadline; it does
+        count against the wall-clock deadline."""
+        self.host_time += time.monotonic() - entered
+        self.store.set_epoch_deadline(self.epoch_ticks())
 
     def close(self) -> None:
         for reply in self.replies.values():
@@ -293,10 +443,10 @@ class Mediagate:
     """The mediagate `agent-tool` component, loaded into this Python process.
 
     `workspace` is the one directory the component may read (a read-only WASI preopen).
-    `vlm` is an `OpenAICompatibleVlm` (or any object with `configured` and
-    `ask(prompt, mime, data_base64) -> Reply`); `None` builds one from the `MEDIAGATE_VLM_*`
-    environment, `False` means no VLM. `on_output(kind, text)` receives the reply as it streams
-    (`kind` is `"content"` or `"reasoning"`).
+    `vlm` is an `HttpVlm` (`OpenAICompatibleVlm`, `AnthropicVlm`) or any object with `configured`
+    and `ask(prompt, mime, data_base64) -> Reply`; `None` builds one from the `MEDIAGATE_VLM_*`
+    environment (`vlm_from_env`), `False` means no VLM. `on_output(kind, text)` receives the reply
+    as it streams (`kind` is `"content"` or `"reasoning"`).
     """
 
     def __init__(
@@ -308,6 +458,7 @@ class Mediagate:
         *,
         memory_limit: int = 512 << 20,
         cpu_deadline: float = 20.0,
+        wall_deadline: float = 900.0,
         cache_dir: Union[str, os.PathLike, None, bool] = None,
     ):
         self.wasm_path = Path(wasm_path) if wasm_path is not None else default_wasm_path()
@@ -316,13 +467,18 @@ class Mediagate:
             raise MediagateError(f"the workspace {ws} is not a directory")
         self.workspace = os.path.realpath(ws)
         if vlm is None:
-            vlm = OpenAICompatibleVlm()
+            try:
+                vlm = vlm_from_env()
+            except VlmConfigError as e:
+                raise MediagateError(str(e)) from e
         elif vlm is False:
             vlm = NoVlm()
         self.vlm = vlm
+        self._vlm_takes_deadline = _accepts_deadline(getattr(vlm, "ask", None))
         self.on_output = on_output
         self.memory_limit = memory_limit
         self.cpu_deadline = cpu_deadline
+        self.wall_deadline = wall_deadline
 
         if cache_dir is False:
             cache: Optional[Path] = None
@@ -338,7 +494,7 @@ class Mediagate:
                                  f"{ENV_WASM} to mediagate-agent-tool.wasm)") from e
         self.engine = shared_engine()
         try:
-            self.component = load_component(self.engine, wasm, cache)
+            self.component, self.origin = load_component_with_origin(self.engine, wasm, cache)
         except wasmtime.WasmtimeError as e:
             raise MediagateError(f"cannot compile {self.wasm_path}: {e}") from e
         self.linker = self._make_linker()
@@ -354,6 +510,7 @@ class Mediagate:
             "definition": export(TOOL_IFACE, "definition"),
             "read-image": export(TOOL_IFACE, "read-image"),
             "admit-file": export(WORKSPACE_IFACE, "admit-file"),
+            "admit-tool-result": export(ADMISSION_IFACE, "admit-tool-result"),
         }
 
     # ---- imports ---------------------------------------------------------------------------
@@ -373,18 +530,21 @@ class Mediagate:
 
     # ---- calls -----------------------------------------------------------------------------
 
-    def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None) -> Any:
+    def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None,
+              workspace: Optional[str] = None) -> Any:
         store = wasmtime.Store(self.engine)
         call = _Call(store=store, vlm=self.vlm, on_output=on_output or self.on_output,
-                     cpu_deadline=self.cpu_deadline)
+                     cpu_deadline=self.cpu_deadline, wall_deadline=self.wall_deadline,
+                     vlm_takes_deadline=self._vlm_takes_deadline)
         previous = getattr(_current, "call", None)
         _current.call = call
         fault: Optional[Exception] = None
         try:
             store.set_limits(memory_size=self.memory_limit)
-            store.set_epoch_deadline(max(1, int(self.cpu_deadline / EPOCH_TICK_S)))
+            store.set_epoch_deadline(call.epoch_ticks())
             wasi = wasmtime.WasiConfig()
-            wasi.preopen_dir(self.workspace, self.workspace, fs_mutable=False)
+            preopen = workspace or self.workspace
+            wasi.preopen_dir(preopen, preopen, fs_mutable=False)
             wasi.stderr_custom = _stderr_sink(call)
             store.set_wasi(wasi)
             try:
@@ -394,9 +554,14 @@ class Mediagate:
                     raise MediagateError(f"the component has no function {name}")
                 result = func(store, *args)
                 func.post_return(store)
-                return result
-            except (wasmtime.Trap, wasmtime.WasmtimeError) as e:
+            except (wasmtime.Trap, wasmtime.WasmtimeError, _WallDeadline) as e:
                 fault = e
+            else:
+                if time.monotonic() >= call.wall_deadline_at:
+                    call.wall_expired = True
+                    fault = _WallDeadline()
+                else:
+                    return result
         finally:
             _current.call = previous
             call.close()
@@ -404,8 +569,10 @@ class Mediagate:
             if call.stderr:
                 guest_log.warning("%s", call.stderr.decode("utf-8", "replace").rstrip())
             if fault is not None:
+                if not call.wall_expired and time.monotonic() >= call.wall_deadline_at and "interrupt" in str(fault):
+                    call.wall_expired = True  # the epoch deadline was the wall-clock one
                 raise GuestTrap.from_error(name, fault, call.stderr.decode("utf-8", "replace").strip(),
-                                           self) from fault
+                                           self, wall_expired=call.wall_expired) from fault
 
     def tool_definition(self) -> Dict[str, Any]:
         """`{"name", "description", "parameters"}` — `parameters` is the JSON schema, parsed."""
@@ -427,23 +594,98 @@ class Mediagate:
         raise ToolError(result.code, result.message)
 
     def admit_file(self, path: str, claimed_mime: Optional[str] = None, downsample: bool = True,
-                   provider: str = "anthropic", verify: str = "header",
+                   provider: str = "anthropic", verify: str = "full",
                    include_data: bool = False) -> Dict[str, Any]:
         """The gate's verdict on the workspace file at `path`, in the shape of
         `mediagate admit FILE --json`. `claimed_mime=None` means the type the bytes carry.
-        `include_data=True` adds the admitted bytes as base64 under `"data"`."""
-        if provider not in PROVIDERS:
-            raise ValueError(f"provider must be one of {PROVIDERS}")
-        if verify not in VERIFY_MODES:
-            raise ValueError(f"verify must be one of {VERIFY_MODES}")
-        options = wc.Record()
-        options.downsample = bool(downsample)
-        options.provider = provider
-        options.verify = verify
-        result = self._call("admit-file", str(path), claimed_mime, options)
+        `include_data=True` adds the admitted bytes as base64 under `"data"`. `verify` defaults to
+        `"full"` (every pixel decoded): these are bytes on their way to a model."""
+        result = self._call("admit-file", str(path), claimed_mime, _options(downsample, provider, verify))
         if not isinstance(result, wc.Variant):
             raise ToolError(result.code, result.message)
         return verdict_dict(result, include_data=include_data)
+
+    def admit_bytes(self, data: Union[bytes, bytearray, memoryview], claimed_mime: Optional[str] = None,
+                    downsample: bool = True, provider: str = "anthropic", verify: str = "full",
+                    include_data: bool = False) -> Dict[str, Any]:
+        """The gate's verdict on `data` (an image, or a PDF when `claimed_mime` is
+        `application/pdf`), in the shape of `admit_file`. `claimed_mime=None` means the type the
+        bytes carry.
+
+        The bytes reach the component as a file: they are written to a fresh private directory
+        (mode 0700, the file created exclusively, mode 0600), which is that call's only preopen,
+        and removed after. wasmtime-py passes a `list<u8>` element by element (about a second per
+        MB); a file costs a write."""
+        options = _options(downsample, provider, verify)
+        with tempfile.TemporaryDirectory(prefix="mediagate-") as d:
+            d = os.path.realpath(d)
+            fd = os.open(os.path.join(d, "input"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                         0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            result = self._call("admit-file", "input", claimed_mime, options, workspace=d)
+        if not isinstance(result, wc.Variant):
+            raise ToolError(result.code, result.message)
+        return verdict_dict(result, include_data=include_data)
+
+    def admit_tool_result(self, tool: str, content: Any, downsample: bool = True, provider: str = "anthropic",
+                          verify: str = "full") -> Dict[str, Any]:
+        """Every media block of a tool's result admitted, as `mediagate admit-tool-result --json`
+        prints it: `{"content": ..., "refused": [{"index", "type", "reason", "bytes", "mime",
+        "limit"?}]}`. `content` is the JSON text of the result (a list of blocks, an object with
+        `content`, or one block; MCP or Anthropic shapes) or the parsed value. Admitted blocks are
+        rebuilt from the bytes checked; a refused block is replaced in its slot by a text block
+        that names `tool` and the refusal. With no media block the content comes back as it was.
+        The content crosses into the component as one string (cheap, unlike `list<u8>`)."""
+        text = content if isinstance(content, str) else json.dumps(content)
+        result = self._call("admit-tool-result", str(tool), text, _options(downsample, provider, verify))
+        return tool_result_dict(text, result)
+
+
+def _options(downsample: bool, provider: str, verify: str) -> Any:
+    if provider not in PROVIDERS:
+        raise ValueError(f"provider must be one of {PROVIDERS}")
+    if verify not in VERIFY_MODES:
+        raise ValueError(f"verify must be one of {VERIFY_MODES}")
+    options = wc.Record()
+    options.downsample = bool(downsample)
+    options.provider = provider
+    options.verify = verify
+    return options
+
+
+def _accepts_deadline(ask: Any) -> bool:
+    """Whether a VLM client's `ask` takes the call's wall-clock deadline as `deadline=`."""
+    try:
+        params = inspect.signature(ask).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "deadline" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def tool_result_dict(input_text: str, admission: Any) -> Dict[str, Any]:
+    """A WIT `tool-result-admission` as `mediagate admit-tool-result` prints it."""
+
+    def parsed(text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    content = parsed(admission.content if admission.content is not None else input_text)
+    refused = []
+    for r in admission.refused:
+        item: Dict[str, Any] = {
+            "index": r.index,
+            "type": getattr(r, "block-type"),
+            "reason": r.reason.replace("-", "_"),
+            "bytes": getattr(r, "raw-bytes"),
+            "mime": r.mime,
+        }
+        if r.limit is not None:
+            item["limit"] = r.limit
+        refused.append(item)
+    return {"content": content, "refused": refused}
 
 
 def verdict_dict(verdict: Any, include_data: bool = False) -> Dict[str, Any]:
@@ -494,8 +736,12 @@ def _ask(store: Any, prompt: str, image: Any) -> Any:
     entered = call.enter_host()
     try:
         try:
-            reply = call.vlm.ask(prompt, image.mime, image.data)
+            if call.vlm_takes_deadline:
+                reply = call.vlm.ask(prompt, image.mime, image.data, deadline=call.wall_deadline_at)
+            else:
+                reply = call.vlm.ask(prompt, image.mime, image.data)
         except VlmError as e:
+            call.check_wall()
             return _vlm_error_value(e)
         except Exception as e:  # a custom VLM client's own failure
             log.exception("the VLM client failed")
@@ -503,6 +749,7 @@ def _ask(store: Any, prompt: str, image: Any) -> Any:
         with _rep_lock:
             rep = next(_next_rep)
         call.replies[rep] = reply
+        call.check_wall()
         return wc.ResourceHost.own(rep, _REPLY_TYPE)
     finally:
         call.leave_host(entered)
@@ -519,10 +766,12 @@ def _next_chunk(store: Any, this: Any) -> Any:
         try:
             chunk = reply.next_chunk()
         except VlmError as e:
+            call.check_wall()
             return _wit.Err(_vlm_error_value(e))
         except Exception as e:
             log.exception("the VLM reply failed")
             return _wit.Err(wc.Variant("malformed-stream", f"{type(e).__name__}: {e}"))
+        call.check_wall()
         if chunk is None:
             return _wit.Ok(None)
         record = wc.Record()

@@ -1,4 +1,5 @@
-"""The host's VLM capability: an OpenAI-compatible `/chat/completions` client that streams.
+"""The host's VLM capability: a streaming client for OpenAI-compatible `/chat/completions` and
+Anthropic `/v1/messages` (the two dialects of the Rust host's `host/src/vlm/`).
 
 The component imports `mediagate:gate/vlm`: `configured()`, `ask(prompt, image)` returning a `reply`
 resource, and `reply.next-chunk()`. This module is that capability in plain Python (no wasmtime
@@ -10,22 +11,31 @@ here), so it can be used and tested on its own:
         print(chunk.kind, chunk.text)
 
 `ask` sends the request and waits for the status line, so a refusal (HTTP 4xx/5xx) is reported by
-`ask`; the body is read lazily, one chunk per `next_chunk` call.
+`ask`; the body is read lazily, one chunk per `next_chunk` call. What a reply may cost is bounded:
+one SSE event (a line with no newline included) is at most `max_event_bytes`, a reply streams for at
+most `max_reply_time` seconds in all, and `idle_timeout` seconds without text end it.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import socket
+import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator, List, Optional
+from typing import Callable, Iterator, List, Mapping, Optional, Tuple
 
 import httpx
 
 ENV_URL = "MEDIAGATE_VLM_URL"
 ENV_MODEL = "MEDIAGATE_VLM_MODEL"
+ENV_API = "MEDIAGATE_VLM_API"
 ENV_API_KEY = "MEDIAGATE_VLM_API_KEY"
+#: The key each API falls back to when `MEDIAGATE_VLM_API_KEY` is not set.
+FALLBACK_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+APIS = ("openai", "anthropic")
 
 #: Chunk kinds, as the WIT enum `chunk-kind` spells them.
 CONTENT = "content"
@@ -34,6 +44,11 @@ REASONING = "reasoning"
 _ERROR_BODY_CAP = 64 * 1024
 _MESSAGE_CAP = 2000
 _RETRY_AFTER_CAP_S = 10.0
+#: Longest wait for an error body (or a non-streamed answer).
+_ERROR_BODY_WAIT_S = 10.0
+#: Enough room for a full transcription of a dense screenshot (the Rust host's value).
+ANTHROPIC_MAX_TOKENS = 8192
+ANTHROPIC_VERSION = "2023-06-01"
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,10 @@ class VlmError(Exception):
         super().__init__(f"{kind}: HTTP {status}: {message}" if status is not None else f"{kind}: {message}")
 
 
+class VlmConfigError(ValueError):
+    """The environment names a VLM but not completely (no model, an unknown API)."""
+
+
 class Reply:
     """A reply being streamed; `next_chunk()` returns the next `Chunk`, or `None` when complete."""
 
@@ -73,7 +92,10 @@ class Reply:
 
 
 class Vlm:
-    """The interface the host needs from a VLM client (duck-typed; subclassing is optional)."""
+    """The interface the host needs from a VLM client (duck-typed; subclassing is optional).
+
+    `ask` may take a keyword `deadline` (a `time.monotonic()` instant): the host passes the call's
+    wall-clock deadline to clients that accept it."""
 
     @property
     def configured(self) -> bool:  # pragma: no cover - interface
@@ -90,7 +112,7 @@ class NoVlm(Vlm):
     def configured(self) -> bool:
         return False
 
-    def ask(self, prompt: str, mime: str, data_base64: str) -> Reply:
+    def ask(self, prompt: str, mime: str, data_base64: str, deadline: Optional[float] = None) -> Reply:
         raise VlmError("not-configured", "no vision model is configured")
 
 
@@ -120,120 +142,357 @@ def _provider_message(body: bytes, reason: str) -> str:
     return _clip(text) or reason
 
 
-class _SseEvents:
-    """Server-sent events from a line iterator: yields each event's `data` (lines joined by `\\n`)."""
-
-    def __init__(self, lines: Iterator[str]):
-        self._lines = lines
-
-    def __iter__(self) -> Iterator[str]:
-        data: List[str] = []
-        for line in self._lines:
-            if line == "":
-                if data:
-                    yield "\n".join(data)
-                    data = []
-                continue
-            if line.startswith(":"):
-                continue  # comment / keep-alive
-            field, _, value = line.partition(":")
-            if value.startswith(" "):
-                value = value[1:]
-            if field == "data":
-                data.append(value)
-            # `event`, `id`, `retry` carry nothing an OpenAI-compatible stream needs.
-        if data:
-            yield "\n".join(data)
+# --------------------------------------------------------------------------------------------
+# Server-sent events, bounded
 
 
-class _OpenAIReply(Reply):
-    def __init__(self, response: httpx.Response):
-        self._response = response
-        self._events = iter(_SseEvents(response.iter_lines()))
-        self._pending: List[Chunk] = []
-        self._done = False
-        self._finished_reason_seen = False
+@dataclass(frozen=True)
+class SseEvent:
+    event: str
+    data: str
 
-    def next_chunk(self) -> Optional[Chunk]:
-        while True:
-            if self._pending:
-                return self._pending.pop(0)
-            if self._done:
-                return None
-            try:
-                data = next(self._events)
-            except StopIteration:
-                self._finish()
-                if not self._finished_reason_seen:
-                    raise VlmError("malformed-stream", "the stream ended before [DONE]")
-                return None
-            except httpx.TimeoutException as e:
-                self._finish()
-                raise VlmError("timed-out", f"no data from the model for too long ({type(e).__name__})") from e
-            except (httpx.RemoteProtocolError, httpx.ReadError) as e:
-                self._finish()
-                raise VlmError("malformed-stream", f"the connection broke mid-stream: {e}") from e
-            except httpx.HTTPError as e:
-                self._finish()
-                raise VlmError("unreachable", f"{type(e).__name__}: {e}") from e
-            self._take(data)
 
-    def _take(self, data: str) -> None:
-        if data.strip() == "[DONE]":
-            self._finish()
-            return
+_BOM = "\ufeff"
+
+
+class SseDecoder:
+    """Incremental SSE parsing (the WHATWG event-stream rules) with host memory bounded.
+
+    `feed(bytes)` returns the events completed by those bytes. Everything since the last blank line
+    (an event boundary) is counted, so one event — or one line that never ends — longer than
+    `max_event_bytes` raises `VlmError("malformed-stream")` instead of being buffered. Bytes that are
+    not UTF-8 are refused at once; a leading byte-order mark is dropped.
+    """
+
+    def __init__(self, max_event_bytes: int = 1 << 20):
+        self.max_event_bytes = max_event_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self._line = ""  # the unfinished line
+        self._after_cr = False
+        self._started = False
+        self._since_boundary = 0  # bytes since the last blank line
+        self._event = ""
+        self._data: List[str] = []
+
+    def feed(self, raw: bytes) -> List[SseEvent]:
+        self._since_boundary += len(raw)
         try:
-            event = json.loads(data)
+            text = self._utf8.decode(raw)
+        except UnicodeDecodeError as e:
+            raise VlmError("malformed-stream", "the stream is not valid UTF-8") from e
+        if not self._started:
+            self._line += text
+            while self._line.startswith(_BOM):
+                self._line = self._line[1:]
+            if not self._line:
+                return []
+            self._started = True
+            text, self._line = self._line, ""
+        events: List[SseEvent] = []
+        start = 0
+        i = 0
+        n = len(text)
+        while i < n:
+            c = text[i]
+            if c == "\n" and self._after_cr:  # the LF of a CRLF
+                self._after_cr = False
+                start = i = i + 1
+                continue
+            self._after_cr = c == "\r"
+            if c == "\r" or c == "\n":
+                line = self._line + text[start:i]
+                self._line = ""
+                self._on_line(line, events)
+                start = i + 1
+            i += 1
+        self._line += text[start:]
+        if self._since_boundary > self.max_event_bytes:
+            raise VlmError("malformed-stream",
+                           f"one event exceeded the limit of {self.max_event_bytes} bytes (max_event_bytes) "
+                           "without ending")
+        return events
+
+    def _on_line(self, line: str, events: List[SseEvent]) -> None:
+        if line == "":
+            if self._data:
+                events.append(SseEvent(self._event or "message", "\n".join(self._data)))
+            self._event, self._data = "", []
+            # What is still unparsed belongs to the next event.
+            self._since_boundary = 0
+            return
+        if line.startswith(":"):
+            return  # comment / keep-alive
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+        # `id` and `retry` carry nothing a VLM stream needs.
+
+    def finish(self) -> List[SseEvent]:
+        """The end of the stream: an event not followed by a blank line still counts."""
+        events: List[SseEvent] = []
+        if self._line:
+            self._on_line(self._line, events)
+            self._line = ""
+        if self._data:
+            events.append(SseEvent(self._event or "message", "\n".join(self._data)))
+            self._data = []
+        return events
+
+
+def _sse_data(lines: Iterator[str]) -> Iterator[str]:
+    """The `data` of each event in a sequence of lines (for tests and simple uses)."""
+    decoder = SseDecoder()
+    for line in lines:
+        for event in decoder.feed((line + "\n").encode("utf-8")):
+            yield event.data
+    for event in decoder.finish():
+        yield event.data
+
+
+# --------------------------------------------------------------------------------------------
+# Dialects: what each event means
+
+
+class _Dialect:
+    #: Whether the stream may end without an explicit end marker.
+    def may_end_without_marker(self) -> bool:
+        return False
+
+    def on_event(self, event: SseEvent) -> Tuple[List[Chunk], bool]:
+        """The chunks one event carries, and whether it ends the reply."""
+        raise NotImplementedError
+
+
+class _OpenAIDialect(_Dialect):
+    def __init__(self) -> None:
+        self.finished = False
+
+    def may_end_without_marker(self) -> bool:
+        # Some servers omit `[DONE]`; a finish_reason already said the reply is whole.
+        return self.finished
+
+    def on_event(self, event: SseEvent) -> Tuple[List[Chunk], bool]:
+        data = event.data.strip()
+        if data == "[DONE]":
+            return [], True
+        if not data:
+            return [], False
+        try:
+            doc = json.loads(data)
         except ValueError:
-            self._finish()
-            raise VlmError("malformed-stream", f"a data line is not JSON: {_clip(data, 200)!r}")
-        if not isinstance(event, dict):
-            self._finish()
+            raise VlmError("malformed-stream", f"a data line is not JSON: {_clip(data, 200)!r}") from None
+        if not isinstance(doc, dict):
             raise VlmError("malformed-stream", f"a data line is not a JSON object: {_clip(data, 200)!r}")
-        if "error" in event:
-            self._finish()
-            err = event["error"]
+        if "error" in doc:
+            err = doc["error"]
             message = err.get("message") if isinstance(err, dict) else err
             raise VlmError("malformed-stream", f"the provider reported an error mid-stream: {_clip(str(message))}")
-        choices = event.get("choices")
-        if not isinstance(choices, list):
-            return  # usage-only or keep-alive events
-        for choice in choices:
+        chunks: List[Chunk] = []
+        choices = doc.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
             if not isinstance(choice, dict):
                 continue
             if choice.get("finish_reason"):
-                self._finished_reason_seen = True
-            delta = choice.get("delta") or {}
+                self.finished = True
+            delta = choice.get("delta") or choice.get("message") or {}
             if not isinstance(delta, dict):
                 continue
             for key in ("reasoning", "reasoning_content"):
                 text = delta.get(key)
                 if isinstance(text, str) and text:
-                    self._pending.append(Chunk(REASONING, text))
+                    chunks.append(Chunk(REASONING, text))
             text = delta.get("content")
             if isinstance(text, str) and text:
-                self._pending.append(Chunk(CONTENT, text))
+                chunks.append(Chunk(CONTENT, text))
+        return chunks, False
+
+
+class _AnthropicDialect(_Dialect):
+    """`content_block_delta` with `text_delta` or `thinking_delta`; `message_stop` ends; `error` reports."""
+
+    def on_event(self, event: SseEvent) -> Tuple[List[Chunk], bool]:
+        def parse() -> dict:
+            try:
+                doc = json.loads(event.data)
+            except ValueError:
+                raise VlmError("malformed-stream", f"a {event.event} event is not JSON: {_clip(event.data, 200)!r}") \
+                    from None
+            return doc if isinstance(doc, dict) else {}
+
+        if event.event == "content_block_delta":
+            delta = parse().get("delta")
+            if not isinstance(delta, dict):
+                return [], False
+            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str) and delta["text"]:
+                return [Chunk(CONTENT, delta["text"])], False
+            if delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
+                return [Chunk(REASONING, delta["thinking"])], False
+            return [], False
+        if event.event == "message_stop":
+            return [], True
+        if event.event == "error":
+            err = parse().get("error")
+            message = err.get("message") if isinstance(err, dict) else None
+            raise VlmError("malformed-stream",
+                           f"the provider reported an error mid-stream: {_clip(str(message or 'unknown error'))}")
+        # message_start, content_block_start/stop, message_delta, ping, and future events.
+        return [], False
+
+
+# --------------------------------------------------------------------------------------------
+# The reply stream
+
+
+class _StreamReply(Reply):
+    """An SSE reply read lazily from the socket, with three bounds: one event's size, the time
+    without text (`idle_timeout`), and the whole reply's time (`max_reply_time`, or the caller's
+    deadline if sooner). A watchdog shuts the socket down at the whole-reply deadline, so even a
+    read that is waiting for bytes ends then."""
+
+    def __init__(self, response: httpx.Response, dialect: _Dialect, *, idle_timeout: float,
+                 max_reply_time: float, max_event_bytes: int, deadline: Optional[float],
+                 redact: Callable[[str], str]):
+        self._response = response
+        self._dialect = dialect
+        self._decoder = SseDecoder(max_event_bytes)
+        self._raw = response.iter_raw()
+        self._pending: List[Chunk] = []
+        self._done = False
+        self._ended = False  # the dialect's end marker was seen
+        self._idle_timeout = idle_timeout
+        self._max_reply_time = max_reply_time
+        self._redact = redact
+        reply_deadline = time.monotonic() + max_reply_time
+        self._deadline_is_callers = deadline is not None and deadline < reply_deadline
+        self._deadline = deadline if self._deadline_is_callers else reply_deadline
+        self._expired = threading.Event()
+        self._watchdog = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._expire)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _expire(self) -> None:
+        remaining = self._deadline - time.monotonic()
+        if remaining > 0:  # a timer may wake a little early; the deadline is the deadline
+            time.sleep(remaining)
+        self._expired.set()
+        stream = self._response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked on this socket
+            except OSError:
+                pass
+
+    def _deadline_error(self) -> VlmError:
+        if self._deadline_is_callers:
+            return VlmError("timed-out", "the call's wall-clock deadline passed while the reply streamed")
+        return VlmError("timed-out", f"the reply took longer than {self._max_reply_time:g} s in all")
+
+    def next_chunk(self) -> Optional[Chunk]:
+        try:
+            return self._next_chunk()
+        except VlmError as e:
+            self._finish()
+            raise VlmError(e.kind, self._redact(e.message), e.status) from e
+
+    def _next_chunk(self) -> Optional[Chunk]:
+        # One deadline for the next chunk with text: events that carry none (empty deltas, pings)
+        # do not keep a reply alive forever.
+        idle_deadline = time.monotonic() + self._idle_timeout
+        while True:
+            if self._pending:
+                return self._pending.pop(0)
+            if self._done:
+                return None
+            now = time.monotonic()
+            if self._expired.is_set() or now >= self._deadline:
+                raise self._deadline_error()
+            if now >= idle_deadline:
+                raise VlmError("timed-out", f"no text for {self._idle_timeout:g} s while streaming the reply")
+            try:
+                raw = next(self._raw)
+            except StopIteration:
+                if self._expired.is_set():
+                    raise self._deadline_error() from None
+                self._take(self._decoder.finish())
+                self._finish()
+                if not self._ended and not self._dialect.may_end_without_marker():
+                    raise VlmError("malformed-stream", "the stream ended before the reply was complete") from None
+                continue
+            except httpx.TimeoutException as e:
+                raise VlmError("timed-out", f"no data from the model for {self._idle_timeout:g} s "
+                                            f"({type(e).__name__})") from e
+            except httpx.HTTPError as e:
+                if self._expired.is_set():
+                    raise self._deadline_error() from e
+                raise VlmError("malformed-stream", f"the connection broke mid-stream: {e}") from e
+            self._take(self._decoder.feed(raw))
+
+    def _take(self, events: List[SseEvent]) -> None:
+        for event in events:
+            chunks, end = self._dialect.on_event(event)
+            self._pending.extend(chunks)
+            if end:
+                self._ended = True
+                self._finish()
+                return
 
     def _finish(self) -> None:
         self._done = True
+        self._watchdog.cancel()
         self._response.close()
 
     def close(self) -> None:
-        self._done = True
         self._pending.clear()
-        self._response.close()
+        self._finish()
 
 
-class OpenAICompatibleVlm(Vlm):
-    """Streams `POST {base_url}/chat/completions` (`stream: true`) from any OpenAI-compatible server.
+class _ListReply(Reply):
+    def __init__(self, chunks: List[Chunk]):
+        self._chunks = list(chunks)
 
-    Arguments left as `None` are read from `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL`,
-    `MEDIAGATE_VLM_API_KEY`. Without a URL the VLM is not configured.
+    def next_chunk(self) -> Optional[Chunk]:
+        return self._chunks.pop(0) if self._chunks else None
 
-    Faults map to the WIT `vlm-error` cases: HTTP 4xx/5xx → `refused(status, provider's message)`;
-    connection failures → `unreachable`; connect/idle timeouts → `timed-out`; a body that is not
-    an OpenAI SSE stream → `malformed-stream`. Connection errors, 429 and 5xx are retried
-    (`retries` times, before any byte of the reply was read).
+
+def _single_json_reply(body: bytes) -> Reply:
+    """A server that ignored `stream: true` and answered with one chat completion."""
+    try:
+        doc = json.loads(body)
+        message = doc["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise VlmError("malformed-stream", "expected an SSE stream or a chat completion: "
+                                           f"{_clip(body.decode('utf-8', 'replace'), 200)!r}") from e
+    chunks = []
+    for key in ("reasoning", "reasoning_content"):
+        if isinstance(message.get(key), str) and message[key]:
+            chunks.append(Chunk(REASONING, message[key]))
+    if isinstance(message.get("content"), str) and message["content"]:
+        chunks.append(Chunk(CONTENT, message["content"]))
+    return _ListReply(chunks)
+
+
+# --------------------------------------------------------------------------------------------
+# The client
+
+
+class HttpVlm(Vlm):
+    """A streaming VLM client for one endpoint; `api` is `"openai"` (`POST {base_url}/chat/completions`,
+    OpenAI, Ollama, vLLM, LiteLLM, llama.cpp…) or `"anthropic"` (`POST {base_url}/v1/messages`).
+
+    Arguments left as `None` are read from `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL` and
+    `MEDIAGATE_VLM_API_KEY` (falling back to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` by API). Without
+    a URL the VLM is not configured.
+
+    Faults map to the WIT `vlm-error` cases: HTTP 4xx/5xx → `refused(status, provider's message)`
+    (a 404 names the URL requested); connection failures → `unreachable`; connect/idle/whole-reply
+    timeouts → `timed-out`; a body that is not the dialect's SSE stream (or an event over
+    `max_event_bytes`) → `malformed-stream`. Connection errors, 429 and 5xx are retried (`retries`
+    times, before any byte of the reply was read). The API key is redacted from every message.
     """
 
     def __init__(
@@ -242,25 +501,38 @@ class OpenAICompatibleVlm(Vlm):
         model: Optional[str] = None,
         api_key: Optional[str] = None,
         *,
+        api: str = "openai",
         connect_timeout: float = 10.0,
         idle_timeout: float = 120.0,
+        max_reply_time: float = 600.0,
+        max_event_bytes: int = 1 << 20,
         retries: int = 2,
         max_tokens: Optional[int] = None,
         transport: Optional[httpx.BaseTransport] = None,
     ):
+        if api not in APIS:
+            raise VlmConfigError(f"api must be openai or anthropic, not {api!r}")
+        self.api = api
         base_url = base_url if base_url is not None else os.environ.get(ENV_URL)
-        self.base_url = base_url.rstrip("/") if base_url else None
+        self.base_url = base_url.strip().rstrip("/") if base_url and base_url.strip() else None
         self.model = model if model is not None else os.environ.get(ENV_MODEL, "")
-        self.api_key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
+        if api_key is None:
+            api_key = os.environ.get(ENV_API_KEY) or os.environ.get(FALLBACK_KEYS[api]) or None
+        self.api_key = api_key or None
         self.retries = max(0, retries)
         self.max_tokens = max_tokens
-        timeout = httpx.Timeout(connect=connect_timeout, read=idle_timeout, write=idle_timeout, pool=connect_timeout)
+        self.connect_timeout = connect_timeout
+        self.idle_timeout = idle_timeout
+        self.max_reply_time = max_reply_time
+        self.max_event_bytes = max_event_bytes
         # trust_env=False: no proxy or netrc from the environment; the URL is the only address.
-        self._client = httpx.Client(timeout=timeout, transport=transport, trust_env=False, follow_redirects=False)
+        # No redirects: one would carry the body and the key to another address.
+        self._client = httpx.Client(timeout=self._timeout(None), transport=transport, trust_env=False,
+                                    follow_redirects=False)
 
-    @classmethod
-    def from_env(cls, **kwargs) -> "OpenAICompatibleVlm":
-        return cls(**kwargs)
+    def __repr__(self) -> str:  # the key is never printed
+        key = "<redacted>" if self.api_key else None
+        return f"{type(self).__name__}(api={self.api!r}, base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
 
     @property
     def configured(self) -> bool:
@@ -269,91 +541,210 @@ class OpenAICompatibleVlm(Vlm):
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def url(self) -> Optional[str]:
+        """The URL each request goes to."""
+        if not self.base_url:
+            return None
+        return f"{self.base_url}/v1/messages" if self.api == "anthropic" else f"{self.base_url}/chat/completions"
+
     def request_body(self, prompt: str, mime: str, data_base64: str) -> dict:
+        if self.api == "anthropic":
+            return {
+                "model": self.model,
+                "max_tokens": self.max_tokens or ANTHROPIC_MAX_TOKENS,
+                "stream": True,
+                "messages": [{"role": "user", "content": [
+                    {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data_base64}},
+                    {"type": "text", "text": prompt},
+                ]}],
+            }
         body = {
             "model": self.model,
             "stream": True,
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": prompt},
-                        {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data_base64}"}},
-                    ],
-                }
-            ],
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": prompt},
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data_base64}"}},
+            ]}],
         }
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         return body
 
-    def ask(self, prompt: str, mime: str, data_base64: str) -> Reply:
+    def _headers(self) -> dict:
+        # identity: the stream's bytes are bounded as they arrive, never inflated.
+        headers = {"Accept": "text/event-stream", "Content-Type": "application/json", "Accept-Encoding": "identity"}
+        if self.api == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if self.api_key:
+                headers["x-api-key"] = self.api_key
+        elif self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _timeout(self, deadline: Optional[float]) -> httpx.Timeout:
+        left = float("inf") if deadline is None else max(0.001, deadline - time.monotonic())
+        return httpx.Timeout(connect=min(self.connect_timeout, left), read=min(self.idle_timeout, left),
+                             write=min(self.idle_timeout, left), pool=min(self.connect_timeout, left))
+
+    def _redact(self, text: str) -> str:
+        # A key this short would garble every message; real keys are far longer.
+        if self.api_key and len(self.api_key) >= 4:
+            return text.replace(self.api_key, "<redacted>")
+        return text
+
+    def _not_found_hint(self, url: str) -> str:
+        """A 404 names the URL requested, and the likely slip in the base URL."""
+        path = httpx.URL(self.base_url or "").path
+        if self.api == "anthropic":
+            if "/v1" in path:
+                return f"at {url} — the base URL is the server's root: mediagate adds /v1/messages"
+            return f"at {url}"
+        if "/v1" not in path:
+            return f"at {url} — does the base URL need a /v1 path segment?"
+        return f"at {url}"
+
+    def ask(self, prompt: str, mime: str, data_base64: str, deadline: Optional[float] = None) -> Reply:
+        """Send the request; `deadline` (a `time.monotonic()` instant) bounds everything after."""
+        try:
+            return self._ask(prompt, mime, data_base64, deadline)
+        except VlmError as e:
+            raise VlmError(e.kind, self._redact(e.message), e.status) from e
+
+    def _ask(self, prompt: str, mime: str, data_base64: str, deadline: Optional[float]) -> Reply:
         if not self.configured:
             raise VlmError("not-configured", "no vision model is configured")
-        url = f"{self.base_url}/chat/completions"
-        headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        url = self.url
+        assert url is not None
         payload = json.dumps(self.request_body(prompt, mime, data_base64)).encode("utf-8")
 
         attempt = 0
         while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise VlmError("timed-out", "the call's wall-clock deadline passed before the model answered")
             try:
-                request = self._client.build_request("POST", url, content=payload, headers=headers)
+                request = self._client.build_request("POST", url, content=payload, headers=self._headers(),
+                                                     timeout=self._timeout(deadline))
                 response = self._client.send(request, stream=True)
             except httpx.TimeoutException as e:
                 if attempt < self.retries and isinstance(e, httpx.ConnectTimeout):
                     attempt += 1
-                    time.sleep(_backoff(attempt))
+                    self._sleep(_backoff(attempt), deadline)
                     continue
                 raise VlmError("timed-out", f"{type(e).__name__} talking to {url}") from e
             except httpx.TransportError as e:
                 if attempt < self.retries and isinstance(e, httpx.ConnectError):
                     attempt += 1
-                    time.sleep(_backoff(attempt))
+                    self._sleep(_backoff(attempt), deadline)
                     continue
                 raise VlmError("unreachable", f"{url}: {e}") from e
 
             if response.status_code >= 400:
                 try:
-                    body = _read_capped(response)
+                    body = _read_capped(response, _ERROR_BODY_CAP)
                 finally:
                     response.close()
                 retryable = response.status_code == 429 or response.status_code >= 500
                 if retryable and attempt < self.retries:
                     attempt += 1
-                    time.sleep(_retry_after(response) or _backoff(attempt))
+                    self._sleep(_retry_after(response) or _backoff(attempt), deadline)
                     continue
-                raise VlmError(
-                    "refused",
-                    _provider_message(body, response.reason_phrase or "error"),
-                    status=response.status_code,
-                )
+                message = _provider_message(body, response.reason_phrase or "error")
+                if response.status_code == 404:
+                    message = f"{message} {self._not_found_hint(url)}"
+                raise VlmError("refused", message, status=response.status_code)
             if response.status_code >= 300:
                 response.close()
-                raise VlmError("refused", f"unexpected redirect to {response.headers.get('location', '?')}",
+                raise VlmError("refused", "redirects are not followed: configure the final URL "
+                                          f"({_clip(response.headers.get('location', '?'), 300)})",
                                status=response.status_code)
-            ctype = response.headers.get("content-type", "")
-            if "json" in ctype and "event-stream" not in ctype:
-                # A server that ignored `stream: true` and answered with one JSON object.
+            ctype = response.headers.get("content-type", "").lower()
+            encoding = response.headers.get("content-encoding", "identity").lower()
+            if encoding not in ("", "identity"):
+                response.close()
+                raise VlmError("malformed-stream", f"the reply is compressed ({encoding}); mediagate reads it "
+                                                   "uncompressed only")
+            if self.api == "openai" and "json" in ctype and "event-stream" not in ctype:
                 try:
-                    body = _read_capped(response)
+                    body = _read_capped(response, self.max_event_bytes + 1, self.max_reply_time)
                 finally:
                     response.close()
+                if len(body) > self.max_event_bytes:
+                    raise VlmError("malformed-stream", f"the reply exceeded the limit of {self.max_event_bytes} "
+                                                       "bytes (max_event_bytes)")
                 return _single_json_reply(body)
-            return _OpenAIReply(response)
+            if not ctype.startswith("text/event-stream"):
+                response.close()
+                raise VlmError("malformed-stream", "expected an event stream (text/event-stream), got "
+                                                   f"{ctype or 'no content type'}")
+            dialect: _Dialect = _AnthropicDialect() if self.api == "anthropic" else _OpenAIDialect()
+            return _StreamReply(response, dialect, idle_timeout=self.idle_timeout,
+                                max_reply_time=self.max_reply_time, max_event_bytes=self.max_event_bytes,
+                                deadline=deadline, redact=self._redact)
+
+    @staticmethod
+    def _sleep(seconds: float, deadline: Optional[float]) -> None:
+        if deadline is not None:
+            seconds = min(seconds, max(0.0, deadline - time.monotonic()))
+        time.sleep(seconds)
 
 
-def _read_capped(response: httpx.Response) -> bytes:
+class OpenAICompatibleVlm(HttpVlm):
+    """`HttpVlm` speaking the OpenAI `/chat/completions` dialect."""
+
+    def __init__(self, base_url: Optional[str] = None, model: Optional[str] = None, api_key: Optional[str] = None,
+                 **kwargs):
+        super().__init__(base_url, model, api_key, api="openai", **kwargs)
+
+    @classmethod
+    def from_env(cls, **kwargs) -> "OpenAICompatibleVlm":
+        return cls(**kwargs)
+
+
+class AnthropicVlm(HttpVlm):
+    """`HttpVlm` speaking the Anthropic Messages dialect (`POST {base_url}/v1/messages`, `x-api-key`,
+    `anthropic-version: 2023-06-01`); the key falls back to `ANTHROPIC_API_KEY`."""
+
+    def __init__(self, base_url: Optional[str] = None, model: Optional[str] = None, api_key: Optional[str] = None,
+                 **kwargs):
+        super().__init__(base_url, model, api_key, api="anthropic", **kwargs)
+
+
+def vlm_from_env(env: Optional[Mapping[str, str]] = None, **kwargs) -> Vlm:
+    """The VLM the environment describes, as the Rust host reads it: `MEDIAGATE_VLM_URL` (none →
+    `NoVlm`), `MEDIAGATE_VLM_MODEL` (required with a URL), `MEDIAGATE_VLM_API` (`openai` |
+    `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY`, falling back to `OPENAI_API_KEY` /
+    `ANTHROPIC_API_KEY` by API. Raises `VlmConfigError` for a URL without a model or an unknown API."""
+    env = os.environ if env is None else env
+    url = (env.get(ENV_URL) or "").strip()
+    if not url:
+        return NoVlm()
+    api_name = env.get(ENV_API)
+    api = (api_name or "openai").strip().lower()
+    if api not in APIS:
+        raise VlmConfigError(f"{ENV_API} must be openai or anthropic, not {api_name!r}")
+    model = env.get(ENV_MODEL)
+    if not model:
+        raise VlmConfigError(f"a VLM URL is configured but no model: set {ENV_MODEL}")
+    key = env.get(ENV_API_KEY) or env.get(FALLBACK_KEYS[api]) or ""
+    cls = AnthropicVlm if api == "anthropic" else OpenAICompatibleVlm
+    # api_key="" (not None): the key comes from `env`, never from os.environ behind its back.
+    return cls(base_url=url, model=model, api_key=key, **kwargs)
+
+
+def _read_capped(response: httpx.Response, cap: int, wait: float = _ERROR_BODY_WAIT_S) -> bytes:
+    """At most `cap` bytes of a body, read for at most about `wait` seconds: an endless body costs
+    nothing."""
     out = bytearray()
+    until = time.monotonic() + wait
     try:
-        for piece in response.iter_bytes():
+        for piece in response.iter_raw():
             out += piece
-            if len(out) >= _ERROR_BODY_CAP:
+            if len(out) >= cap or time.monotonic() >= until:
                 break
     except httpx.HTTPError:
         pass
-    return bytes(out[:_ERROR_BODY_CAP])
+    return bytes(out[:cap])
 
 
 def _backoff(attempt: int) -> float:
@@ -368,26 +759,3 @@ def _retry_after(response: httpx.Response) -> Optional[float]:
         return max(0.0, min(float(value), _RETRY_AFTER_CAP_S))
     except ValueError:
         return None
-
-
-class _ListReply(Reply):
-    def __init__(self, chunks: List[Chunk]):
-        self._chunks = list(chunks)
-
-    def next_chunk(self) -> Optional[Chunk]:
-        return self._chunks.pop(0) if self._chunks else None
-
-
-def _single_json_reply(body: bytes) -> Reply:
-    try:
-        doc = json.loads(body)
-        message = doc["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise VlmError("malformed-stream", f"expected an SSE stream or a chat completion: {_clip(body.decode('utf-8', 'replace'), 200)!r}") from e
-    chunks = []
-    for key in ("reasoning", "reasoning_content"):
-        if isinstance(message.get(key), str) and message[key]:
-            chunks.append(Chunk(REASONING, message[key]))
-    if isinstance(message.get("content"), str) and message["content"]:
-        chunks.append(Chunk(CONTENT, message["content"]))
-    return _ListReply(chunks)

@@ -1,4 +1,5 @@
-"""Fixtures: a loopback OpenAI-compatible SSE server, the component, the native CLI, the corpus."""
+"""Fixtures: a loopback SSE server (OpenAI and Anthropic dialects), the component, the native CLI,
+the corpus."""
 
 from __future__ import annotations
 
@@ -31,10 +32,13 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class VlmServer:
-    """A threaded HTTP server on 127.0.0.1 speaking the OpenAI `/chat/completions` SSE stream.
+    """A threaded HTTP server on 127.0.0.1 speaking the OpenAI `/chat/completions` SSE stream (and
+    Anthropic's `/v1/messages` one: it answers any path).
 
-    `events` is the list of SSE `data:` payloads (dicts become JSON) sent with `pause` seconds
-    between them; `status`/`error_body` make it refuse instead. Before sending event number
+    `events` is the list of SSE payloads sent with `pause` seconds between them: a dict or str is
+    one `data:` event (dicts become JSON), an `(event, payload)` tuple is a named event (Anthropic),
+    `bytes` are written as they are. `writer(wfile)`, when set, writes the whole body instead (an
+    endless stream, a line that never ends). `status`/`error_body` make it refuse instead. Before sending event number
     `hold_before`, it waits (up to 10 s) for `release` to be set: a test sets it from the output
     callback to prove that chunks reach the host before the reply is complete.
     """
@@ -52,6 +56,7 @@ class VlmServer:
         self.release = threading.Event()
         self.released_in_time: Optional[bool] = None
         self.sent_log: List[tuple] = []
+        self.writer: Optional[Callable[[Any], None]] = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,7 +75,7 @@ class VlmServer:
                 server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 status = server.status_sequence.pop(0) if server.status_sequence else server.status
                 if status != 200:
-                    payload = server.error_body or b"{}"
+                    payload = server.error_body if server.error_body is not None else b"{}"
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
@@ -90,11 +95,21 @@ class VlmServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
+                if server.writer is not None:
+                    server.writer(self.wfile)
+                    return
                 for i, event in enumerate(server.events):
                     if server.hold_before is not None and i == server.hold_before:
                         server.released_in_time = server.release.wait(10)
-                    data = event if isinstance(event, str) else json.dumps(event)
-                    self.wfile.write(f"data: {data}\n\n".encode())
+                    if isinstance(event, bytes):
+                        self.wfile.write(event)
+                    elif isinstance(event, tuple):
+                        name, payload = event
+                        data = payload if isinstance(payload, str) else json.dumps(payload)
+                        self.wfile.write(f"event: {name}\ndata: {data}\n\n".encode())
+                    else:
+                        data = event if isinstance(event, str) else json.dumps(event)
+                        self.wfile.write(f"data: {data}\n\n".encode())
                     self.wfile.flush()
                     server.sent_log.append((time.monotonic(), i))
                     time.sleep(server.pause)
@@ -106,8 +121,13 @@ class VlmServer:
 
     @property
     def base_url(self) -> str:
+        return self.root_url + "/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server's root: Anthropic's base URL (the client adds `/v1/messages`)."""
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -141,6 +161,27 @@ STANDARD_ANSWER = "The image is a tiny grey square."
 STANDARD_REASONING = ["Looking at the pixels. ", "Small PNG, mostly grey.", "inline musing continues"]
 
 
+def text_delta(text: str) -> tuple:
+    return ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                    "delta": {"type": "text_delta", "text": text}})
+
+
+#: The same reply in the Anthropic Messages dialect: thinking, then text, then `message_stop`.
+ANTHROPIC_EVENTS = [
+    ("message_start", {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0,
+                             "content_block": {"type": "thinking", "thinking": ""}}),
+    ("ping", {"type": "ping"}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "thinking_delta", "thinking": "Looking at the pixels. "}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    text_delta("The image "),
+    text_delta("is a tiny grey square."),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+    ("message_stop", {"type": "message_stop"}),
+]
+
+
 @pytest.fixture
 def vlm_server():
     server = VlmServer()
@@ -153,7 +194,8 @@ def vlm_server():
 @pytest.fixture(autouse=True)
 def _no_vlm_env(monkeypatch):
     """Tests configure the VLM explicitly; the caller's environment must not leak in."""
-    for name in ("MEDIAGATE_VLM_URL", "MEDIAGATE_VLM_MODEL", "MEDIAGATE_VLM_API_KEY"):
+    for name in ("MEDIAGATE_VLM_URL", "MEDIAGATE_VLM_MODEL", "MEDIAGATE_VLM_API_KEY", "MEDIAGATE_VLM_API",
+                 "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,6 +72,8 @@ def test_bad_arguments(workspace, tmp_path):
 def test_admit_options_match_the_cli(path, flags, kwargs):
     from mediagate_host import mime_from_extension
 
+    if "--verify" not in flags:
+        flags = [*flags, "--verify", "full"]  # the Python host's default depth, said out loud to the CLI
     run = subprocess.run([str(native_cli()), "admit", str(path), "--json", *flags],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode in (0, 1), run.stderr
@@ -103,20 +108,86 @@ def test_time_waiting_for_the_vlm_is_not_guest_time(workspace, vlm_server):
     assert gate.read_image("small.png", "q") == STANDARD_ANSWER
 
 
-def test_the_compiled_component_is_cached_on_disk(workspace, tmp_path, component_path):
-    cache = tmp_path / "cache"
-    Mediagate(workspace=workspace, vlm=False, cache_dir=cache)
-    files = list(cache.glob("*.cwasm"))
-    assert len(files) == 1
-    # A fresh process loads the cached file instead of compiling.
-    code = ("import sys, time; sys.path.insert(0, %r); from mediagate_host import Mediagate; t=time.monotonic(); "
-            "g = Mediagate(workspace=%r, vlm=False, cache_dir=%r); print(time.monotonic()-t); "
-            "print(g.admit_file('small.png')['ok'])") % (str(PY_HOST), str(workspace), str(cache))
+def fresh_process_origin(workspace, cache) -> str:
+    """Where a new process gets the compiled component from: `cache` or `compiled`."""
+    code = ("import sys; sys.path.insert(0, %r); from mediagate_host import Mediagate; "
+            "g = Mediagate(workspace=%r, vlm=False, cache_dir=%r); assert g.admit_file('small.png')['ok']; "
+            "print(g.origin)") % (str(PY_HOST), str(workspace), str(cache))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    seconds, ok = run.stdout.split()
-    assert ok == "True"
-    assert float(seconds) < 0.5, "loading from the cache should not compile"
+    return run.stdout.strip()
+
+
+def test_the_compiled_component_is_cached_on_disk(workspace, tmp_path, component_path):
+    cache = tmp_path / "cache"
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    files = list(cache.glob("*.cwasm"))
+    assert len(files) == 1
+    # Private: the directory 0700, the file 0600, both this user's.
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+    assert files[0].stat().st_uid == os.geteuid()
+    # A fresh process loads the cached file instead of compiling.
+    assert fresh_process_origin(workspace, cache) == "cache"
+
+
+def cached_file(workspace, cache) -> Path:
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    (path,) = cache.glob("*.cwasm")
+    return path
+
+
+def test_a_cache_file_others_could_write_is_not_deserialised(workspace, tmp_path):
+    cache = tmp_path / "cache"
+    path = cached_file(workspace, cache)
+    path.chmod(0o666)
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600, "replaced by a private copy"
+    assert fresh_process_origin(workspace, cache) == "cache"
+
+
+def test_a_cache_file_with_a_bad_digest_is_recompiled(workspace, tmp_path):
+    cache = tmp_path / "cache"
+    path = cached_file(workspace, cache)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    assert fresh_process_origin(workspace, cache) == "cache"
+
+
+def test_a_symlinked_cache_file_is_not_followed(workspace, tmp_path):
+    cache = tmp_path / "cache"
+    path = cached_file(workspace, cache)
+    elsewhere = tmp_path / "elsewhere.cwasm"
+    path.rename(elsewhere)
+    path.symlink_to(elsewhere)
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    assert not path.is_symlink()
+
+
+def test_a_shared_cache_directory_is_made_private(workspace, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_cache_files_and_directories_of_another_user_are_not_used(workspace, tmp_path):
+    cache = tmp_path / "cache"
+    path = cached_file(workspace, cache)
+    os.chown(path, 65534, 65534)
+    assert fresh_process_origin(workspace, cache) == "compiled"  # and replaced by this user's copy
+    assert path.stat().st_uid == os.geteuid()
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)
+    assert fresh_process_origin(workspace, theirs) == "compiled"
+    assert list(theirs.iterdir()) == [], "nothing written into another user's directory"
+    assert fresh_process_origin(workspace, theirs) == "compiled"
 
 
 def test_the_wasm_path_comes_from_the_environment(workspace, monkeypatch, component_path, tmp_path):

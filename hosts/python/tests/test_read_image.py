@@ -1,4 +1,4 @@
-"""`read_image` through the real component, against a loopback OpenAI-compatible SSE server."""
+"""`read_image` through the real component, against a loopback SSE server (both dialects)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from conftest import SMALL_PNG, STANDARD_ANSWER, STANDARD_REASONING, delta, finish
-from mediagate_host import Mediagate, OpenAICompatibleVlm, ToolError
+from conftest import ANTHROPIC_EVENTS, SMALL_PNG, STANDARD_ANSWER, STANDARD_REASONING, delta, finish
+from mediagate_host import AnthropicVlm, GuestTrap, Mediagate, MediagateError, OpenAICompatibleVlm, ToolError
 
 
 def make_gate(workspace, server=None, on_output=None, **vlm_kwargs):
@@ -266,3 +266,85 @@ def test_tool_definition(workspace):
     assert schema["type"] == "object"
     assert schema["required"] == ["path"]
     assert set(schema["properties"]) == {"path", "question"}
+
+
+# ---- parity with the Rust host: the Anthropic dialect, the environment, deadlines --------------
+
+
+def test_the_anthropic_dialect_through_the_component(workspace, vlm_server):
+    vlm_server.events = list(ANTHROPIC_EVENTS)
+    seen = []
+    vlm = AnthropicVlm(base_url=vlm_server.root_url, model="claude-test", api_key="sk-ant-test", retries=0)
+    answer = Mediagate(workspace=workspace, vlm=vlm).read_image("small.png", "q", on_output=lambda k, t: seen.append(k))
+    assert answer == STANDARD_ANSWER
+    assert seen[0] == "reasoning" and "content" in seen
+    request = vlm_server.requests[0]
+    assert request["path"] == "/v1/messages"
+    image, text = request["body"]["messages"][0]["content"]
+    assert text == {"type": "text", "text": "q"}
+    assert base64.b64decode(image["source"]["data"]) == SMALL_PNG.read_bytes()
+
+
+def test_the_environment_chooses_the_api_and_the_key(workspace, vlm_server, monkeypatch):
+    vlm_server.events = list(ANTHROPIC_EVENTS)
+    monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.root_url)
+    monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "claude-env")
+    monkeypatch.setenv("MEDIAGATE_VLM_API", "anthropic")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env")
+    assert Mediagate(workspace=workspace).read_image("small.png", "q") == STANDARD_ANSWER
+    request = vlm_server.requests[0]
+    assert request["body"]["model"] == "claude-env"
+    assert {k.lower(): v for k, v in request["headers"].items()}["x-api-key"] == "sk-ant-env"
+
+
+def test_a_url_without_a_model_is_refused_at_once(workspace, monkeypatch):
+    monkeypatch.setenv("MEDIAGATE_VLM_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(MediagateError) as e:
+        Mediagate(workspace=workspace)
+    assert "no model" in str(e.value) and "MEDIAGATE_VLM_MODEL" in str(e.value)
+
+
+def test_a_base_url_missing_its_v1_is_named_in_the_tool_error(workspace, vlm_server):
+    vlm_server.status, vlm_server.error_body = 404, b""
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.root_url, model="m", retries=0)
+    with pytest.raises(ToolError) as e:
+        Mediagate(workspace=workspace, vlm=vlm).read_image("small.png", "q")
+    assert e.value.code == "vlm-failed"
+    assert (f"(HTTP 404): Not Found at {vlm_server.root_url}/chat/completions — does the base URL need a /v1 "
+            "path segment?") in e.value.message
+
+
+def test_the_wall_clock_deadline_ends_a_call_waiting_on_the_vlm(workspace, vlm_server):
+    """The model sends one chunk and stalls (idle timeout 60 s): the call's wall-clock deadline
+    (1 s) ends it with an error, not a partial answer, and the next call is unaffected."""
+    vlm_server.events = [delta(content="slow"), finish(), "[DONE]"]
+    vlm_server.hold_before = 1
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.base_url, model="m", retries=0, idle_timeout=60)
+    gate = Mediagate(workspace=workspace, vlm=vlm, wall_deadline=1.0)
+    with pytest.raises(GuestTrap) as e:
+        gate.read_image("small.png", "q")
+    assert e.value.kind == "wall-deadline"
+    assert str(e.value) == "the call to read-image took longer than its wall-clock deadline of 1 s and was stopped"
+    vlm_server.release.set()
+    assert gate.admit_file("small.png")["ok"] is True
+
+
+def test_the_wall_clock_deadline_with_a_vlm_that_takes_no_deadline(workspace):
+    """A custom VLM client whose `ask` knows no `deadline=`: the deadline is checked when it returns."""
+    from mediagate_host import Chunk, Reply
+
+    class SlowReply(Reply):
+        def next_chunk(self):
+            time.sleep(0.2)
+            return Chunk("content", "more ")
+
+    class SlowVlm:
+        configured = True
+
+        def ask(self, prompt, mime, data_base64):
+            return SlowReply()
+
+    with pytest.raises(GuestTrap) as e:
+        Mediagate(workspace=workspace, vlm=SlowVlm(), wall_deadline=1.0).read_image("small.png", "q")
+    assert e.value.kind == "wall-deadline"

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible streaming client on its own (no component), against the loopback server."""
+"""The streaming VLM client on its own (no component), against the loopback server: both dialects,
+the environment, and the bounds on what a reply may cost."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 
 import pytest
 
-from conftest import delta, finish
-from mediagate_host import Chunk, OpenAICompatibleVlm, VlmError
-from mediagate_host.vlm import _SseEvents
+import time
+
+from conftest import ANTHROPIC_EVENTS, delta, finish, text_delta
+from mediagate_host import (AnthropicVlm, Chunk, NoVlm, OpenAICompatibleVlm, SseDecoder, VlmConfigError, VlmError,
+                            vlm_from_env)
 
 
 def drain(reply):
@@ -73,6 +76,8 @@ def test_refusals_carry_status_and_message(vlm_server, status, body, expected):
     vlm_server.status, vlm_server.error_body = status, body
     with pytest.raises(VlmError) as e:
         client(vlm_server).ask("p", "image/png", "AAAA")
+    if status == 404:  # a 404 also names the URL requested (the base URL has its /v1: no hint)
+        expected += f" at {vlm_server.base_url}/chat/completions"
     assert (e.value.kind, e.value.status, e.value.message) == ("refused", status, expected)
 
 
@@ -140,5 +145,234 @@ def test_idle_timeout(vlm_server):
 
 
 def test_sse_parsing():
-    lines = [": keep-alive", "event: message", "data: one", "data:two", "", "", "id: 3", "data: three"]
-    assert list(_SseEvents(iter(lines))) == ["one\ntwo", "three"]
+    decoder = SseDecoder()
+    events = decoder.feed(b"\xef\xbb\xbf: keep-alive\nevent: message\ndata: one\ndata:two\n\n\nid: 3\r\nda")
+    events += decoder.feed(b"ta: three\r\n\r")
+    events += decoder.feed(b"\nevent: x\rdata: four\r\rdata: fi")
+    events += decoder.feed("ve \u2603".encode()[:-1])
+    events += decoder.feed("\u2603".encode()[-1:])
+    events += decoder.finish()
+    assert [(e.event, e.data) for e in events] == [("message", "one\ntwo"), ("message", "three"), ("x", "four"),
+                                                  ("message", "five \u2603")]
+
+
+def test_sse_decoder_bounds_one_event_and_refuses_bad_utf8():
+    decoder = SseDecoder(max_event_bytes=100)
+    for _ in range(50):  # many events, each small: fine
+        assert len(decoder.feed(b"data: " + b"x" * 40 + b"\n\n")) == 1
+    with pytest.raises(VlmError) as e:  # one line that never ends
+        for _ in range(10):
+            decoder.feed(b"data: " + b"y" * 30)
+    assert e.value.kind == "malformed-stream" and "limit of 100 bytes" in e.value.message
+    with pytest.raises(VlmError) as e:  # many lines but no blank line: one event
+        SseDecoder(max_event_bytes=100).feed(b"data: 123456789\n" * 10)
+    assert "limit of 100 bytes" in e.value.message
+    with pytest.raises(VlmError) as e:
+        SseDecoder().feed(b"data: \xff\n\n")
+    assert "not valid UTF-8" in e.value.message
+
+
+# ---- the Anthropic dialect -------------------------------------------------------------------
+
+
+def anthropic(server, **kw):
+    kw.setdefault("retries", 0)
+    return AnthropicVlm(base_url=server.root_url, model="claude-test", **kw)
+
+
+def test_anthropic_request_and_chunks(vlm_server):
+    vlm_server.events = list(ANTHROPIC_EVENTS)
+    chunks = drain(anthropic(vlm_server, api_key="sk-ant-test").ask("the prompt", "image/jpeg", "QUJD"))
+    assert chunks == [Chunk("reasoning", "Looking at the pixels. "), Chunk("content", "The image "),
+                      Chunk("content", "is a tiny grey square.")]
+    request = vlm_server.requests[0]
+    assert request["path"] == "/v1/messages"
+    headers = {k.lower(): v for k, v in request["headers"].items()}
+    assert headers["x-api-key"] == "sk-ant-test"
+    assert headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in headers
+    assert request["body"] == {"model": "claude-test", "max_tokens": 8192, "stream": True, "messages": [
+        {"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJD"}},
+            {"type": "text", "text": "the prompt"}]}]}
+
+
+def test_anthropic_stream_without_message_stop_is_malformed(vlm_server):
+    vlm_server.events = [text_delta("half")]
+    reply = anthropic(vlm_server).ask("p", "image/png", "AAAA")
+    assert reply.next_chunk() == Chunk("content", "half")
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "malformed-stream" and "ended before the reply was complete" in e.value.message
+
+
+def test_anthropic_error_event(vlm_server):
+    vlm_server.events = [text_delta("a"), ("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                                                 "message": "Overloaded"}})]
+    reply = anthropic(vlm_server).ask("p", "image/png", "AAAA")
+    reply.next_chunk()
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "malformed-stream" and "Overloaded" in e.value.message
+
+
+def test_anthropic_refusal_carries_the_message(vlm_server):
+    vlm_server.status = 401
+    vlm_server.error_body = b'{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}'
+    with pytest.raises(VlmError) as e:
+        anthropic(vlm_server).ask("p", "image/png", "AAAA")
+    assert (e.value.kind, e.value.status, e.value.message) == ("refused", 401, "invalid x-api-key")
+
+
+# ---- the environment, as the Rust host reads it ------------------------------------------------
+
+
+def test_from_env_no_url_is_no_vlm():
+    assert isinstance(vlm_from_env({"MEDIAGATE_VLM_MODEL": "m"}), NoVlm)
+
+
+def test_from_env_api_and_key_fallbacks():
+    base = {"MEDIAGATE_VLM_URL": "http://127.0.0.1:9/v1", "MEDIAGATE_VLM_MODEL": "m",
+            "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
+    vlm = vlm_from_env(base)
+    assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (OpenAICompatibleVlm, "openai", "sk-openai",
+                                                         "http://127.0.0.1:9/v1/chat/completions")
+    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "Anthropic", "MEDIAGATE_VLM_URL": "http://127.0.0.1:9"})
+    assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (AnthropicVlm, "anthropic", "sk-ant",
+                                                         "http://127.0.0.1:9/v1/messages")
+    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic", "MEDIAGATE_VLM_API_KEY": "sk-mediagate"})
+    assert vlm.api_key == "sk-mediagate"
+    assert vlm_from_env({"MEDIAGATE_VLM_URL": "http://x", "MEDIAGATE_VLM_MODEL": "m"}).api_key is None
+    assert "sk-ant" not in repr(vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic"}))
+
+
+def test_from_env_refuses_what_it_cannot_use():
+    with pytest.raises(VlmConfigError) as e:
+        vlm_from_env({"MEDIAGATE_VLM_URL": "http://x"})
+    assert "no model" in str(e.value) and "MEDIAGATE_VLM_MODEL" in str(e.value)
+    with pytest.raises(VlmConfigError) as e:
+        vlm_from_env({"MEDIAGATE_VLM_URL": "http://x", "MEDIAGATE_VLM_MODEL": "m", "MEDIAGATE_VLM_API": "grok"})
+    assert "openai or anthropic" in str(e.value)
+
+
+def test_the_client_reads_the_key_fallback_from_the_environment(vlm_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-env")
+    drain(client(vlm_server).ask("p", "image/png", "AAAA"))
+    assert vlm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-openai-env"
+
+
+def test_the_key_is_redacted_from_errors(vlm_server):
+    vlm_server.status = 401
+    vlm_server.error_body = b'{"error": {"message": "Incorrect API key provided: sk-secret-123."}}'
+    with pytest.raises(VlmError) as e:
+        client(vlm_server, api_key="sk-secret-123").ask("p", "image/png", "AAAA")
+    assert "sk-secret-123" not in str(e.value) and "<redacted>" in e.value.message
+
+
+# ---- a base URL without its /v1 -----------------------------------------------------------------
+
+
+def test_a_404_names_the_url_and_hints_at_the_missing_v1(vlm_server):
+    vlm_server.status, vlm_server.error_body = 404, b""
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.root_url, model="m", retries=0)
+    with pytest.raises(VlmError) as e:
+        vlm.ask("p", "image/png", "AAAA")
+    assert e.value.status == 404
+    assert e.value.message == (f"Not Found at {vlm_server.root_url}/chat/completions — "
+                               "does the base URL need a /v1 path segment?")
+
+
+def test_an_anthropic_404_names_the_url(vlm_server):
+    vlm_server.status, vlm_server.error_body = 404, b'{"error": {"message": "Not Found"}}'
+    with pytest.raises(VlmError) as e:
+        AnthropicVlm(base_url=vlm_server.base_url, model="m", retries=0).ask("p", "image/png", "AAAA")
+    assert f"at {vlm_server.root_url}/v1/v1/messages" in e.value.message
+    assert "mediagate adds /v1/messages" in e.value.message
+
+
+# ---- what a reply may cost ---------------------------------------------------------------------
+
+
+def endless(piece: bytes, pause: float = 0.005):
+    def write(wfile):
+        while True:
+            wfile.write(piece)
+            wfile.flush()
+            time.sleep(pause)
+
+    return write
+
+
+def test_a_line_that_never_ends_is_an_error_with_memory_bounded(vlm_server):
+    """The server sends one `data:` line forever, never a newline. Unbounded line buffering would
+    wait for ever (and grow without end); the decoder stops at `max_event_bytes`."""
+    import tracemalloc
+
+    vlm_server.writer = endless(b"x" * 4096, pause=0)
+    reply = client(vlm_server, max_event_bytes=256 << 10).ask("p", "image/png", "AAAA")
+    tracemalloc.start()
+    try:
+        with pytest.raises(VlmError) as e:
+            reply.next_chunk()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert e.value.kind == "malformed-stream"
+    assert "exceeded the limit of 262144 bytes" in e.value.message
+    assert peak < 4 << 20, f"{peak} bytes allocated while reading one bounded line"
+
+
+def test_an_event_that_never_ends_is_an_error(vlm_server):
+    """Lines, but never the blank line that ends an event."""
+    vlm_server.writer = endless(b"data: " + b"y" * 1000 + b"\n", pause=0)
+    reply = client(vlm_server, max_event_bytes=64 << 10).ask("p", "image/png", "AAAA")
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "malformed-stream" and "limit of 65536 bytes" in e.value.message
+
+
+def test_a_reply_that_never_ends_hits_the_whole_reply_deadline(vlm_server):
+    """Text arrives steadily, for ever: the idle timeout never fires, the whole-reply one does."""
+    event = ("data: " + __import__("json").dumps(delta(content="more "))).encode() + b"\n\n"
+    vlm_server.writer = endless(event, pause=0.01)
+    reply = client(vlm_server, max_reply_time=0.5).ask("p", "image/png", "AAAA")
+    with pytest.raises(VlmError) as e:
+        while True:
+            assert reply.next_chunk() == Chunk("content", "more ")
+    assert e.value.kind == "timed-out"
+    assert e.value.message == "the reply took longer than 0.5 s in all"
+
+
+def test_pings_without_text_do_not_keep_a_reply_alive(vlm_server):
+    vlm_server.writer = endless(b": ping\n\n", pause=0.02)
+    reply = client(vlm_server, idle_timeout=0.3).ask("p", "image/png", "AAAA")
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "timed-out" and e.value.message == "no text for 0.3 s while streaming the reply"
+
+
+def test_the_whole_reply_deadline_ends_a_read_that_waits(vlm_server):
+    """The server sends the headers, then nothing. The read waits on the socket (idle timeout 60 s);
+    the watchdog shuts the socket at the whole-reply deadline, so the error names that deadline."""
+    vlm_server.writer = lambda wfile: vlm_server.release.wait(30)
+    reply = client(vlm_server, idle_timeout=60, max_reply_time=0.5).ask("p", "image/png", "AAAA")
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "timed-out"
+    assert e.value.message == "the reply took longer than 0.5 s in all"
+
+
+def test_the_callers_deadline_bounds_the_reply(vlm_server):
+    vlm_server.writer = lambda wfile: vlm_server.release.wait(30)
+    reply = client(vlm_server, idle_timeout=60).ask("p", "image/png", "AAAA", deadline=time.monotonic() + 0.5)
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.message == "the call's wall-clock deadline passed while the reply streamed"
+
+
+def test_a_reply_that_is_not_an_event_stream_is_refused(vlm_server):
+    vlm_server.content_type = "text/html"
+    vlm_server.raw_body = b"<html>login page</html>"
+    with pytest.raises(VlmError) as e:
+        client(vlm_server).ask("p", "image/png", "AAAA")
+    assert e.value.kind == "malformed-stream" and "text/html" in e.value.message

@@ -1,0 +1,101 @@
+"""The gate on bytes and on tool results (parity with the Rust host's `Gate`), and the default
+verify depth: bytes going to a model are decoded in full."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+
+import pytest
+
+from conftest import native_cli
+from images import PDF, SVG, png, png_with_broken_pixels
+from mediagate_host import Mediagate
+
+
+@pytest.fixture
+def gate(workspace):
+    return Mediagate(workspace=workspace, vlm=False)
+
+
+def test_admit_bytes_admits_a_good_image(gate):
+    data = png(16, 9)
+    v = gate.admit_bytes(data, "image/png", include_data=True)
+    assert base64.b64decode(v.pop("data")) == data
+    assert v == {"ok": True, "kind": "image", "mime": "image/png", "original_size": len(data), "resized": False,
+                 "reencoded": False, "base64_len": len(base64.b64encode(data)), "width": 16, "height": 9}
+
+
+def test_admit_bytes_refuses_a_lying_image(gate):
+    v = gate.admit_bytes(SVG, "image/png")
+    assert v["ok"] is False and v["reason"] == "magic_mismatch" and v["raw_bytes"] == len(SVG)
+    assert gate.admit_bytes(SVG, "image/svg+xml")["reason"] == "mime_unsupported"
+
+
+def test_admit_bytes_without_a_claim_uses_the_bytes_and_admits_documents(gate):
+    assert gate.admit_bytes(png())["mime"] == "image/png"
+    doc = gate.admit_bytes(PDF, "application/pdf")
+    assert doc["ok"] is True and doc["kind"] == "document" and doc["original_size"] == len(PDF)
+    assert gate.admit_bytes(b"", "image/png")["reason"] == "magic_mismatch"
+
+
+def test_admit_bytes_equals_admit_file(gate, workspace):
+    data = png(40, 30, (10, 200, 10))
+    (workspace / "green.png").write_bytes(data)
+    for kwargs in ({}, {"verify": "header"}, {"provider": "openai"}, {"downsample": False}):
+        assert gate.admit_bytes(data, "image/png", **kwargs) == gate.admit_file("green.png", "image/png", **kwargs)
+
+
+def test_the_default_verify_depth_is_full(gate, workspace):
+    """A PNG whose header is right and whose pixels are not: refused by default (every pixel
+    decoded), admitted only when the caller asks for a header check."""
+    broken = png_with_broken_pixels()
+    refused = gate.admit_bytes(broken, "image/png")
+    assert refused["ok"] is False and refused["reason"] == "undecodable"
+    assert "cannot be decoded" in refused["message"]
+    assert gate.admit_bytes(broken, "image/png", verify="header")["ok"] is True
+
+    (workspace / "broken.png").write_bytes(broken)
+    assert gate.admit_file("broken.png", "image/png")["reason"] == "undecodable"
+    blocks = [{"type": "image", "data": base64.b64encode(broken).decode(), "mimeType": "image/png"}]
+    assert gate.admit_tool_result("t", blocks)["refused"][0]["reason"] == "undecodable"
+    assert gate.admit_tool_result("t", blocks, verify="header")["refused"] == []
+
+
+def tool_result_blocks():
+    good = base64.b64encode(png(12, 12)).decode()
+    lie = base64.b64encode(SVG).decode()
+    return [
+        {"type": "text", "text": "two screenshots"},
+        {"type": "image", "data": good, "mimeType": "image/png"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": lie}},
+    ]
+
+
+def test_admit_tool_result(gate):
+    out = gate.admit_tool_result("screenshot", tool_result_blocks())
+    content = out["content"]
+    assert content[0] == {"type": "text", "text": "two screenshots"}
+    assert content[1]["type"] == "image" and base64.b64decode(content[1]["data"]) == png(12, 12)
+    assert content[2]["type"] == "text" and "screenshot" in content[2]["text"]
+    assert out["refused"] == [{"index": 2, "type": "image", "reason": "magic_mismatch", "bytes": len(SVG),
+                               "mime": "image/png"}]
+
+
+def test_admit_tool_result_without_media_stands_as_it_is(gate):
+    assert gate.admit_tool_result("t", '[{"type": "text", "text": "hi"}]') == {
+        "content": [{"type": "text", "text": "hi"}], "refused": []}
+    assert gate.admit_tool_result("t", "not json") == {"content": "not json", "refused": []}
+
+
+@pytest.mark.parametrize("verify", ["full", "header"])
+def test_admit_tool_result_equals_the_cli(gate, tmp_path, verify):
+    text = json.dumps(tool_result_blocks() + [{"type": "image", "data": base64.b64encode(
+        png_with_broken_pixels()).decode(), "mimeType": "image/png"}])
+    path = tmp_path / "result.json"
+    path.write_text(text)
+    run = subprocess.run([str(native_cli()), "admit-tool-result", "--tool", "screenshot", "--verify", verify,
+                          str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert gate.admit_tool_result("screenshot", text, verify=verify) == json.loads(run.stdout)

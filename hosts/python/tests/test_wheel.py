@@ -1,0 +1,105 @@
+"""The wheel: `package.sh` builds it with the component inside, and it installs and works in a
+fresh virtual environment outside the repository (its dependencies from the registry)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PY_HOST, REPO
+from images import SVG, png
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, component_path) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    run = subprocess.run(["bash", str(PY_HOST / "package.sh"), str(dist)], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "PYTHON": sys.executable})
+    assert run.returncode == 0, run.stderr
+    version = re.search(r'^version = "(.+)"$', (PY_HOST / "pyproject.toml").read_text(), re.M).group(1)
+    path = dist / f"mediagate_host-{version}-py3-none-any.whl"
+    assert run.stdout.strip().splitlines()[-1] == str(path)
+    return path
+
+
+def test_the_python_package_has_the_crates_version():
+    cargo = re.search(r'^version = "(.+)"$', (REPO / "Cargo.toml").read_text(), re.M).group(1)
+    assert f'version = "{cargo}"' in (PY_HOST / "pyproject.toml").read_text()
+
+
+def test_the_wheel_carries_the_component(wheel, component_path):
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        assert z.read("mediagate_host/mediagate-agent-tool.wasm") == component_path.read_bytes()
+    assert {"mediagate_host/__init__.py", "mediagate_host/host.py", "mediagate_host/vlm.py",
+            "mediagate_host/_wit.py"} <= names
+    assert not any("tests/" in n or n.endswith(".pyc") for n in names)
+    # The source tree is not changed by packaging.
+    assert not (PY_HOST / "mediagate_host" / "mediagate-agent-tool.wasm").exists()
+
+
+def test_package_sh_refuses_without_a_component(tmp_path):
+    run = subprocess.run(["bash", str(PY_HOST / "package.sh"), str(tmp_path / "dist")], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "MEDIAGATE_AGENT_TOOL_WASM": str(tmp_path / "none.wasm")})
+    assert run.returncode != 0
+    assert "none.wasm is missing" in run.stderr
+
+
+USE_IT = r"""
+import json, sys
+from pathlib import Path
+import mediagate_host
+from mediagate_host import Mediagate, default_wasm_path
+
+workspace = Path(sys.argv[1])
+gate = Mediagate(workspace=workspace, vlm=False)
+print(json.dumps({
+    "module": mediagate_host.__file__,
+    "wasm": str(default_wasm_path()),
+    "tool": gate.tool_definition()["name"],
+    "good_file": gate.admit_file("good.png", "image/png"),
+    "lying_file": gate.admit_file("lying.png", "image/png"),
+    "good_bytes": gate.admit_bytes((workspace / "good.png").read_bytes(), "image/png"),
+    "lying_bytes": gate.admit_bytes((workspace / "lying.png").read_bytes(), "image/png"),
+}))
+"""
+
+
+def test_the_wheel_installs_and_works_outside_the_repository(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    clean_env = {k: v for k, v in os.environ.items()
+                 if not k.startswith(("MEDIAGATE_", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                              str(wheel)], capture_output=True, text=True, timeout=600, env=clean_env, cwd=tmp_path)
+    assert install.returncode == 0, install.stderr
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "good.png").write_bytes(png(20, 10))
+    (workspace / "lying.png").write_bytes(SVG)
+    (tmp_path / "use_it.py").write_text(USE_IT)
+    run_env = {**clean_env, "MEDIAGATE_CACHE_DIR": str(tmp_path / "cache")}
+    # -I: isolated mode (no PYTHONPATH, no user site, not even the script's directory on sys.path).
+    run = subprocess.run([str(python), "-I", str(tmp_path / "use_it.py"), str(workspace)], capture_output=True,
+                         text=True, timeout=300, env=run_env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+
+    site = str(env_dir)
+    assert out["module"].startswith(site) and out["wasm"].startswith(site), out
+    assert str(REPO) not in out["module"] and str(REPO) not in out["wasm"]
+    assert out["tool"] == "read_image"
+    for key in ("good_file", "good_bytes"):
+        assert out[key]["ok"] is True and (out[key]["width"], out[key]["height"]) == (20, 10), out[key]
+    for key in ("lying_file", "lying_bytes"):
+        assert out[key]["ok"] is False and out[key]["reason"] == "magic_mismatch", out[key]
