@@ -21,9 +21,15 @@ export function widePng() {
  * A PNG whose header is whole and whose pixel data is cut short: `verify: 'header'` reads only the
  * header, `verify: 'full'` decodes every pixel and refuses it.
  */
-export async function truncatedPng() {
-  const png = await noisePng(64, 64, 11);
-  return png.subarray(0, Math.floor(png.length / 2));
+/**
+ * A PNG whose chunks are all there but whose image data is corrupt: the header check (which walks
+ * the container, so a cut file fails it too) admits it, a full decode refuses it.
+ */
+export async function corruptPng() {
+  const png = Buffer.from(await noisePng(64, 64, 11));
+  const idat = png.indexOf('IDAT');
+  for (let i = idat + 40; i < idat + 200; i++) png[i] ^= 0x5a;
+  return png;
 }
 
 export const b64 = (bytes) => Buffer.from(bytes).toString('base64');

@@ -134,7 +134,9 @@ describe('admitToolResult', () => {
   it('admits the good block and replaces the bad one in its slot', async () => {
     const { content, refused, changed } = await mediagate.admitToolResult('screenshot', mcpContent());
     assert.equal(changed, true);
-    assert.deepEqual(refused, [{ index: 2, type: 'image', reason: 'magic_mismatch', bytes: SVG_BYTES.length, mime: 'image/png' }]);
+    assert.deepEqual(refused, [
+      { index: 2, path: '/2', type: 'image', reason: 'magic_mismatch', bytes: SVG_BYTES.length, mime: 'image/png' },
+    ]);
     assert.equal(content.length, 3);
     assert.deepEqual(content[0], { type: 'text', text: 'two captures' });
     assert.deepEqual(content[1], { type: 'image', data: b64(png), mimeType: 'image/png' });
@@ -152,7 +154,7 @@ describe('admitToolResult', () => {
     const { content, refused } = await mediagate.admitToolResult('fetch', JSON.stringify(blocks));
     assert.deepEqual(content[0], blocks[0]);
     assert.equal(content[1].type, 'text');
-    assert.deepEqual(refused, [{ index: 1, type: 'image', reason: 'undecodable', bytes: 0, mime: 'image/png' }]);
+    assert.deepEqual(refused, [{ index: 1, path: '/1', type: 'image', reason: 'undecodable', bytes: 0, mime: 'image/png' }]);
   });
 
   it('leaves content without media as it is (the same object)', async () => {

@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 
 import * as mediagate from '../src/index.js';
 import { PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
-import { GIF_1X1, b64, truncatedPng, widePng } from './fixtures.js';
+import { GIF_1X1, b64, corruptPng, widePng } from './fixtures.js';
 
 const GENERATED = join(PKG_DIR, 'dist', 'generated');
 const scratch = mkdtempSync(join(tmpdir(), 'mediagate-options-'));
@@ -33,10 +33,10 @@ describe('admission defaults', () => {
     assert.deepEqual(Object.keys(d).sort(), [...mediagate.ADMIT_OPTION_KEYS].sort());
     const gate = await mediagate.createGate();
     assert.deepEqual(gate.defaults, d);
-    const truncated = await truncatedPng();
+    const corrupt = await corruptPng();
     const wide = await widePng();
     for (const [bytes, mime] of [
-      [truncated, 'image/png'],
+      [corrupt, 'image/png'],
       [wide, 'image/png'],
       [GIF_1X1, 'image/gif'],
     ]) {
@@ -45,7 +45,7 @@ describe('admission defaults', () => {
       assert.deepEqual(cli(await mediagate.admitImage(bytes, mime)), cli(gate.admitImage(bytes, mime, d)));
       assert.deepEqual(cli(await mediagate.admit(bytes, mime)), cli(gate.admit(bytes, mime, d)));
     }
-    const content = [{ type: 'image', data: b64(truncated), mimeType: 'image/png' }, gifBlock()];
+    const content = [{ type: 'image', data: b64(corrupt), mimeType: 'image/png' }, gifBlock()];
     assert.deepEqual(gate.admitToolResult('t', content).refused, gate.admitToolResult('t', content, d).refused);
     assert.deepEqual((await mediagate.admitToolResult('t', content)).refused, gate.admitToolResult('t', content, d).refused);
     const pdf = minimalPdf();
@@ -55,9 +55,9 @@ describe('admission defaults', () => {
 
   it('each option changes the verdict (so a test of its default means something)', async () => {
     const gate = await mediagate.createGate();
-    const truncated = await truncatedPng();
-    assert.equal(gate.admitImage(truncated, 'image/png', { verify: 'header' }).ok, true);
-    assert.equal(gate.admitImage(truncated, 'image/png', { verify: 'full' }).ok, false);
+    const corrupt = await corruptPng();
+    assert.equal(gate.admitImage(corrupt, 'image/png', { verify: 'header' }).ok, true);
+    assert.equal(gate.admitImage(corrupt, 'image/png', { verify: 'full' }).ok, false);
     const wide = await widePng();
     assert.equal(gate.admitImage(wide, 'image/png', { downsample: true }).resized, true);
     assert.deepEqual(gate.admitImage(wide, 'image/png', { downsample: false }).dimensions, { width: 2400, height: 10 });
@@ -68,18 +68,18 @@ describe('admission defaults', () => {
   it("an instance's defaults apply to every method; a call's own options win", async () => {
     const gate = await mediagate.createGate({ provider: 'gemini', verify: 'full', downsample: false });
     assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false });
-    const truncated = await truncatedPng();
+    const corrupt = await corruptPng();
     const wide = await widePng();
     for (const call of ['admitImage', 'admit']) {
       assert.equal(gate[call](GIF_1X1, 'image/gif').reason, 'mime_unsupported', call);
       assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true, call);
       assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: undefined }).reason, 'mime_unsupported', call);
-      assert.equal(gate[call](truncated, 'image/png').ok, false, call);
-      assert.equal(gate[call](truncated, 'image/png', { verify: 'header' }).ok, true, call);
+      assert.equal(gate[call](corrupt, 'image/png').ok, false, call);
+      assert.equal(gate[call](corrupt, 'image/png', { verify: 'header' }).ok, true, call);
       assert.equal(gate[call](wide, 'image/png').resized, false, call);
       assert.equal(gate[call](wide, 'image/png', { downsample: true }).resized, true, call);
     }
-    const refused = gate.admitToolResult('capture', [gifBlock(), { type: 'image', data: b64(truncated), mimeType: 'image/png' }]).refused;
+    const refused = gate.admitToolResult('capture', [gifBlock(), { type: 'image', data: b64(corrupt), mimeType: 'image/png' }]).refused;
     assert.deepEqual(
       refused.map((r) => [r.index, r.reason]),
       [
@@ -160,11 +160,11 @@ describe('module-level functions honour configure()', () => {
 
   it('every function applies the configured admission defaults', async () => {
     mediagate.configure({ provider: 'gemini', verify: 'full' });
-    const truncated = await truncatedPng();
+    const corrupt = await corruptPng();
     assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
     assert.equal((await mediagate.admit(new Blob([GIF_1X1]), 'image/gif')).reason, 'mime_unsupported');
-    assert.equal((await mediagate.admit(truncated, 'image/png')).ok, false);
-    assert.equal((await mediagate.admit(truncated, 'image/png', { verify: 'header' })).ok, true);
+    assert.equal((await mediagate.admit(corrupt, 'image/png')).ok, false);
+    assert.equal((await mediagate.admit(corrupt, 'image/png', { verify: 'header' })).ok, true);
     assert.deepEqual(
       (await mediagate.admitToolResult('t', [gifBlock()])).refused.map((r) => r.reason),
       ['mime_unsupported'],

@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import * as inThread from '../src/index.js';
 import * as inWorker from '../src/worker.js';
 import { PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
-import { GIF_1X1, b64, truncatedPng, widePng } from './fixtures.js';
+import { GIF_1X1, b64, corruptPng, widePng } from './fixtures.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'mediagate-worker-'));
 after(() => {
@@ -57,9 +57,9 @@ describe('createWorkerGate (Node worker_threads)', () => {
     try {
       assert.equal((await worker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
       assert.equal((await worker.admit(GIF_1X1, 'image/gif', { provider: 'anthropic' })).ok, true);
-      const truncated = await truncatedPng();
-      assert.equal((await worker.admitImage(truncated, 'image/png')).ok, false);
-      assert.equal((await worker.admitImage(truncated, 'image/png', { verify: 'header' })).ok, true);
+      const corrupt = await corruptPng();
+      assert.equal((await worker.admitImage(corrupt, 'image/png')).ok, false);
+      assert.equal((await worker.admitImage(corrupt, 'image/png', { verify: 'header' })).ok, true);
       assert.equal((await worker.admitImage(await widePng(), 'image/png')).resized, false);
       const gif = { type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' };
       assert.deepEqual((await worker.admitToolResult('t', [gif])).refused.map((r) => r.reason), ['mime_unsupported']);
