@@ -631,11 +631,12 @@ class Mediagate:
     def admit_tool_result(self, tool: str, content: Any, downsample: bool = True, provider: str = "anthropic",
                           verify: str = "full") -> Dict[str, Any]:
         """Every media block of a tool's result admitted, as `mediagate admit-tool-result --json`
-        prints it: `{"content": ..., "refused": [{"index", "type", "reason", "bytes", "mime",
-        "limit"?}]}`. `content` is the JSON text of the result (a list of blocks, an object with
+        prints it: `{"content": ..., "refused": [{"index", "path", "type", "reason", "bytes", "mime",
+        "limit"?}]}` (`path` is the block's JSON Pointer). `content` is the JSON text of the result (a list of blocks, an object with
         `content`, or one block; MCP or Anthropic shapes) or the parsed value. Admitted blocks are
         rebuilt from the bytes checked; a refused block is replaced in its slot by a text block
-        that names `tool` and the refusal. With no media block the content comes back as it was.
+        that names `tool` and the refusal. With no media block the content comes back as it was;
+        content that is not JSON the gate can read is refused whole (one text block in its place).
         The content crosses into the component as one string (cheap, unlike `list<u8>`)."""
         text = content if isinstance(content, str) else json.dumps(content)
         result = self._call("admit-tool-result", str(tool), text, _options(downsample, provider, verify))
@@ -677,6 +678,7 @@ def tool_result_dict(input_text: str, admission: Any) -> Dict[str, Any]:
     for r in admission.refused:
         item: Dict[str, Any] = {
             "index": r.index,
+            "path": r.path,
             "type": getattr(r, "block-type"),
             "reason": r.reason.replace("-", "_"),
             "bytes": getattr(r, "raw-bytes"),

@@ -79,14 +79,17 @@ def test_admit_tool_result(gate):
     assert content[0] == {"type": "text", "text": "two screenshots"}
     assert content[1]["type"] == "image" and base64.b64decode(content[1]["data"]) == png(12, 12)
     assert content[2]["type"] == "text" and "screenshot" in content[2]["text"]
-    assert out["refused"] == [{"index": 2, "type": "image", "reason": "magic_mismatch", "bytes": len(SVG),
-                               "mime": "image/png"}]
+    assert out["refused"] == [{"index": 2, "path": "/2", "type": "image", "reason": "magic_mismatch",
+                               "bytes": len(SVG), "mime": "image/png"}]
 
 
 def test_admit_tool_result_without_media_stands_as_it_is(gate):
     assert gate.admit_tool_result("t", '[{"type": "text", "text": "hi"}]') == {
         "content": [{"type": "text", "text": "hi"}], "refused": []}
-    assert gate.admit_tool_result("t", "not json") == {"content": "not json", "refused": []}
+    # What cannot be read cannot be checked: refused whole, never passed.
+    refused = gate.admit_tool_result("t", "not json")
+    assert refused["content"][0]["type"] == "text" and len(refused["content"]) == 1
+    assert refused["refused"][0]["reason"] == "undecodable" and refused["refused"][0]["path"] == ""
 
 
 @pytest.mark.parametrize("verify", ["full", "header"])
