@@ -42,18 +42,21 @@ pub struct McpArgs {
 }
 
 pub async fn mcp(args: McpArgs) -> u8 {
-    let vlm = match args.vlm.resolve() {
-        Ok(v) => v,
-        Err(e) => return fail(e),
+    // A VLM configured by half (a URL but no model, an unknown dialect) does not stop the server: a
+    // host would show only "connection closed". Every call answers what is missing instead.
+    let (vlm, vlm_error) = match args.vlm.resolve() {
+        Ok(v) => (v, None),
+        Err(e) => (None, Some(Arc::new(e))),
     };
     let workspace = match std::fs::canonicalize(&args.workspace) {
         Ok(dir) if dir.is_dir() => dir,
         Ok(_) => return fail(format!("the workspace {} is not a directory", args.workspace.display())),
         Err(e) => return fail(format!("the workspace {} cannot be opened: {e}", args.workspace.display())),
     };
-    let vlm_line = match &vlm {
-        Some(c) => format!("{} at {}", c.model, c.base_url),
-        None => "none (read_image answers that no vision model is configured)".to_string(),
+    let vlm_line = match (&vlm, &vlm_error) {
+        (Some(c), _) => format!("{} at {}", c.model, c.base_url),
+        (None, Some(e)) => format!("misconfigured, read_image answers with this error: {e}"),
+        (None, None) => "none (read_image answers that no vision model is configured)".to_string(),
     };
     let runtime = match runtime(super::Calls::Many) {
         Ok(r) => r,
@@ -71,7 +74,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
-    let server = McpServer { tool, definition: Arc::new(published), workspace: Arc::new(workspace) };
+    let server = McpServer { tool, definition: Arc::new(published), workspace: Arc::new(workspace), vlm_error };
     eprintln!(
         "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}",
         definition.name,
@@ -102,6 +105,8 @@ struct McpServer {
     tool: ReadImageTool,
     definition: Arc<Tool>,
     workspace: Arc<PathBuf>,
+    /// Why the configured vision model cannot be used; every call answers with it.
+    vlm_error: Option<Arc<String>>,
 }
 
 /// The arguments of `read_image`, as its published schema describes them.
@@ -147,6 +152,13 @@ impl ServerHandler for McpServer {
                 format!("unknown tool `{}`; this server has only `{}`", request.name, self.definition.name),
                 None,
             ));
+        }
+        if let Some(e) = &self.vlm_error {
+            return Ok(tool_error(format!(
+                "error: the vision model (VLM) of this MCP server is misconfigured: {e} (in the server's `args`, or \
+                 its `env` block in the MCP host's configuration). Do not retry; tell the user to fix the configuration."
+            ))
+            .into());
         }
         let arguments = request.arguments.unwrap_or_default();
         let arguments: ReadImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {

@@ -244,6 +244,10 @@ impl VlmClient {
                         message =
                             format!("{message}; redirects are not followed: configure the final URL ({location})");
                     }
+                    if matches!(status.as_u16(), 404 | 405) {
+                        message =
+                            format!("{message} ({})", endpoint_hint(self.config.api, &self.config.base_url, &url));
+                    }
                     let refused = VlmError::Refused { status: status.as_u16(), message };
                     if status.as_u16() == 429 || status.is_server_error() {
                         Ok((refused, retry_after))
@@ -450,6 +454,64 @@ async fn provider_message(mut response: reqwest::Response, wait: Duration) -> St
     }
 }
 
+/// For a 404 or 405: the URL requested and, when the base URL looks like it lacks a path segment (an
+/// OpenAI-compatible base without its `/v1`) or carries one too many (the endpoint itself, or `/v1`
+/// for the Anthropic dialect, which appends `/v1/messages`), the base URL to configure instead.
+fn endpoint_hint(api: Api, base_url: &str, url: &str) -> String {
+    let base = shown_url(base_url);
+    let path = reqwest::Url::parse(base_url).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default();
+    let strip = |suffix: &str| base.strip_suffix(suffix).unwrap_or(&base).to_string();
+    let advice = match api {
+        Api::OpenAi if path.ends_with("/chat/completions") => Some(format!(
+            "the base URL must stop before /chat/completions, which mediagate appends: try --vlm-url {}",
+            strip("/chat/completions")
+        )),
+        Api::OpenAi if !has_version_segment(&path) => Some(format!(
+            "the base URL {base} may be missing its /v1: OpenAI-compatible servers (OpenAI, Ollama, vLLM, llama.cpp, \
+             LiteLLM) answer at {base}/v1/chat/completions, so try --vlm-url {base}/v1"
+        )),
+        Api::OpenAi => None,
+        Api::Anthropic if path.ends_with("/v1/messages") => Some(format!(
+            "the base URL must stop before /v1/messages, which mediagate appends: try --vlm-url {}",
+            strip("/v1/messages")
+        )),
+        Api::Anthropic if path.ends_with("/v1") => Some(format!(
+            "with --vlm-api anthropic mediagate appends /v1/messages itself, so the base URL has no /v1: try --vlm-url {}",
+            strip("/v1")
+        )),
+        Api::Anthropic => None,
+    };
+    let endpoint = match api {
+        Api::OpenAi => "/chat/completions",
+        Api::Anthropic => "/v1/messages",
+    };
+    let advice = advice.unwrap_or_else(|| {
+        format!(
+            "check that {base} is the API's base URL (mediagate appends {endpoint}) and that the server speaks that API"
+        )
+    });
+    format!("POST {}; {advice} (or MEDIAGATE_VLM_URL)", shown_url(url))
+}
+
+/// `/v1`, `/v1beta/openai`, `/openai/v1`: some segment names an API version.
+fn has_version_segment(path: &str) -> bool {
+    path.split('/').any(|s| s.strip_prefix('v').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())))
+}
+
+/// A URL as it may be shown: no user, password, query or fragment (where credentials hide).
+fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => url.trim_end_matches('/').to_string(),
+    }
+}
+
 /// The error with every occurrence of the API key replaced.
 fn redact(e: VlmError, key: Option<&str>) -> VlmError {
     // A key this short would garble every message; real keys are far longer.
@@ -508,6 +570,32 @@ mod tests {
         let out = feed(100, &chunks);
         assert!(out[0].is_ok() && out[1].as_ref().is_err_and(|e| e.contains("limit of 100 bytes")), "{out:?}");
         assert!(out[2].is_err(), "once over, always over");
+    }
+
+    #[test]
+    fn a_404_names_the_url_and_the_segment_that_looks_missing() {
+        let hint = endpoint_hint(Api::OpenAi, "http://127.0.0.1:11434", "http://127.0.0.1:11434/chat/completions");
+        assert!(hint.starts_with("POST http://127.0.0.1:11434/chat/completions;"), "{hint}");
+        assert!(hint.contains("missing its /v1") && hint.contains("try --vlm-url http://127.0.0.1:11434/v1"), "{hint}");
+        let hint = endpoint_hint(
+            Api::OpenAi,
+            "https://x/v1/chat/completions/",
+            "https://x/v1/chat/completions/chat/completions",
+        );
+        assert!(
+            hint.contains("stop before /chat/completions") && hint.contains("try --vlm-url https://x/v1 "),
+            "{hint}"
+        );
+        for base in ["https://api.openai.com/v1", "https://g.example/v1beta/openai", "https://groq.example/openai/v1"] {
+            let hint = endpoint_hint(Api::OpenAi, base, &format!("{base}/chat/completions"));
+            assert!(hint.contains("check that") && !hint.contains("missing"), "{hint}");
+        }
+        let hint =
+            endpoint_hint(Api::Anthropic, "https://api.anthropic.com/v1", "https://api.anthropic.com/v1/v1/messages");
+        assert!(hint.contains("has no /v1: try --vlm-url https://api.anthropic.com "), "{hint}");
+        let hint =
+            endpoint_hint(Api::OpenAi, "http://me:secret@h/api?key=k", "http://me:secret@h/api/chat/completions?key=k");
+        assert!(!hint.contains("secret") && !hint.contains("key=k") && !hint.contains("me@"), "{hint}");
     }
 
     #[test]
