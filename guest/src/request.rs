@@ -148,7 +148,7 @@ fn admit_request_under(
     let spans: u64 = blocks.iter().map(|b| scanned.objects[b.object].span.len() as u64).sum();
     let fixed = raw - spans;
     if let Some(cap) = &rules.max_request_bytes
-        && fixed + PLACEHOLDER_RESERVE * blocks.len() as u64 > cap.limit
+        && fixed > cap.limit
     {
         return Err(over_cap(cap.name, cap.limit, cap.words, fixed, "its text alone (without its media)"));
     }
@@ -320,10 +320,9 @@ impl Rules for RequestSeat {
     }
 
     fn after(&mut self, _block: &Block, admitted: &Admitted, size: usize) -> Result<(), Ruled> {
-        if admitted.kind == Kind::Image
-            && let Some(rule) = &self.rules.max_image_bytes
-        {
-            let bytes = decoded_len(admitted);
+        let image_bytes = if admitted.kind == Kind::Image { decoded_len(admitted) } else { 0 };
+        if let Some(rule) = &self.rules.max_image_bytes {
+            let bytes = image_bytes;
             if self.image_bytes + bytes > rule.limit {
                 return Err((
                     Refusal::new(
@@ -339,7 +338,6 @@ impl Rules for RequestSeat {
                     Some(rule.name),
                 ));
             }
-            self.image_bytes += bytes;
         }
         if let (Some(room), Some(rule)) = (self.room(), &self.rules.max_request_bytes)
             && size as u64 > room
@@ -358,6 +356,8 @@ impl Rules for RequestSeat {
                 Some(rule.name),
             ));
         }
+        // Counted only once the block is sure to be carried.
+        self.image_bytes += image_bytes;
         self.used += size as u64;
         self.left_to_judge -= 1;
         Ok(())
