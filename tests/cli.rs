@@ -309,3 +309,163 @@ async fn a_vlm_base_url_missing_its_v1_names_the_url_and_the_fix() {
     assert!(stderr.contains("missing its /v1") && stderr.contains(&format!("try --vlm-url {base}/v1")), "{stderr}");
     assert!(server.requests().is_empty(), "the request went to /chat/completions, which the server does not route");
 }
+
+// `admit-request` (issue 13): a whole provider request through the gate.
+
+/// `admit-request ARGS` with `input` on stdin: (exit code, stdout, stderr).
+fn admit_request(args: &[&str], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagate"))
+        .arg("admit-request")
+        .args(args)
+        .env("MEDIAGATE_CACHE_DIR", cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The child may stop reading early (input over its cap): a broken pipe is its answer.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn anthropic_png_block(bytes: &[u8]) -> String {
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    format!(r#"{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}"#)
+}
+
+#[test]
+fn an_unchanged_request_comes_back_byte_for_byte_and_exits_0() {
+    let input = format!(
+        "{{ \"model\": \"claude\", \"max_tokens\": 1.0e3,\n  \"messages\": [ {{\"role\":\"user\",\"content\":[{}]}} ] }}\n",
+        anthropic_png_block(&png_bytes(8, 8))
+    );
+    let (code, out, err) = admit_request(&["--api", "anthropic"], &input);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, input.as_str(), ""));
+}
+
+#[test]
+fn a_request_with_a_bad_block_is_admitted_in_place_and_exits_1() {
+    let keep = anthropic_png_block(&png_bytes(8, 8));
+    let input = format!(
+        r#"{{"messages":[{{"role":"user","content":[{keep},{}]}},{{"role":"assistant","content":"ok"}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t","content":[{}]}}]}}],"n":1.50}}"#,
+        svg_as_png_block()
+            .replace(r#""data""#, r#""source":{"type":"base64","media_type":"image/png","data""#)
+            .replace(r#","mimeType":"image/png"}"#, "}}"),
+        svg_as_png_block(),
+    );
+    let (code, out, err) = admit_request(&["--api", "anthropic"], &input);
+    assert_eq!(code, 1, "{err}");
+    // Outside the changed blocks, the text is the input's.
+    assert!(out.starts_with(&format!(r#"{{"messages":[{{"role":"user","content":[{keep},{{"#)), "{out}");
+    assert!(out.ends_with(r#"],"n":1.50}"#), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["messages"][0]["content"][1]["type"], "text");
+    assert_eq!(v["messages"][2]["content"][0]["content"][0]["type"], "text");
+    assert!(err.contains("/messages/0/content/1 image refused: magic_mismatch"), "{err}");
+    assert!(err.contains("/messages/2/content/0/content/0"), "{err}");
+
+    let (code, out, _) = admit_request(&["--api", "anthropic", "--json"], &input);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["refused"], json!(["/messages/0/content/1", "/messages/2/content/0/content/0"]));
+    assert_eq!(report["refusal"], Value::Null);
+    assert_eq!(report["request"], v);
+    let first = &report["changed"][0];
+    assert_eq!((first["what"].as_str(), first["reason"].as_str()), (Some("refused"), Some("magic_mismatch")));
+    assert_eq!((first["to"].clone(), first["rule"].clone()), (Value::Null, Value::Null));
+}
+
+#[test]
+fn more_than_20_images_are_fitted_to_2000_px_naming_the_rule() {
+    let small = anthropic_png_block(&png_bytes(4, 4));
+    let wide = anthropic_png_block(&png_bytes(2400, 6));
+    let blocks: Vec<String> = std::iter::repeat_n(small, 20).chain([wide]).collect();
+    let input = format!(r#"{{"messages":[{{"role":"user","content":[{}]}}]}}"#, blocks.join(","));
+
+    let (code, out, _) = admit_request(&["--api", "anthropic", "--json"], &input);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let change = &report["changed"][0];
+    assert_eq!(report["changed"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(change["path"], "/messages/0/content/20");
+    assert_eq!(
+        (change["what"].as_str(), change["rule"].as_str()),
+        (Some("downsampled"), Some("anthropic.many_images_max_side"))
+    );
+    assert_eq!((change["from"]["width"].as_u64(), change["to"]["width"].as_u64()), (Some(2400), Some(2000)));
+    assert_eq!(report["refused"], json!([]));
+
+    // Downsampling off: refused in its slot, naming the rule; the other twenty stand.
+    let (code, out, _) = admit_request(&["--api", "anthropic", "--json", "--no-downsample"], &input);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let change = &report["changed"][0];
+    assert_eq!((change["reason"].as_str(), change["limit"].as_u64()), (Some("dimensions_too_large"), Some(2000)));
+    assert_eq!(change["rule"], "anthropic.many_images_max_side");
+    assert_eq!(report["refused"], json!(["/messages/0/content/20"]));
+    assert_eq!(report["request"]["messages"][0]["content"][19]["type"], "image");
+}
+
+#[test]
+fn openai_requests_use_data_urls_and_the_openai_profile() {
+    let gif = base64::engine::general_purpose::STANDARD.encode(b"GIF89a\x01\x00\x01\x00");
+    let png = base64::engine::general_purpose::STANDARD.encode(png_bytes(8, 8));
+    let input = json!({"model": "gpt", "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}"), "detail": "low"}},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{gif}")}},
+        ]},
+    ]})
+    .to_string();
+    let (code, out, err) = admit_request(&["--api", "openai", "--json"], &input);
+    assert_eq!(code, 1, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["api"], "openai");
+    assert_eq!(report["refused"], json!(["/messages/1/content/2"]));
+    assert_eq!(report["request"]["messages"][1]["content"][2]["type"], "text");
+    // The URL the provider fetches stands as it was; so does the admitted data URL with its detail.
+    assert_eq!(report["request"]["messages"][1]["content"][1]["image_url"]["url"], "https://example.com/a.png");
+    assert_eq!(report["request"]["messages"][1]["content"][0]["image_url"]["detail"], "low");
+}
+
+#[test]
+fn a_request_over_32_mb_is_refused_naming_the_rule() {
+    let input = json!({"messages": [{"role": "user", "content": "x".repeat(32_000_001)}]}).to_string();
+    let (code, out, err) = admit_request(&["--api", "anthropic"], &input);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains("request_limit") && err.contains("[anthropic.request_bytes]"), "{err}");
+    // OpenAI states no request size: the same text is admitted unchanged.
+    let (code, out, _) = admit_request(&["--api", "openai"], &input);
+    assert_eq!(code, 0);
+    assert_eq!(out.len(), input.len());
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    for (args, input, expected) in [
+        (&["--api", "anthropic"][..], "not json", "not JSON the gate can read"),
+        (&["--api", "anthropic"][..], r#"{"model":"m"}"#, "no `messages`"),
+        (&["--api", "anthropic"][..], r#"{"messages":[{"role":"system","content":"x"}]}"#, "not a role"),
+        (&["--api", "anthropic", "--json"][..], "[]", "not a JSON object"),
+    ] {
+        let (code, out, err) = admit_request(args, input);
+        assert_eq!(code, 2, "{input}: {out} {err}");
+        if args.contains(&"--json") {
+            let report: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(report["refusal"]["unusable"], true);
+            assert!(report["refusal"]["message"].as_str().unwrap().contains(expected), "{report}");
+        } else {
+            assert!(err.contains(expected), "{input}: {err}");
+        }
+    }
+    // Over the read cap: refused unread.
+    let huge = " ".repeat(48 * 1024 * 1024 + 1);
+    let (code, _, err) = admit_request(&["--api", "openai"], &huge);
+    assert_eq!(code, 2);
+    assert!(err.contains("larger than"), "{err}");
+    let (code, _, _) = admit_request(&["--api", "mistral"], "{}");
+    assert_eq!(code, 2);
+}

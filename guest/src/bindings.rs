@@ -7,6 +7,7 @@ wit_bindgen::generate!({ world: "agent-tool", path: "../wit" });
 
 use exports::mediagate::gate::admission as wit;
 
+use crate::request::{Change, ChangeKind, MediaFacts};
 use crate::verdict::{Admitted, Kind, Reason, Refusal, Verdict};
 use crate::{Options, Provider, Verify};
 
@@ -41,6 +42,27 @@ impl wit::Guest for Component {
         }
     }
 
+    fn admit_request(api: wit::RequestApi, request_json: String, options: wit::AdmitOptions) -> wit::RequestVerdict {
+        let api = match api {
+            wit::RequestApi::Anthropic => crate::Api::Anthropic,
+            wit::RequestApi::Openai => crate::Api::OpenAi,
+        };
+        match crate::admit_request(api, &request_json, &options.into()) {
+            Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
+                request: a.request,
+                changes: a.changes.into_iter().map(change).collect(),
+            }),
+            Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
+                unusable: r.unusable,
+                reason: reason(r.reason),
+                bytes: r.bytes,
+                limit: r.limit,
+                rule: r.rule.map(str::to_string),
+                message: r.message,
+            }),
+        }
+    }
+
     fn sniff(bytes: Vec<u8>) -> String {
         crate::sniff(&bytes)
     }
@@ -60,6 +82,7 @@ impl From<wit::AdmitOptions> for Options {
                 wit::Verify::Header => Verify::Header,
                 wit::Verify::Full => Verify::Full,
             },
+            side_rule: None,
         }
     }
 }
@@ -100,6 +123,34 @@ fn reason(r: Reason) -> wit::RefusalReason {
         Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
         Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
         Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
+        Reason::RequestLimit => wit::RefusalReason::RequestLimit,
+    }
+}
+
+fn change(c: Change) -> wit::RequestChange {
+    wit::RequestChange {
+        path: c.path,
+        block_type: c.block_type,
+        what: match c.what {
+            ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
+            ChangeKind::Reencoded => wit::ChangeKind::Reencoded,
+            ChangeKind::Normalized => wit::ChangeKind::Normalized,
+            ChangeKind::Refused => wit::ChangeKind::Refused,
+        },
+        before: facts(c.before),
+        after: c.after.map(facts),
+        reason: c.reason.map(reason),
+        limit: c.limit,
+        message: c.message,
+        rule: c.rule.map(str::to_string),
+    }
+}
+
+fn facts(f: MediaFacts) -> wit::MediaFacts {
+    wit::MediaFacts {
+        mime: f.mime,
+        bytes: f.bytes,
+        dimensions: f.dimensions.map(|d| wit::Dimensions { width: d.width, height: d.height }),
     }
 }
 

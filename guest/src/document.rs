@@ -39,6 +39,7 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
         data: STANDARD.encode(bytes),
         original_size: raw,
         dimensions: None,
+        original_dimensions: None,
         resized: false,
         reencoded: false,
     })

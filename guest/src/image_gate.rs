@@ -264,6 +264,21 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
             ),
         ));
     }
+    // A request-level rule (many images in one request) with downsampling off. With it on, the
+    // ladder has already fitted every image inside FIT_SIDE, which no rule undercuts.
+    if let Some(rule) = options.side_rule
+        && (header.width > rule.max_side || header.height > rule.max_side)
+    {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(u64::from(rule.max_side)),
+            format!(
+                "{}x{} px exceeds the largest side of {} px {} and downsampling is off",
+                header.width, header.height, rule.max_side, rule.why
+            ),
+        ));
+    }
 
     let b64 = base64_len(raw);
     if b64 > profile.max_base64_len {
@@ -280,6 +295,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         data: STANDARD.encode(bytes),
         original_size: raw,
         dimensions: Some(Dimensions { width: header.width, height: header.height }),
+        original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: false,
         reencoded: false,
     })
@@ -293,6 +309,7 @@ fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
         data: STANDARD.encode(&out.bytes),
         original_size: raw,
         dimensions: Some(out.dimensions),
+        original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: out.dimensions != upright,
         reencoded: true,
     }

@@ -12,15 +12,26 @@ pub enum Verify {
     Full,
 }
 
+/// A bound on an image's largest side tighter than its profile's, set by a rule of the request
+/// that carries it (Anthropic: 2000 px when a request carries more than 20 images).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SideRule {
+    pub max_side: u32,
+    /// The rule in words, for the refusal.
+    pub why: &'static str,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     pub downsample: bool,
     pub provider: Provider,
     pub verify: Verify,
+    /// Set by `admit_request` only; never larger than the downsampler's fit (2000 px).
+    pub side_rule: Option<SideRule>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { downsample: true, provider: Provider::Anthropic, verify: Verify::Full }
+        Options { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, side_rule: None }
     }
 }

@@ -99,6 +99,116 @@ pub static OLLAMA: Profile = Profile {
     still_gif_only: false,
 };
 
+/// The request dialect `admit_request` reads, and whose request-level rules apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages (`POST /v1/messages`).
+    Anthropic,
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    OpenAi,
+}
+
+impl Api {
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Anthropic => "anthropic",
+            Api::OpenAi => "openai",
+        }
+    }
+
+    /// The provider whose per-image profile applies unless the caller names another.
+    pub fn provider(self) -> Provider {
+        match self {
+            Api::Anthropic => Provider::Anthropic,
+            Api::OpenAi => Provider::OpenAi,
+        }
+    }
+
+    pub fn rules(self) -> &'static RequestRules {
+        match self {
+            Api::Anthropic => &ANTHROPIC_REQUEST,
+            Api::OpenAi => &OPENAI_REQUEST,
+        }
+    }
+}
+
+/// A number a provider enforces on a whole request, with the name reports give it.
+#[derive(Debug)]
+pub struct Rule<T> {
+    /// `<api>.<rule>`: what a report's `rule` field says.
+    pub name: &'static str,
+    pub limit: T,
+    /// The rule in words, for refusals.
+    pub words: &'static str,
+}
+
+/// When a request carries more than `over` images, every image must fit `max_side`.
+#[derive(Debug)]
+pub struct ManyImages {
+    pub over: u32,
+    pub max_side: u32,
+}
+
+/// What a provider enforces on a whole request rather than on one image, as data.
+#[derive(Debug)]
+pub struct RequestRules {
+    pub api: Api,
+    /// Images one request may carry; the ones past it are refused in their slots.
+    pub max_images: Rule<u32>,
+    /// A tighter largest side for requests with many images.
+    pub many_images: Option<Rule<ManyImages>>,
+    /// Bytes of the whole request body (the JSON text).
+    pub max_request_bytes: Option<Rule<u64>>,
+    /// Bytes of all images of a request, decoded.
+    pub max_image_bytes: Option<Rule<u64>>,
+}
+
+/// Anthropic Messages. Source: "Vision" (platform.claude.com/docs/en/build-with-claude/vision),
+/// General limits: "100 per request on the API, for models with a 200k-token context window"
+/// (600 for the others: 100 holds for every model); "The maximal dimensions per image are
+/// 8000x8000 px. If you submit more than 20 images in one API request, this limit is reduced to
+/// 2000x2000 px." "API overview", Request size limits: "a maximum request size of 32 MB for
+/// standard endpoints, including the Messages API" (413 `request_too_large` from Cloudflare); read
+/// as 32,000,000 bytes, the stricter of MB and MiB.
+pub static ANTHROPIC_REQUEST: RequestRules = RequestRules {
+    api: Api::Anthropic,
+    max_images: Rule {
+        name: "anthropic.images_per_request",
+        limit: 100,
+        words: "Anthropic accepts at most 100 images in one request",
+    },
+    many_images: Some(Rule {
+        name: "anthropic.many_images_max_side",
+        limit: ManyImages { over: 20, max_side: 2000 },
+        words: "for a request with more than 20 images (Anthropic)",
+    }),
+    max_request_bytes: Some(Rule {
+        name: "anthropic.request_bytes",
+        limit: 32_000_000,
+        words: "Anthropic accepts a Messages request of at most 32 MB",
+    }),
+    max_image_bytes: None,
+};
+
+/// OpenAI Chat Completions. Source: "Images and vision" (platform.openai.com/docs/guides/images),
+/// Image input requirements: "Up to 20MB per image" (the OpenAI profile), "Up to 500 individual
+/// images per request", "Up to 50 MB image bytes per request". No request body size is stated.
+pub static OPENAI_REQUEST: RequestRules = RequestRules {
+    api: Api::OpenAi,
+    max_images: Rule {
+        name: "openai.images_per_request",
+        limit: 500,
+        words: "OpenAI accepts at most 500 images in one request",
+    },
+    many_images: None,
+    max_request_bytes: None,
+    max_image_bytes: Some(Rule {
+        name: "openai.image_bytes_per_request",
+        limit: 50_000_000,
+        words: "OpenAI accepts at most 50 MB of image bytes in one request",
+    }),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +221,26 @@ mod tests {
         assert!(!Provider::Ollama.profile().accepts(Gif));
         assert_eq!(Provider::Anthropic.profile().max_base64_len, 5_242_880);
         assert_eq!(Provider::Anthropic.profile().max_side, Some(8000));
+    }
+
+    #[test]
+    fn request_rules_carry_the_documented_numbers() {
+        let a = Api::Anthropic.rules();
+        assert_eq!(a.max_images.limit, 100);
+        let many = &a.many_images.as_ref().unwrap().limit;
+        assert_eq!((many.over, many.max_side), (20, 2000));
+        assert_eq!(a.max_request_bytes.as_ref().unwrap().limit, 32_000_000);
+        let o = Api::OpenAi.rules();
+        assert_eq!(o.max_images.limit, 500);
+        assert_eq!(o.max_image_bytes.as_ref().unwrap().limit, 50_000_000);
+        // With downsampling on, the ladder fits every image inside FIT_SIDE: no side rule may be
+        // tighter than that, or the ladder would admit what the rule refuses.
+        for api in [Api::Anthropic, Api::OpenAi] {
+            if let Some(rule) = &api.rules().many_images {
+                assert!(rule.limit.max_side >= crate::limits::FIT_SIDE);
+            }
+            assert!(api.rules().max_images.name.starts_with(api.name()));
+        }
     }
 
     #[test]

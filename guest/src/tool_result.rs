@@ -9,7 +9,7 @@
 //! kept byte for byte: the output is the input with only the blocks' spans replaced.
 
 pub mod scan;
-mod shape;
+pub(crate) mod shape;
 
 use std::ops::Range;
 
@@ -23,8 +23,8 @@ use crate::limits::{TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESUL
 use crate::options::Options;
 use crate::signature::{PDF_MIME, normalize_mime};
 use crate::verdict::{Admitted, Reason, Refusal};
-use scan::{Scan, scan};
-use shape::{Block, Payload};
+pub(crate) use scan::{Scan, scan};
+pub(crate) use shape::{Block, Payload};
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct RefusedBlock {
@@ -78,21 +78,24 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
     if blocks.is_empty() {
         return ToolResultAdmission { content: None, refused: Vec::new() };
     }
-    let mut seat = Seat {
-        tool,
-        text: &readable,
-        scan: &scanned,
-        options,
-        budget: Budget { pixels: TOOL_RESULT_PIXEL_BUDGET },
-        base64_left: TOOL_RESULT_BASE64_BUDGET,
-        edits: Vec::new(),
-        refused: Vec::new(),
-    };
-    for block in &blocks {
-        seat.admit(block);
-    }
-    let Seat { mut edits, refused, .. } = seat;
-    ToolResultAdmission { content: Some(apply(content_json, &mut edits)), refused }
+    let mut rules = ToolRules { tool, base64_left: TOOL_RESULT_BASE64_BUDGET };
+    let (content, outcomes) = walk(content_json, &readable, &scanned, &blocks, options, &mut rules);
+    let refused = outcomes
+        .into_iter()
+        .filter_map(|o| match o.verdict {
+            Err((refusal, _)) => Some(RefusedBlock {
+                index: o.index,
+                path: o.path,
+                block_type: o.block_type,
+                mime: o.mime,
+                reason: refusal.reason,
+                raw_bytes: refusal.raw_bytes,
+                limit: refusal.limit,
+            }),
+            Ok(_) => None,
+        })
+        .collect();
+    ToolResultAdmission { content: Some(content), refused }
 }
 
 /// The whole result replaced by one text block: what could not be read cannot be passed.
@@ -118,84 +121,139 @@ fn refused_whole(tool: &str, refusal: Refusal) -> ToolResultAdmission {
     }
 }
 
-struct Seat<'a> {
-    tool: &'a str,
-    text: &'a str,
-    scan: &'a Scan,
-    options: &'a Options,
-    budget: Budget,
-    base64_left: u64,
-    edits: Vec<(Range<usize>, String)>,
-    refused: Vec<RefusedBlock>,
+/// A refusal, and the name of the caller's rule that made it (none: the gate's own checks).
+pub(crate) type Ruled = (Refusal, Option<&'static str>);
+
+/// What a seat adds to the gate's checks of each block: budgets over the whole document and the
+/// words of the placeholder. The tool-result seat and the request seat differ only here.
+pub(crate) trait Rules {
+    /// Before the block is judged; a refusal here ends it unjudged (a count past its budget).
+    fn before(&mut self, _block: &Block) -> Result<(), Ruled> {
+        Ok(())
+    }
+    /// After the gate admitted it; `size` is the block's JSON text length when written back.
+    fn after(&mut self, block: &Block, admitted: &Admitted, size: usize) -> Result<(), Ruled>;
+    /// A refused block was replaced by a placeholder of `size` bytes.
+    fn replaced(&mut self, _size: usize) {}
+    /// The text of the block that replaces a refused one.
+    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String;
 }
 
-impl Seat<'_> {
-    fn admit(&mut self, block: &Block) {
-        let object = &self.scan.objects[block.object];
-        let verdict = match &block.payload {
-            Payload::Refused(refusal) => Err(refusal.clone()),
-            payload => self.judge(block, payload),
-        };
-        match verdict {
-            Ok(admitted) => {
-                for (span, value) in shape::rebuilt(self.scan, block, &admitted) {
-                    self.edits.push((span, value));
-                }
-            }
-            Err(refusal) => {
-                let placeholder = json!({
-                    "type": block.placeholder_type(),
-                    "text": placeholder_text(self.tool, &block.block_type, block.mime.as_deref(), &refusal),
-                });
-                self.edits.push((object.span.clone(), placeholder.to_string()));
-                self.refused.push(RefusedBlock {
-                    index: object.index,
-                    path: object.pointer.clone(),
-                    block_type: block.block_type.clone(),
-                    mime: block.mime.clone(),
-                    reason: refusal.reason,
-                    raw_bytes: refusal.raw_bytes,
-                    limit: refusal.limit,
-                });
-            }
-        }
-    }
+struct ToolRules<'a> {
+    tool: &'a str,
+    base64_left: u64,
+}
 
-    fn judge(&mut self, block: &Block, payload: &Payload) -> Result<Admitted, Refusal> {
-        let data = shape::payload_text(self.text, self.scan, payload)
-            .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block has no base64 string to decode"))?;
-        let bytes = decode_base64(&data)
-            .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block's data is not valid base64"))?;
-        let raw = bytes.len() as u64;
-        let Some(claimed) = block.mime.as_deref() else {
-            return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
-        };
-        let admitted = if block.is_document() || normalize_mime(claimed) == PDF_MIME {
-            admit_document(&bytes, claimed)?
-        } else if block.is_audio() {
-            return Err(Refusal::new(
-                Reason::MimeUnsupported,
-                raw,
-                None,
-                format!("{claimed} is not an image or document type the gate accepts"),
-            ));
-        } else {
-            admit_image_within(&bytes, claimed, self.options, &mut self.budget)?
-        };
+impl Rules for ToolRules<'_> {
+    fn after(&mut self, _block: &Block, admitted: &Admitted, _size: usize) -> Result<(), Ruled> {
         let carried = admitted.base64_len();
         if carried > self.base64_left {
-            return Err(Refusal::new(
-                Reason::Base64TooLarge,
-                raw,
-                Some(TOOL_RESULT_BASE64_BUDGET),
-                format!(
-                    "the admitted block ({carried} base64 bytes) would take this result past its budget of \
-                     {TOOL_RESULT_BASE64_BUDGET} base64 bytes for all its media"
+            return Err((
+                Refusal::new(
+                    Reason::Base64TooLarge,
+                    admitted.original_size,
+                    Some(TOOL_RESULT_BASE64_BUDGET),
+                    format!(
+                        "the admitted block ({carried} base64 bytes) would take this result past its budget of \
+                         {TOOL_RESULT_BASE64_BUDGET} base64 bytes for all its media"
+                    ),
                 ),
+                None,
             ));
         }
         self.base64_left -= carried;
-        Ok(admitted)
+        Ok(())
+    }
+
+    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String {
+        placeholder_text(&format!("returned by tool \"{}\"", self.tool), block, refusal)
+    }
+}
+
+/// What became of one media block.
+pub(crate) struct Outcome {
+    pub index: u32,
+    pub path: String,
+    pub block_type: String,
+    pub mime: Option<String>,
+    /// Admitted, and whether its JSON text changed; or refused.
+    pub verdict: Result<(Admitted, bool), Ruled>,
+}
+
+/// The one walk both seats share: each block judged in document order (the gate's checks, then
+/// the seat's rules), admitted blocks written back from the bytes that were checked, refused ones
+/// replaced in their slot. Returns the input with only those spans replaced.
+pub(crate) fn walk(
+    original: &str,
+    readable: &str,
+    scan: &Scan,
+    blocks: &[Block],
+    options: &Options,
+    rules: &mut dyn Rules,
+) -> (String, Vec<Outcome>) {
+    let mut budget = Budget { pixels: TOOL_RESULT_PIXEL_BUDGET };
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut outcomes = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let object = &scan.objects[block.object];
+        let judged = match &block.payload {
+            Payload::Refused(refusal) => Err((refusal.clone(), None)),
+            payload => rules.before(block).and_then(|()| {
+                judge(readable, scan, block, payload, options, &mut budget).map_err(|refusal| (refusal, None))
+            }),
+        };
+        let verdict = judged.and_then(|admitted| {
+            let rebuilt = shape::rebuilt(scan, block, &admitted);
+            let grown: isize = rebuilt.iter().map(|(span, value)| value.len() as isize - span.len() as isize).sum();
+            rules.after(block, &admitted, object.span.len().saturating_add_signed(grown))?;
+            let changed = rebuilt.iter().any(|(span, value)| readable[span.clone()] != **value);
+            edits.extend(rebuilt);
+            Ok((admitted, changed))
+        });
+        if let Err((refusal, _)) = &verdict {
+            let placeholder =
+                json!({"type": block.placeholder_type(), "text": rules.placeholder(block, refusal)}).to_string();
+            rules.replaced(placeholder.len());
+            edits.push((object.span.clone(), placeholder));
+        }
+        outcomes.push(Outcome {
+            index: object.index,
+            path: object.pointer.clone(),
+            block_type: block.block_type.clone(),
+            mime: block.mime.clone(),
+            verdict,
+        });
+    }
+    (apply(original, &mut edits), outcomes)
+}
+
+fn judge(
+    text: &str,
+    scan: &Scan,
+    block: &Block,
+    payload: &Payload,
+    options: &Options,
+    budget: &mut Budget,
+) -> Result<Admitted, Refusal> {
+    let data = shape::payload_text(text, scan, payload)
+        .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block has no base64 string to decode"))?;
+    let bytes = decode_base64(&data)
+        .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block's data is not valid base64"))?;
+    let raw = bytes.len() as u64;
+    let Some(claimed) = block.mime.as_deref() else {
+        return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
+    };
+    if block.is_document() || normalize_mime(claimed) == PDF_MIME {
+        admit_document(&bytes, claimed)
+    } else if block.is_audio() {
+        Err(Refusal::new(
+            Reason::MimeUnsupported,
+            raw,
+            None,
+            format!("{claimed} is not an image or document type the gate accepts"),
+        ))
+    } else {
+        admit_image_within(&bytes, claimed, options, budget)
     }
 }
 
@@ -208,7 +266,7 @@ fn decode_base64(data: &str) -> Option<Vec<u8>> {
 }
 
 /// The input with each span replaced; spans nested in a replaced span are dropped with it.
-fn apply(text: &str, edits: &mut [(Range<usize>, String)]) -> String {
+pub(crate) fn apply(text: &str, edits: &mut [(Range<usize>, String)]) -> String {
     edits.sort_by_key(|(span, _)| (span.start, std::cmp::Reverse(span.end)));
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
@@ -224,21 +282,22 @@ fn apply(text: &str, edits: &mut [(Range<usize>, String)]) -> String {
     out
 }
 
-fn limit_words(refusal: &Refusal) -> String {
+pub(crate) fn limit_words(refusal: &Refusal) -> String {
     match (refusal.reason, refusal.limit) {
         (_, None) => String::new(),
         (Reason::DimensionsTooLarge, Some(l)) => format!(", limit {l} px"),
+        (Reason::RequestLimit, Some(l)) => format!(", limit {l}"),
         (_, Some(l)) => format!(", limit {l} bytes"),
     }
 }
 
-fn placeholder_text(tool: &str, block_type: &str, mime: Option<&str>, refusal: &Refusal) -> String {
-    let what = match mime {
-        Some(m) => format!("{block_type} ({m})"),
-        None => block_type.to_string(),
+pub(crate) fn placeholder_text(origin: &str, block: &Block, refusal: &Refusal) -> String {
+    let what = match &block.mime {
+        Some(m) => format!("{} ({m})", block.block_type),
+        None => block.block_type.clone(),
     };
     format!(
-        "[mediagate] The {what} returned by tool \"{tool}\" was not passed to the model: {} — {} ({} bytes{}).",
+        "[mediagate] The {what} {origin} was not passed to the model: {} — {} ({} bytes{}).",
         refusal.reason.as_str(),
         refusal.message,
         refusal.raw_bytes,

@@ -9,6 +9,9 @@ pub enum Reason {
     MagicMismatch,
     Base64TooLarge,
     DimensionsTooLarge,
+    /// A rule of the request that carries the block (images per request, bytes per request)
+    /// leaves no room for it.
+    RequestLimit,
 }
 
 impl Reason {
@@ -20,6 +23,7 @@ impl Reason {
             Reason::MagicMismatch => "magic_mismatch",
             Reason::Base64TooLarge => "base64_too_large",
             Reason::DimensionsTooLarge => "dimensions_too_large",
+            Reason::RequestLimit => "request_limit",
         }
     }
 }
@@ -58,6 +62,8 @@ pub struct Admitted {
     pub data: String,
     pub original_size: u64,
     pub dimensions: Option<Dimensions>,
+    /// Dimensions of the image as it was given (as stored, before any EXIF rotation).
+    pub original_dimensions: Option<Dimensions>,
     pub resized: bool,
     pub reencoded: bool,
 }

@@ -14,7 +14,8 @@ use crate::error::CallError;
 use crate::runtime::{CallState, Runtime};
 
 pub use admission::{
-    AdmitOptions, Admitted, BlockKind, Dimensions, Provider, Refusal, RefusalReason, RefusedBlock, ToolResultAdmission,
+    AdmitOptions, Admitted, AdmittedRequest, BlockKind, ChangeKind, Dimensions, MediaFacts, Provider, Refusal,
+    RefusalReason, RefusedBlock, RequestApi, RequestChange, RequestRefusal, RequestVerdict, ToolResultAdmission,
     Verdict, Verify,
 };
 
@@ -34,6 +35,7 @@ impl RefusalReason {
             RefusalReason::MagicMismatch => "magic_mismatch",
             RefusalReason::Base64TooLarge => "base64_too_large",
             RefusalReason::DimensionsTooLarge => "dimensions_too_large",
+            RefusalReason::RequestLimit => "request_limit",
         }
     }
 }
@@ -46,6 +48,35 @@ impl Provider {
             "gemini" => Some(Provider::Gemini),
             "ollama" => Some(Provider::Ollama),
             _ => None,
+        }
+    }
+}
+
+impl RequestApi {
+    pub fn parse(name: &str) -> Option<RequestApi> {
+        match name.to_ascii_lowercase().as_str() {
+            "anthropic" => Some(RequestApi::Anthropic),
+            "openai" => Some(RequestApi::Openai),
+            _ => None,
+        }
+    }
+
+    /// The provider whose per-image limits apply to this API's requests unless a caller names another.
+    pub fn provider(self) -> Provider {
+        match self {
+            RequestApi::Anthropic => Provider::Anthropic,
+            RequestApi::Openai => Provider::Openai,
+        }
+    }
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Downsampled => "downsampled",
+            ChangeKind::Reencoded => "re-encoded",
+            ChangeKind::Normalized => "normalized",
+            ChangeKind::Refused => "refused",
         }
     }
 }
@@ -132,6 +163,25 @@ impl Gate {
         let result = async {
             let gate = self.instantiate(&mut store).await?;
             gate.call_admit_tool_result(&mut store, tool, content_json, options).await
+        };
+        let result = self.runtime.bounded(result).await;
+        self.finish(result, &store)
+    }
+
+    /// Admit a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON): every
+    /// image and document block in its messages admitted in place or replaced in its slot, and the
+    /// API's request-level rules applied. `options.provider` is the per-image profile (usually
+    /// [`RequestApi::provider`]).
+    pub async fn admit_request(
+        &self,
+        api: RequestApi,
+        request_json: &str,
+        options: AdmitOptions,
+    ) -> Result<RequestVerdict, CallError> {
+        let mut store = self.store();
+        let result = async {
+            let gate = self.instantiate(&mut store).await?;
+            gate.call_admit_request(&mut store, api, request_json, options).await
         };
         let result = self.runtime.bounded(result).await;
         self.finish(result, &store)

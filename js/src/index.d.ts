@@ -9,7 +9,9 @@ export type RefusalReason =
   | 'magic_mismatch'
   | 'base64_too_large'
   | 'undecodable'
-  | 'dimensions_too_large';
+  | 'dimensions_too_large'
+  | 'request_limit';
+export type RequestApi = 'anthropic' | 'openai';
 
 export interface AdmitOptions {
   /** Allow the downsample ladder (fit 2000x2000, re-encode). Raises the read cap to 64 MiB. Default true. */
@@ -90,6 +92,53 @@ export interface ToolResultAdmission<T = unknown> {
   changed: boolean;
 }
 
+/** A block's media as the gate measured it. */
+export interface MediaFacts {
+  mime: string | null;
+  /** Raw (decoded) bytes; 0 when nothing could be decoded. */
+  bytes: number;
+  width?: number;
+  height?: number;
+}
+
+/** One block of a request the gate changed (the entries of `mediagate admit-request --json`'s `changed`). */
+export interface RequestChange {
+  /** JSON Pointer of the block in the request (`/messages/0/content/1`). */
+  path: string;
+  type: string;
+  what: 'downsampled' | 're-encoded' | 'normalized' | 'refused';
+  from: MediaFacts;
+  /** What was admitted; null when refused. */
+  to: MediaFacts | null;
+  reason: RefusalReason | null;
+  limit: number | null;
+  /** The request-level rule that caused it (`anthropic.many_images_max_side`, …); null for the gate's own checks. */
+  rule: string | null;
+  message: string;
+}
+
+export type RequestAdmission<T = unknown> =
+  | {
+      ok: true;
+      /** The admitted request: text when text was given (byte for byte outside the changed blocks), else a value. */
+      request: string | T | unknown;
+      /** False when the request is exactly as it was given. */
+      changed: boolean;
+      changes: RequestChange[];
+      /** Paths of the refused blocks. */
+      refused: string[];
+    }
+  | {
+      ok: false;
+      /** Not a request of the API (not JSON, wrong shape, over the read cap); else it cannot be made to fit `rule`. */
+      unusable: boolean;
+      reason: RefusalReason;
+      bytes: number;
+      limit: number | null;
+      rule: string | null;
+      message: string;
+    };
+
 /** What `mediagate admit FILE --json` prints. */
 export type CliVerdictJson =
   | {
@@ -142,6 +191,8 @@ export class Gate {
   /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */
   admit(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
   admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): ToolResultAdmission<T>;
+  /** A whole provider request through the gate; `options.provider` defaults to the instance's, else the API's own. */
+  admitRequest<T = unknown>(api: RequestApi, request: string | T, options?: AdmitOptions): RequestAdmission<T>;
   /** The media type the bytes carry, from their signature. */
   sniff(bytes: Bytes): string;
 }
@@ -170,6 +221,11 @@ export function admitToolResult<T = unknown>(
   content: string | T,
   options?: AdmitOptions,
 ): Promise<ToolResultAdmission<T>>;
+export function admitRequest<T = unknown>(
+  api: RequestApi,
+  request: string | T,
+  options?: AdmitOptions,
+): Promise<RequestAdmission<T>>;
 export function sniff(bytes: Bytes | Blob): Promise<string>;
 
 /** The verdict as the JSON object `mediagate admit FILE --json` prints. */
@@ -190,6 +246,7 @@ export const LOAD_OPTION_KEYS: readonly (keyof LoadOptions)[];
 export const CORE_MODULES: readonly CoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
+export const REQUEST_APIS: readonly RequestApi[];
 
 /** The component trapped (a fault in the gate, not a refusal). */
 export class GateError extends Error {}

@@ -42,7 +42,11 @@ export const REFUSAL_REASONS = Object.freeze([
   'base64_too_large',
   'undecodable',
   'dimensions_too_large',
+  'request_limit',
 ]);
+
+/** The request dialects `admitRequest` reads (each with its request-level rules). */
+export const REQUEST_APIS = Object.freeze(['anthropic', 'openai']);
 
 const PLAIN_WORDS = {
   mime_unsupported: "The file's type is not one the model provider accepts.",
@@ -52,6 +56,8 @@ const PLAIN_WORDS = {
   base64_too_large: "The file is over the provider's size limit once encoded, and could not be shrunk under it.",
   undecodable: 'The block carries no data that could be decoded.',
   dimensions_too_large: "The picture's width or height is beyond what the provider or the decoder allows.",
+  request_limit:
+    'The request that carries it is at a limit the provider sets on a whole request (images or bytes per request).',
 };
 
 /** A sentence a person reads for a refusal reason (the gate's own `message` gives the numbers). */
@@ -286,6 +292,31 @@ function refusedBlockFrom(b) {
   return out;
 }
 
+function factsFrom(f) {
+  const out = { mime: f.mime ?? null, bytes: Number(f.bytes) };
+  if (f.dimensions != null) {
+    out.width = f.dimensions.width;
+    out.height = f.dimensions.height;
+  }
+  return out;
+}
+
+const CHANGE_KINDS = { downsampled: 'downsampled', reencoded: 're-encoded', normalized: 'normalized', refused: 'refused' };
+
+function changeFrom(c) {
+  return {
+    path: c.path,
+    type: c.blockType,
+    what: CHANGE_KINDS[c.what] ?? c.what,
+    from: factsFrom(c.before),
+    to: c.after == null ? null : factsFrom(c.after),
+    reason: c.reason == null ? null : snake(c.reason),
+    limit: c.limit == null ? null : Number(c.limit),
+    rule: c.rule ?? null,
+    message: c.message,
+  };
+}
+
 function parseOrText(text) {
   try {
     return JSON.parse(text);
@@ -456,6 +487,55 @@ export class Gate {
     };
   }
 
+  /**
+   * Admit a whole provider request (`api`: `'anthropic'` Messages or `'openai'` Chat Completions):
+   * every image and document block in its messages admitted in place or replaced in its slot by
+   * a text block, and the API's request-level rules applied (images per request, 2000 px when an
+   * Anthropic request carries more than 20 images, 32 MB per Anthropic request).
+   *
+   * `request` is JSON text (the answer's `request` is then text: the input byte for byte outside
+   * the changed blocks) or a JSON value (the answer's `request` is then a value). The per-image
+   * profile is `options.provider`, else the instance's default, else the API's own.
+   * Answers `{ok: true, request, changed, changes, refused}` (`refused`: the refused blocks'
+   * paths) or `{ok: false, unusable, reason, bytes, limit, rule, message}` for a request that is
+   * not one of the API (`unusable`) or cannot be made to fit a rule.
+   */
+  admitRequest(api, request, options) {
+    if (!REQUEST_APIS.includes(api)) {
+      throw new TypeError(`api must be one of ${REQUEST_APIS.join(', ')} (got ${JSON.stringify(api)})`);
+    }
+    const isText = typeof request === 'string';
+    const json = isText ? request : JSON.stringify(request);
+    if (json === undefined) throw new TypeError('request must be JSON text or a JSON-serialisable value');
+    const merged = withDefaults(this.#defaults, options);
+    if (merged && typeof merged === 'object' && merged.provider === undefined) merged.provider = api;
+    const opts = toOptions(merged);
+    const answer = this.#call('admit-request', () => this.#api.admitRequest(api, json, opts));
+    if (answer.tag === 'refused') {
+      const r = answer.val;
+      return {
+        ok: false,
+        unusable: r.unusable,
+        reason: snake(r.reason),
+        bytes: Number(r.bytes),
+        limit: r.limit == null ? null : Number(r.limit),
+        rule: r.rule ?? null,
+        message: r.message,
+      };
+    }
+    const a = answer.val;
+    const changes = a.changes.map(changeFrom);
+    const changed = a.request != null;
+    const text = changed ? a.request : json;
+    return {
+      ok: true,
+      request: isText ? text : changed ? JSON.parse(text) : request,
+      changed,
+      changes,
+      refused: changes.filter((c) => c.what === 'refused').map((c) => c.path),
+    };
+  }
+
   /** The media type the bytes carry, from their signature. */
   sniff(bytes) {
     const input = toBytes(bytes);
@@ -529,6 +609,10 @@ export async function admit(bytes, claimedMime, options) {
 
 export async function admitToolResult(toolName, content, options) {
   return withShared((gate) => gate.admitToolResult(toolName, content, options));
+}
+
+export async function admitRequest(api, request, options) {
+  return withShared((gate) => gate.admitRequest(api, request, options));
 }
 
 export async function sniff(bytes) {

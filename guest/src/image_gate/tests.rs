@@ -5,7 +5,7 @@ use crate::profile::Provider;
 use crate::test_images::*;
 
 fn opts(downsample: bool, provider: Provider) -> Options {
-    Options { downsample, provider, verify: Verify::Header }
+    Options { downsample, provider, verify: Verify::Header, side_rule: None }
 }
 
 fn refused(v: Verdict) -> Refusal {

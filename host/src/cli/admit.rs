@@ -176,6 +176,25 @@ fn mediagate_mime_is_pdf(mime: &str) -> bool {
     mime.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/pdf")
 }
 
+/// JSON text from a file, or from stdin when `file` is `-` or absent; at most `cap` bytes, else an
+/// error naming the cap (nothing past it is read).
+pub(super) fn read_json_text(file: Option<&Path>, cap: u64) -> Result<String, String> {
+    let (name, mut reader): (String, Box<dyn Read>) = match file {
+        None => ("stdin".into(), Box::new(std::io::stdin())),
+        Some(p) if p == Path::new("-") => ("stdin".into(), Box::new(std::io::stdin())),
+        Some(p) => (
+            p.display().to_string(),
+            Box::new(std::fs::File::open(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?),
+        ),
+    };
+    let mut bytes = Vec::new();
+    reader.by_ref().take(cap + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("{name} is larger than the {cap} bytes mediagate reads here"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{name} is not UTF-8 text"))
+}
+
 pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
     let input = match args.file.as_deref() {
         None => read_stdin(),

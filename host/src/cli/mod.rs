@@ -5,6 +5,7 @@ mod mcp;
 mod mcp_framing;
 mod read_image;
 mod report;
+mod request;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +32,10 @@ enum Command {
     Admit(admit::AdmitArgs),
     /// Admit every media block of a tool's result (JSON from FILE or stdin), print the result.
     AdmitToolResult(admit::ToolResultArgs),
+    /// Admit every image and document of a whole provider request (JSON from FILE or stdin) and
+    /// the API's request-level rules; print the admitted request. Exit 0 unchanged, 1 changed or
+    /// refused, 2 unusable input.
+    AdmitRequest(request::RequestArgs),
     /// Ask a vision model about a workspace image; the reply streams to stdout.
     ReadImage(read_image::ReadImageArgs),
     /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
@@ -57,32 +62,44 @@ impl GateArgs {
     pub fn options(&self) -> AdmitOptions {
         AdmitOptions {
             downsample: !self.no_downsample,
-            provider: match self.profile {
-                ProfileArg::Anthropic => Provider::Anthropic,
-                ProfileArg::Openai => Provider::Openai,
-                ProfileArg::Gemini => Provider::Gemini,
-                ProfileArg::Ollama => Provider::Ollama,
-            },
-            verify: match self.verify {
-                VerifyArg::Header => Verify::Header,
-                VerifyArg::Full => Verify::Full,
-            },
+            provider: self.profile.provider(),
+            verify: self.verify.verify(),
         }
     }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ProfileArg {
+pub enum ProfileArg {
     Anthropic,
     Openai,
     Gemini,
     Ollama,
 }
 
+impl ProfileArg {
+    pub fn provider(self) -> Provider {
+        match self {
+            ProfileArg::Anthropic => Provider::Anthropic,
+            ProfileArg::Openai => Provider::Openai,
+            ProfileArg::Gemini => Provider::Gemini,
+            ProfileArg::Ollama => Provider::Ollama,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
-enum VerifyArg {
+pub enum VerifyArg {
     Header,
     Full,
+}
+
+impl VerifyArg {
+    pub fn verify(self) -> Verify {
+        match self {
+            VerifyArg::Header => Verify::Header,
+            VerifyArg::Full => Verify::Full,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -108,6 +125,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Admit(args) => admit::admit(args).await,
             Command::AdmitToolResult(args) => admit::admit_tool_result(args).await,
+            Command::AdmitRequest(args) => request::admit_request(args).await,
             Command::ReadImage(args) => read_image::read_image(args).await,
             Command::Component(args) => write_component(&args),
             Command::Mcp(args) => mcp::mcp(args).await,

@@ -511,6 +511,7 @@ class Mediagate:
             "read-image": export(TOOL_IFACE, "read-image"),
             "admit-file": export(WORKSPACE_IFACE, "admit-file"),
             "admit-tool-result": export(ADMISSION_IFACE, "admit-tool-result"),
+            "admit-request": export(ADMISSION_IFACE, "admit-request"),
         }
 
     # ---- imports ---------------------------------------------------------------------------
@@ -641,6 +642,59 @@ class Mediagate:
         text = content if isinstance(content, str) else json.dumps(content)
         result = self._call("admit-tool-result", str(tool), text, _options(downsample, provider, verify))
         return tool_result_dict(text, result)
+
+    def admit_request(self, api: str, request: Any, downsample: bool = True, provider: Optional[str] = None,
+                      verify: str = "full") -> Dict[str, Any]:
+        """A whole provider request through the gate, as `mediagate admit-request --api API --json`
+        prints it: `{"api", "request", "changed", "refused", "refusal"}`. `api` is `"anthropic"`
+        (Messages) or `"openai"` (Chat Completions); `request` is its JSON text or the parsed value.
+        Every image and document block in its messages is admitted in place or replaced in its slot,
+        and the API's request-level rules apply (more than 20 images: 2000 px a side; 100 images and
+        32 MB per Anthropic request; 500 images per OpenAI request). `provider` (the per-image
+        limits) defaults to the API's own. A request that is not one of the API, or cannot be made
+        to fit, has `"request": None` and `refusal` says why (`unusable` for the former)."""
+        if api not in REQUEST_APIS:
+            raise ValueError(f"api must be one of {REQUEST_APIS}")
+        text = request if isinstance(request, str) else json.dumps(request)
+        options = _options(downsample, api if provider is None else provider, verify)
+        result = self._call("admit-request", api, text, options)
+        return request_report(api, text, result)
+
+
+REQUEST_APIS = ("anthropic", "openai")
+
+
+def request_report(api: str, input_text: str, verdict: Any) -> Dict[str, Any]:
+    """A WIT `request-verdict` as `mediagate admit-request --json` prints it."""
+    v = verdict.payload
+    if verdict.tag == "refused":
+        return {"api": api, "request": None, "changed": [], "refused": [], "refusal": {
+            "unusable": v.unusable, "reason": v.reason.replace("-", "_"), "bytes": v.bytes, "limit": v.limit,
+            "rule": v.rule, "message": v.message}}
+
+    def facts(f: Any) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"mime": f.mime, "bytes": f.bytes}
+        if f.dimensions is not None:
+            out["width"] = f.dimensions.width
+            out["height"] = f.dimensions.height
+        return out
+
+    what = {"downsampled": "downsampled", "reencoded": "re-encoded", "normalized": "normalized",
+            "refused": "refused"}
+    changed = [{
+        "path": c.path,
+        "type": getattr(c, "block-type"),
+        "what": what[c.what],
+        "from": facts(c.before),
+        "to": None if c.after is None else facts(c.after),
+        "reason": None if c.reason is None else c.reason.replace("-", "_"),
+        "limit": c.limit,
+        "rule": c.rule,
+        "message": c.message,
+    } for c in v.changes]
+    text = v.request if v.request is not None else input_text
+    return {"api": api, "request": json.loads(text), "changed": changed,
+            "refused": [c["path"] for c in changed if c["to"] is None], "refusal": None}
 
 
 def _options(downsample: bool, provider: str, verify: str) -> Any:

@@ -102,3 +102,38 @@ def test_admit_tool_result_equals_the_cli(gate, tmp_path, verify):
                           str(path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert gate.admit_tool_result("screenshot", text, verify=verify) == json.loads(run.stdout)
+
+
+def _anthropic_request(*blocks):
+    return {"model": "claude", "max_tokens": 10, "messages": [{"role": "user", "content": list(blocks)}]}
+
+
+def _image(data, mime="image/png"):
+    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}}
+
+
+@pytest.mark.parametrize("extra", [[], ["--no-downsample"]])
+def test_admit_request_equals_the_cli(gate, tmp_path, extra):
+    # 21 images, one 2400 px wide: fitted to 2000 px (or refused with downsampling off), naming the rule.
+    request = _anthropic_request(*([_image(png(4, 4))] * 19 + [_image(SVG), _image(png(2400, 6))]))
+    text = json.dumps(request)
+    path = tmp_path / "request.json"
+    path.write_text(text)
+    run = subprocess.run([str(native_cli()), "admit-request", "--api", "anthropic", "--json", *extra, str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    report = gate.admit_request("anthropic", text, downsample=not extra)
+    assert report == json.loads(run.stdout)
+    assert report["refused"][0] == "/messages/0/content/19"
+    assert report["changed"][1]["rule"] == "anthropic.many_images_max_side"
+
+
+def test_admit_request_unusable_and_unchanged(gate):
+    r = gate.admit_request("anthropic", "not json")
+    assert r["request"] is None and r["refusal"]["unusable"] is True
+    request = {"messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}]}
+    assert gate.admit_request("anthropic", request)["refusal"]["unusable"] is True
+    assert gate.admit_request("openai", request) == {"api": "openai", "request": request, "changed": [],
+                                                     "refused": [], "refusal": None}
+    with pytest.raises(ValueError):
+        gate.admit_request("mistral", request)

@@ -1,0 +1,455 @@
+//! The request seat: a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON)
+//! with every image and document block in its messages admitted in place, and the rules the
+//! provider enforces on a request as a whole (images per request, a tighter side for many images,
+//! bytes per request) applied as data from [`crate::profile::RequestRules`].
+//!
+//! It is the tool-result seat's walk ([`crate::tool_result::walk`]) with other rules: the same
+//! shapes, the same checks, refusals in their slots, the input kept byte for byte outside the
+//! blocks. Blocks past a count or byte budget are refused in their slots with `request_limit` and
+//! the rule's name; a request that cannot be made to fit at all (its text alone is over the cap) is
+//! refused whole. Input that is not a request of the API is unusable, never guessed at.
+
+use jiter::{Jiter, Peek};
+
+use crate::limits::TOOL_RESULT_MAX_BYTES;
+use crate::options::{Options, SideRule};
+use crate::profile::{Api, RequestRules};
+use crate::tool_result::{Block, Payload, Ruled, Rules, placeholder_text, scan, shape, walk};
+use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal};
+
+/// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
+/// a refusal are a few hundred bytes. The final length is checked against the cap regardless.
+const PLACEHOLDER_RESERVE: u64 = 2048;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Fitted to fewer pixels (and re-encoded).
+    Downsampled,
+    /// Re-encoded at the same pixel size (upright rotation, JPEG ladder).
+    Reencoded,
+    /// The same bytes written in canonical form (media type spelling, unwrapped base64).
+    Normalized,
+    /// Replaced in its slot by a text block.
+    Refused,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Downsampled => "downsampled",
+            ChangeKind::Reencoded => "re-encoded",
+            ChangeKind::Normalized => "normalized",
+            ChangeKind::Refused => "refused",
+        }
+    }
+}
+
+/// A block's media as the gate measured it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaFacts {
+    pub mime: Option<String>,
+    /// Raw (decoded) bytes; 0 when nothing could be decoded.
+    pub bytes: u64,
+    pub dimensions: Option<Dimensions>,
+}
+
+/// One block the gate changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// JSON Pointer (RFC 6901) of the block in the request.
+    pub path: String,
+    pub block_type: String,
+    pub what: ChangeKind,
+    pub before: MediaFacts,
+    /// What was admitted; `None` when refused.
+    pub after: Option<MediaFacts>,
+    /// Why it was refused (refused only).
+    pub reason: Option<Reason>,
+    pub limit: Option<u64>,
+    /// The change in words.
+    pub message: String,
+    /// The request-level rule that caused it (`anthropic.many_images_max_side`, …); `None` when
+    /// the gate's own checks did.
+    pub rule: Option<&'static str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmittedRequest {
+    /// The admitted request JSON; `None` when it is byte for byte the input.
+    pub request: Option<String>,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRefusal {
+    /// The input is not a request the gate can read (not JSON, not this API's shape, over the
+    /// read cap); otherwise it was read and cannot be made to fit a rule.
+    pub unusable: bool,
+    pub reason: Reason,
+    pub bytes: u64,
+    pub limit: Option<u64>,
+    pub rule: Option<&'static str>,
+    pub message: String,
+}
+
+pub type RequestVerdict = Result<AdmittedRequest, RequestRefusal>;
+
+fn unusable(reason: Reason, bytes: u64, limit: Option<u64>, message: String) -> RequestVerdict {
+    Err(RequestRefusal { unusable: true, reason, bytes, limit, rule: None, message })
+}
+
+pub fn admit_request(api: Api, request_json: &str, options: &Options) -> RequestVerdict {
+    admit_request_under(api, api.rules(), request_json, options)
+}
+
+/// [`admit_request`] under the given rules (tests use smaller numbers).
+fn admit_request_under(
+    api: Api,
+    rules: &'static RequestRules,
+    request_json: &str,
+    options: &Options,
+) -> RequestVerdict {
+    let raw = request_json.len() as u64;
+    if raw > TOOL_RESULT_MAX_BYTES {
+        return unusable(
+            Reason::RawTooLarge,
+            raw,
+            Some(TOOL_RESULT_MAX_BYTES),
+            format!("{raw} bytes of JSON exceed the {TOOL_RESULT_MAX_BYTES} bytes the gate reads"),
+        );
+    }
+    let readable = scan::with_lone_surrogates_mended(request_json);
+    let scanned = match scan(&readable) {
+        Ok(s) => s,
+        Err(e) => {
+            return unusable(Reason::Undecodable, raw, None, format!("not JSON the gate can read: {}", e.0));
+        }
+    };
+    if let Err(why) = check_shape(api, &readable) {
+        return unusable(Reason::Undecodable, raw, None, format!("not an {} request: {why}", api_title(api)));
+    }
+    let blocks: Vec<Block> = shape::media_blocks(&readable, &scanned)
+        .into_iter()
+        .filter(|b| in_messages(&scanned.objects[b.object].pointer))
+        .collect();
+
+    // The images the request will carry (those the gate can judge), up to the count the API takes.
+    let images = blocks.iter().filter(|b| counts_as_image(b)).count() as u64;
+    let carried = images.min(u64::from(rules.max_images.limit));
+    let mut options = *options;
+    let mut many_images = None;
+    if let Some(rule) = &rules.many_images
+        && carried > u64::from(rule.limit.over)
+    {
+        options.side_rule = Some(SideRule { max_side: rule.limit.max_side, why: rule.words });
+        many_images = Some(rule);
+    }
+
+    let spans: u64 = blocks.iter().map(|b| scanned.objects[b.object].span.len() as u64).sum();
+    let fixed = raw - spans;
+    if let Some(cap) = &rules.max_request_bytes
+        && fixed > cap.limit
+    {
+        return Err(over_cap(cap.name, cap.limit, cap.words, fixed, "its text alone (without its media)"));
+    }
+
+    let mut seat =
+        RequestSeat { rules, images_seen: 0, image_bytes: 0, used: fixed, left_to_judge: blocks.len() as u64 };
+    let (text, outcomes) = walk(request_json, &readable, &scanned, &blocks, &options, &mut seat);
+    if let Some(cap) = &rules.max_request_bytes
+        && text.len() as u64 > cap.limit
+    {
+        return Err(over_cap(cap.name, cap.limit, cap.words, text.len() as u64, "even with its media admitted"));
+    }
+
+    let changes = outcomes
+        .into_iter()
+        .filter_map(|outcome| {
+            let before = |bytes: u64, dimensions| MediaFacts { mime: outcome.mime.clone(), bytes, dimensions };
+            match outcome.verdict {
+                Ok((admitted, changed)) => {
+                    let what = if admitted.resized {
+                        ChangeKind::Downsampled
+                    } else if admitted.reencoded {
+                        ChangeKind::Reencoded
+                    } else if changed {
+                        ChangeKind::Normalized
+                    } else {
+                        return None;
+                    };
+                    // The many-images rule caused a fit when the original was over its side.
+                    let rule = many_images.filter(|rule| {
+                        what == ChangeKind::Downsampled
+                            && admitted.original_dimensions.is_some_and(|d| d.width.max(d.height) > rule.limit.max_side)
+                    });
+                    let message = match what {
+                        ChangeKind::Downsampled => format!(
+                            "fitted from {} to {}{}",
+                            dims(admitted.original_dimensions),
+                            dims(admitted.dimensions),
+                            rule.map(|r| format!(" ({} px largest side {})", r.limit.max_side, r.words))
+                                .unwrap_or_default()
+                        ),
+                        ChangeKind::Reencoded => "re-encoded at the same size (upright, or smaller as JPEG)".into(),
+                        _ => "the same bytes, written in canonical form".into(),
+                    };
+                    Some(Change {
+                        path: outcome.path,
+                        block_type: outcome.block_type,
+                        what,
+                        before: before(admitted.original_size, admitted.original_dimensions),
+                        after: Some(MediaFacts {
+                            mime: Some(admitted.mime.to_string()),
+                            bytes: decoded_len(&admitted),
+                            dimensions: admitted.dimensions,
+                        }),
+                        reason: None,
+                        limit: None,
+                        message,
+                        rule: rule.map(|r| r.name),
+                    })
+                }
+                Err((refusal, rule)) => {
+                    let rule = rule.or_else(|| {
+                        let side = options.side_rule?;
+                        (refusal.reason == Reason::DimensionsTooLarge
+                            && refusal.limit == Some(u64::from(side.max_side)))
+                        .then(|| many_images.map(|r| r.name))
+                        .flatten()
+                    });
+                    Some(Change {
+                        path: outcome.path,
+                        block_type: outcome.block_type,
+                        what: ChangeKind::Refused,
+                        before: before(refusal.raw_bytes, None),
+                        after: None,
+                        reason: Some(refusal.reason),
+                        limit: refusal.limit,
+                        message: refusal.message,
+                        rule,
+                    })
+                }
+            }
+        })
+        .collect();
+    let request = (text != request_json).then_some(text);
+    Ok(AdmittedRequest { request, changes })
+}
+
+fn over_cap(name: &'static str, limit: u64, words: &str, bytes: u64, what: &str) -> RequestRefusal {
+    RequestRefusal {
+        unusable: false,
+        reason: Reason::RequestLimit,
+        bytes,
+        limit: Some(limit),
+        rule: Some(name),
+        message: format!("{words}; this request cannot be made to fit: {what} is {bytes} bytes"),
+    }
+}
+
+fn dims(d: Option<Dimensions>) -> String {
+    d.map(|d| format!("{}x{} px", d.width, d.height)).unwrap_or_else(|| "an unmeasured size".into())
+}
+
+fn decoded_len(a: &Admitted) -> u64 {
+    let padding = a.data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
+    (a.base64_len() / 4 * 3).saturating_sub(padding)
+}
+
+fn api_title(api: Api) -> &'static str {
+    match api {
+        Api::Anthropic => "Anthropic Messages",
+        Api::OpenAi => "OpenAI Chat Completions",
+    }
+}
+
+/// A block the provider counts as an image, which the gate can judge.
+fn counts_as_image(block: &Block) -> bool {
+    !block.is_document() && !block.is_audio() && !matches!(block.payload, Payload::Refused(_))
+}
+
+/// Blocks in the request's messages, at any depth (Anthropic `tool_result` content, documents),
+/// except inside a `tool_use` block's `input`: that is the arguments of an earlier call, JSON the
+/// model reads as text, not media.
+fn in_messages(pointer: &str) -> bool {
+    let mut segments = pointer.split('/').skip(1);
+    if segments.next() != Some("messages") {
+        return false;
+    }
+    let rest: Vec<&str> = segments.collect();
+    !(rest.len() > 3 && rest[1] == "content" && rest[3] == "input")
+}
+
+struct RequestSeat {
+    rules: &'static RequestRules,
+    /// Images judged so far that the request carries.
+    images_seen: u32,
+    /// Decoded bytes of the images admitted so far.
+    image_bytes: u64,
+    /// Bytes of the request written so far: its text outside the blocks, and the blocks judged.
+    used: u64,
+    left_to_judge: u64,
+}
+
+impl RequestSeat {
+    fn room(&self) -> Option<u64> {
+        let cap = self.rules.max_request_bytes.as_ref()?.limit;
+        // Every block still to judge may become a placeholder.
+        Some(cap.saturating_sub(self.used + PLACEHOLDER_RESERVE * self.left_to_judge.saturating_sub(1)))
+    }
+}
+
+impl Rules for RequestSeat {
+    fn before(&mut self, block: &Block) -> Result<(), Ruled> {
+        if counts_as_image(block) {
+            let rule = &self.rules.max_images;
+            if self.images_seen >= rule.limit {
+                return Err((
+                    Refusal::new(
+                        Reason::RequestLimit,
+                        0,
+                        Some(u64::from(rule.limit)),
+                        format!("{}; this is image {} of the request", rule.words, self.images_seen + 1),
+                    ),
+                    Some(rule.name),
+                ));
+            }
+            self.images_seen += 1;
+        }
+        Ok(())
+    }
+
+    fn after(&mut self, _block: &Block, admitted: &Admitted, size: usize) -> Result<(), Ruled> {
+        let image_bytes = if admitted.kind == Kind::Image { decoded_len(admitted) } else { 0 };
+        if let Some(rule) = &self.rules.max_image_bytes {
+            let bytes = image_bytes;
+            if self.image_bytes + bytes > rule.limit {
+                return Err((
+                    Refusal::new(
+                        Reason::RequestLimit,
+                        admitted.original_size,
+                        Some(rule.limit),
+                        format!(
+                            "{}; this image ({bytes} bytes) would take the request's images to {} bytes",
+                            rule.words,
+                            self.image_bytes + bytes
+                        ),
+                    ),
+                    Some(rule.name),
+                ));
+            }
+        }
+        if let (Some(room), Some(rule)) = (self.room(), &self.rules.max_request_bytes)
+            && size as u64 > room
+        {
+            return Err((
+                Refusal::new(
+                    Reason::RequestLimit,
+                    admitted.original_size,
+                    Some(rule.limit),
+                    format!(
+                        "{}; the admitted block ({size} bytes of JSON) leaves no room for it in this request \
+                         ({room} bytes left)",
+                        rule.words
+                    ),
+                ),
+                Some(rule.name),
+            ));
+        }
+        // Counted only once the block is sure to be carried.
+        self.image_bytes += image_bytes;
+        self.used += size as u64;
+        self.left_to_judge -= 1;
+        Ok(())
+    }
+
+    fn replaced(&mut self, size: usize) {
+        self.used += size as u64;
+        self.left_to_judge = self.left_to_judge.saturating_sub(1);
+    }
+
+    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String {
+        placeholder_text("in this request", block, refusal)
+    }
+}
+
+/// The request is an object with `messages`: a list of objects, each with a `role` string and
+/// `content` (a string, a list of blocks, or — OpenAI, assistant turns — null). Roles are the
+/// API's own. A repeated key here makes the request ambiguous: refused.
+fn check_shape(api: Api, text: &str) -> Result<(), String> {
+    let mut j = Jiter::new(text.as_bytes());
+    let err = |e: jiter::JiterError| format!("{}", e.error_type);
+    if j.peek().map_err(err)? != Peek::Object {
+        return Err("the request is not a JSON object".into());
+    }
+    let mut messages_seen = false;
+    let mut key = j.known_object().map_err(err)?.map(str::to_string);
+    while let Some(k) = key {
+        if k == "messages" {
+            if messages_seen {
+                return Err("it repeats the key `messages`".into());
+            }
+            messages_seen = true;
+            if j.peek().map_err(err)? != Peek::Array {
+                return Err("`messages` is not a list".into());
+            }
+            let mut next = j.known_array().map_err(err)?;
+            let mut i = 0;
+            while let Some(peek) = next {
+                check_message(api, &mut j, peek).map_err(|why| format!("message {i}: {why}"))?;
+                i += 1;
+                next = j.array_step().map_err(err)?;
+            }
+        } else {
+            let peek = j.peek().map_err(err)?;
+            j.known_skip(peek).map_err(err)?;
+        }
+        key = j.next_key().map_err(err)?.map(str::to_string);
+    }
+    if !messages_seen {
+        return Err("it has no `messages` list".into());
+    }
+    Ok(())
+}
+
+fn check_message(api: Api, j: &mut Jiter, peek: Peek) -> Result<(), String> {
+    let err = |e: jiter::JiterError| format!("{}", e.error_type);
+    if peek != Peek::Object {
+        return Err("not an object".into());
+    }
+    let (mut role, mut content) = (None::<String>, None::<Peek>);
+    let mut key = j.known_object().map_err(err)?.map(str::to_string);
+    while let Some(k) = key {
+        let peek = j.peek().map_err(err)?;
+        match k.as_str() {
+            "role" | "content" if (if k == "role" { role.is_some() } else { content.is_some() }) => {
+                return Err(format!("it repeats the key `{k}`"));
+            }
+            "role" if peek == Peek::String => role = Some(j.known_str().map_err(err)?.to_string()),
+            "role" => return Err("`role` is not a string".into()),
+            "content" => {
+                content = Some(peek);
+                j.known_skip(peek).map_err(err)?;
+            }
+            _ => j.known_skip(peek).map_err(err)?,
+        }
+        key = j.next_key().map_err(err)?.map(str::to_string);
+    }
+    let role = role.ok_or("it has no `role`")?;
+    let roles: &[&str] = match api {
+        Api::Anthropic => &["user", "assistant"],
+        Api::OpenAi => &["system", "developer", "user", "assistant", "tool", "function"],
+    };
+    if !roles.contains(&role.as_str()) {
+        return Err(format!("`{role}` is not a role this API takes ({})", roles.join(", ")));
+    }
+    match content {
+        Some(Peek::String | Peek::Array) => Ok(()),
+        Some(Peek::Null) | None if api == Api::OpenAi && role == "assistant" => Ok(()),
+        None => Err("it has no `content`".into()),
+        Some(_) => Err("`content` is neither a string nor a list of blocks".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

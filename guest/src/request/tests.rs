@@ -1,0 +1,201 @@
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::Verify;
+use crate::profile::Rule;
+use crate::test_images::{encode, gradient, noise, png};
+
+fn b64(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
+}
+
+fn anthropic_image(bytes: &[u8]) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(bytes)}})
+}
+
+fn anthropic(content: Vec<Value>) -> String {
+    json!({"model": "claude", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}).to_string()
+}
+
+fn no_downsample() -> Options {
+    Options { downsample: false, verify: Verify::Header, ..Options::default() }
+}
+
+fn admitted(v: RequestVerdict) -> AdmittedRequest {
+    v.unwrap_or_else(|r| panic!("refused: {r:?}"))
+}
+
+fn request_value(a: &AdmittedRequest) -> Value {
+    serde_json::from_str(a.request.as_deref().expect("changed")).unwrap()
+}
+
+#[test]
+fn a_request_with_good_media_stands_byte_for_byte() {
+    let text = anthropic(vec![json!({"type": "text", "text": "look"}), anthropic_image(&png(8, 8))]);
+    let a = admitted(admit_request(Api::Anthropic, &text, &Options::default()));
+    assert_eq!(a, AdmittedRequest { request: None, changes: vec![] });
+    // No media at all, odd spacing kept.
+    let text = r#"{ "messages" : [ {"role":"user","content":"hi"} ], "x": 1.50 }"#;
+    assert_eq!(admitted(admit_request(Api::Anthropic, text, &Options::default())).request, None);
+}
+
+#[test]
+fn refused_blocks_are_replaced_in_their_slots_wherever_they_sit() {
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+    let tool_result = json!({"type": "tool_result", "tool_use_id": "t1", "content": [anthropic_image(svg)]});
+    let text = json!({"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, anthropic_image(svg)]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "shot",
+            "input": {"type": "image", "url": "not media, arguments"}}]},
+        {"role": "user", "content": [tool_result]},
+    ]})
+    .to_string();
+    let a = admitted(admit_request(Api::Anthropic, &text, &Options::default()));
+    let paths: Vec<(&str, ChangeKind, Option<Reason>)> =
+        a.changes.iter().map(|c| (c.path.as_str(), c.what, c.reason)).collect();
+    assert_eq!(
+        paths,
+        vec![
+            ("/messages/0/content/1", ChangeKind::Refused, Some(Reason::MagicMismatch)),
+            ("/messages/2/content/0/content/0", ChangeKind::Refused, Some(Reason::MagicMismatch)),
+        ]
+    );
+    let out = request_value(&a);
+    assert_eq!(out["messages"][0]["content"][1]["type"], "text");
+    assert!(out["messages"][0]["content"][1]["text"].as_str().unwrap().contains("in this request"));
+    assert_eq!(out["messages"][2]["content"][0]["content"][0]["type"], "text");
+    // The tool call's arguments are not media: kept as they were.
+    assert_eq!(out["messages"][1]["content"][0]["input"], json!({"type": "image", "url": "not media, arguments"}));
+}
+
+#[test]
+fn more_than_20_images_fit_2000_px_or_are_refused_naming_the_rule() {
+    let wide = png(2500, 10);
+    let many = |n: usize| {
+        let mut content: Vec<Value> = (0..n).map(|_| anthropic_image(&png(8, 8))).collect();
+        content.push(anthropic_image(&wide));
+        anthropic(content)
+    };
+    // 20 images in all: 8000 px holds, a 2500 px side passes with downsampling off.
+    let a = admitted(admit_request(Api::Anthropic, &many(19), &no_downsample()));
+    assert!(a.changes.is_empty(), "{:?}", a.changes);
+    // 21 images: refused in its slot, naming the rule.
+    let a = admitted(admit_request(Api::Anthropic, &many(20), &no_downsample()));
+    assert_eq!(a.changes.len(), 1);
+    let c = &a.changes[0];
+    assert_eq!((c.what, c.reason, c.limit), (ChangeKind::Refused, Some(Reason::DimensionsTooLarge), Some(2000)));
+    assert_eq!(c.rule, Some("anthropic.many_images_max_side"));
+    assert!(c.message.contains("more than 20 images"), "{}", c.message);
+    // With downsampling on it is fitted instead, and the rule named.
+    let a = admitted(admit_request(Api::Anthropic, &many(20), &Options::default()));
+    let c = &a.changes[0];
+    assert_eq!((c.what, c.rule), (ChangeKind::Downsampled, Some("anthropic.many_images_max_side")));
+    assert_eq!(c.before.dimensions, Some(Dimensions { width: 2500, height: 10 }));
+    assert_eq!(c.after.as_ref().unwrap().dimensions, Some(Dimensions { width: 2000, height: 8 }));
+    // Fewer images: the gate's own ladder fits it; no request rule is named.
+    let a = admitted(admit_request(Api::Anthropic, &many(3), &Options::default()));
+    assert_eq!((a.changes[0].what, a.changes[0].rule), (ChangeKind::Downsampled, None));
+}
+
+#[test]
+fn images_past_the_count_are_refused_in_their_slots() {
+    let content: Vec<Value> = (0..102).map(|_| anthropic_image(&png(4, 4))).collect();
+    let a = admitted(admit_request(Api::Anthropic, &anthropic(content), &Options::default()));
+    let refused: Vec<(&str, Option<&str>, Option<Reason>)> =
+        a.changes.iter().map(|c| (c.path.as_str(), c.rule, c.reason)).collect();
+    let rule = Some("anthropic.images_per_request");
+    assert_eq!(
+        refused,
+        vec![
+            ("/messages/0/content/100", rule, Some(Reason::RequestLimit)),
+            ("/messages/0/content/101", rule, Some(Reason::RequestLimit)),
+        ]
+    );
+    let out = request_value(&a);
+    assert_eq!(out["messages"][0]["content"][99]["type"], "image");
+    assert!(out["messages"][0]["content"][100]["text"].as_str().unwrap().contains("at most 100 images"));
+}
+
+#[test]
+fn a_request_over_32_mb_is_refused_whole_or_its_blocks_in_their_slots() {
+    // Its text alone is over the cap: nothing can make it fit.
+    let big = anthropic(vec![json!({"type": "text", "text": "x".repeat(32_000_000)})]);
+    let r = admit_request(Api::Anthropic, &big, &Options::default()).unwrap_err();
+    assert!(!r.unusable);
+    assert_eq!((r.reason, r.rule, r.limit), (Reason::RequestLimit, Some("anthropic.request_bytes"), Some(32_000_000)));
+    assert!(r.message.contains("32 MB"), "{}", r.message);
+
+    // Its text fits, the image does not: the image is refused in its slot and the request fits.
+    let photo = encode(&noise(300, 300), image::ImageFormat::Png);
+    let filler = 32_000_000 - 100_000;
+    let text = anthropic(vec![json!({"type": "text", "text": "x".repeat(filler)}), anthropic_image(&photo)]);
+    assert!(text.len() > 32_000_000);
+    let a = admitted(admit_request(Api::Anthropic, &text, &no_downsample()));
+    assert_eq!(a.changes.len(), 1);
+    assert_eq!((a.changes[0].reason, a.changes[0].rule), (Some(Reason::RequestLimit), Some("anthropic.request_bytes")));
+    assert!(a.request.unwrap().len() <= 32_000_000);
+}
+
+static SMALL_OPENAI: RequestRules = RequestRules {
+    api: Api::OpenAi,
+    max_images: Rule { name: "test.images", limit: 3, words: "three images" },
+    many_images: None,
+    max_request_bytes: None,
+    max_image_bytes: Some(Rule { name: "test.image_bytes", limit: 1000, words: "1000 image bytes" }),
+};
+
+fn openai_image(bytes: &[u8], mime: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{}", b64(bytes)), "detail": "high"}})
+}
+
+#[test]
+fn openai_data_urls_are_admitted_in_place_and_byte_budgets_refuse_in_slots() {
+    let small = png(4, 4);
+    let big = encode(&gradient(40, 40), image::ImageFormat::Png);
+    assert!(small.len() < 500 && big.len() > 1000);
+    let text = json!({"model": "gpt", "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [openai_image(&small, "image/png"), openai_image(&big, "image/png"),
+            openai_image(b"GIF89a not really", "image/png")]},
+        {"role": "assistant", "content": null, "tool_calls": []},
+    ]})
+    .to_string();
+    let a = admitted(admit_request_under(Api::OpenAi, &SMALL_OPENAI, &text, &Options::default()));
+    let got: Vec<(&str, Option<Reason>, Option<&str>)> =
+        a.changes.iter().map(|c| (c.path.as_str(), c.reason, c.rule)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("/messages/1/content/1", Some(Reason::RequestLimit), Some("test.image_bytes")),
+            ("/messages/1/content/2", Some(Reason::MagicMismatch), None),
+        ]
+    );
+    let out = request_value(&a);
+    assert_eq!(out["messages"][1]["content"][0]["image_url"]["detail"], "high");
+    assert_eq!(out["messages"][1]["content"][1]["type"], "text");
+}
+
+#[test]
+fn what_is_not_a_request_of_the_api_is_unusable() {
+    let cases = [
+        ("not json", "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        (r#"{"model": "m"}"#, "no `messages`"),
+        (r#"{"messages": {}}"#, "not a list"),
+        (r#"{"messages": [], "messages": []}"#, "repeats the key `messages`"),
+        (r#"{"messages": [{"role": "system", "content": "x"}]}"#, "not a role"),
+        (r#"{"messages": [{"role": "user"}]}"#, "no `content`"),
+        (r#"{"messages": [{"role": "user", "content": 1}]}"#, "neither a string"),
+        (r#"{"messages": [{"role": "user", "role": "user", "content": "x"}]}"#, "repeats the key `role`"),
+    ];
+    for (text, expected) in cases {
+        let r = admit_request(Api::Anthropic, text, &Options::default()).unwrap_err();
+        assert!(r.unusable, "{text}");
+        assert!(r.message.contains(expected), "{text}: {}", r.message);
+    }
+    // A system message is an OpenAI request, not an Anthropic one.
+    let openai = r#"{"messages": [{"role": "system", "content": "x"}, {"role": "assistant", "content": null}]}"#;
+    assert!(admit_request(Api::OpenAi, openai, &Options::default()).is_ok());
+}

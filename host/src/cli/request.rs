@@ -1,0 +1,167 @@
+//! `mediagate admit-request`: a whole provider request through the gate.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use mediagate::Gate;
+use mediagate::gate::{AdmitOptions, MediaFacts, RequestApi, RequestChange, RequestRefusal, RequestVerdict};
+use serde_json::{Value, json};
+
+use super::admit::read_json_text;
+use super::{EXIT_REFUSED, EXIT_USAGE, ProfileArg, VerifyArg, fail, runtime};
+
+/// What the gate reads of a request (its own cap: `TOOL_RESULT_MAX_BYTES` in the guest). Larger
+/// input is refused here, unread, as unusable.
+const REQUEST_READ_CAP: u64 = 48 * 1024 * 1024;
+
+#[derive(Args)]
+pub struct RequestArgs {
+    /// The request's dialect; it also picks the request-level rules.
+    #[arg(long, value_enum)]
+    api: ApiArg,
+    /// The request JSON; `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    /// The provider whose per-image limits apply; by default the API's own (e.g. `ollama` for an
+    /// OpenAI-style request to Ollama).
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+    /// full: decode every pixel in the sandbox; header: read the header and walk the container only.
+    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
+    verify: VerifyArg,
+    /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
+    #[arg(long)]
+    no_downsample: bool,
+    /// Print a report object (`request`, `changed`, `refused`, `refusal`) instead of the request.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ApiArg {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    Openai,
+}
+
+pub async fn admit_request(args: RequestArgs) -> u8 {
+    let input = match read_json_text(args.file.as_deref(), REQUEST_READ_CAP) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let api = match args.api {
+        ApiArg::Anthropic => RequestApi::Anthropic,
+        ApiArg::Openai => RequestApi::Openai,
+    };
+    let options = AdmitOptions {
+        downsample: !args.no_downsample,
+        provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
+        verify: args.verify.verify(),
+    };
+    let runtime = match runtime(super::Calls::One) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let gate = match Gate::new(runtime) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+    };
+    let verdict = match gate.admit_request(api, &input, options).await {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let code = match &verdict {
+        RequestVerdict::Admitted(a) if a.request.is_none() && a.changes.is_empty() => 0,
+        RequestVerdict::Admitted(_) => EXIT_REFUSED,
+        RequestVerdict::Refused(r) if r.unusable => EXIT_USAGE,
+        RequestVerdict::Refused(_) => EXIT_REFUSED,
+    };
+    if args.json {
+        println!("{}", report(api, &input, &verdict));
+        return code;
+    }
+    match &verdict {
+        RequestVerdict::Admitted(a) => {
+            for c in &a.changes {
+                eprintln!("mediagate: {}", change_line(c));
+            }
+            // The request exactly as admitted: no newline added, nothing reformatted.
+            print!("{}", a.request.as_deref().unwrap_or(&input));
+        }
+        RequestVerdict::Refused(r) => eprintln!("error: {}", refusal_line(r)),
+    }
+    code
+}
+
+fn change_line(c: &RequestChange) -> String {
+    let reason = c.reason.map(|r| format!(": {}", r.as_str())).unwrap_or_default();
+    let rule = c.rule.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
+    format!("{} {} {}{reason} — {}{rule}", c.path, c.block_type, c.what.as_str(), c.message)
+}
+
+fn refusal_line(r: &RequestRefusal) -> String {
+    let rule = r.rule.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
+    format!("request refused: {} — {}{rule}", r.reason.as_str(), r.message)
+}
+
+fn facts(f: &MediaFacts) -> Value {
+    let mut v = json!({"mime": f.mime, "bytes": f.bytes});
+    if let Some(d) = &f.dimensions {
+        v["width"] = json!(d.width);
+        v["height"] = json!(d.height);
+    }
+    v
+}
+
+/// `{"api", "request", "changed", "refused", "refusal"}` — see README "admit-request".
+fn report(api: RequestApi, input: &str, verdict: &RequestVerdict) -> String {
+    let api = match api {
+        RequestApi::Anthropic => "anthropic",
+        RequestApi::Openai => "openai",
+    };
+    match verdict {
+        RequestVerdict::Admitted(a) => {
+            let changed: Vec<Value> = a
+                .changes
+                .iter()
+                .map(|c| {
+                    json!({
+                        "path": c.path,
+                        "type": c.block_type,
+                        "what": c.what.as_str(),
+                        "from": facts(&c.before),
+                        "to": c.after.as_ref().map(facts),
+                        "reason": c.reason.map(|r| r.as_str()),
+                        "limit": c.limit,
+                        "rule": c.rule,
+                        "message": c.message,
+                    })
+                })
+                .collect();
+            let refused: Vec<&str> = a.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.as_str()).collect();
+            // The request is JSON text the gate has read (or written): spliced in, not re-serialised.
+            let request = a.request.as_deref().unwrap_or(input);
+            format!(
+                "{{\"api\":\"{api}\",\"request\":{},\"changed\":{},\"refused\":{},\"refusal\":null}}",
+                request.trim(),
+                Value::Array(changed),
+                json!(refused)
+            )
+        }
+        RequestVerdict::Refused(r) => json!({
+            "api": api,
+            "request": null,
+            "changed": [],
+            "refused": [],
+            "refusal": {
+                "unusable": r.unusable,
+                "reason": r.reason.as_str(),
+                "bytes": r.bytes,
+                "limit": r.limit,
+                "rule": r.rule,
+                "message": r.message,
+            },
+        })
+        .to_string(),
+    }
+}

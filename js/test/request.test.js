@@ -1,0 +1,93 @@
+// admitRequest: a whole provider request through the gate (issue 13), in Node. Fixtures are made
+// here; no corpus is read. The report's `changes` match `mediagate admit-request --json`'s `changed`.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+import * as mediagate from '../src/index.js';
+import { runCli } from './helpers.js';
+import { GIF_1X1, b64, widePng } from './fixtures.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'mediagate-request-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+const anthropicImage = (bytes, mime) => ({ type: 'image', source: { type: 'base64', media_type: mime, data: b64(bytes) } });
+
+/** Twenty small GIFs and one PNG 2400 px wide: more than 20 images, so 2000 px a side (Anthropic). */
+async function manyImages() {
+  const content = Array.from({ length: 20 }, () => anthropicImage(GIF_1X1, 'image/gif'));
+  content.push(anthropicImage(await widePng(), 'image/png'));
+  return { model: 'claude', max_tokens: 10, messages: [{ role: 'user', content }] };
+}
+
+describe('admitRequest', () => {
+  it('fits the 21st image to 2000 px naming the rule, and matches the CLI report', async () => {
+    const text = JSON.stringify(await manyImages());
+    const gate = await mediagate.createGate();
+    const a = gate.admitRequest('anthropic', text);
+    assert.equal(a.ok, true);
+    assert.equal(a.changed, true);
+    assert.equal(typeof a.request, 'string', 'text in, text out');
+    assert.deepEqual(a.refused, []);
+    assert.equal(a.changes.length, 1);
+    const [c] = a.changes;
+    assert.equal(c.path, '/messages/0/content/20');
+    assert.equal(c.what, 'downsampled');
+    assert.equal(c.rule, 'anthropic.many_images_max_side');
+    assert.deepEqual([c.from.width, c.to.width], [2400, 2000]);
+
+    const file = join(scratch, 'request.json');
+    writeFileSync(file, text);
+    const { code, stdout, stderr } = await runCli(['admit-request', '--api', 'anthropic', '--json', file]);
+    assert.equal(code, 1, stderr);
+    const report = JSON.parse(stdout);
+    assert.deepEqual(report.changed, a.changes);
+    assert.deepEqual(report.request, JSON.parse(a.request));
+  });
+
+  it('honours createGate defaults: downsample off refuses the oversize image in its slot', async () => {
+    const gate = await mediagate.createGate({ downsample: false });
+    const request = await manyImages();
+    const a = gate.admitRequest('anthropic', request);
+    assert.equal(typeof a.request, 'object', 'value in, value out');
+    assert.deepEqual(a.refused, ['/messages/0/content/20']);
+    assert.equal(a.changes[0].reason, 'dimensions_too_large');
+    assert.equal(a.changes[0].rule, 'anthropic.many_images_max_side');
+    assert.equal(a.request.messages[0].content[20].type, 'text');
+    assert.equal(a.request.messages[0].content[19].type, 'image');
+    // A call's own options over the instance's.
+    assert.deepEqual(gate.admitRequest('anthropic', request, { downsample: true }).refused, []);
+  });
+
+  it("takes the API's own profile unless a provider is given", async () => {
+    const request = {
+      model: 'gpt',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/gif;base64,${b64(GIF_1X1)}` } }] }],
+    };
+    const openai = mediagate.createGate();
+    const a = (await openai).admitRequest('openai', request);
+    assert.deepEqual([a.ok, a.changed, a.request], [true, false, request], 'unchanged: the very object');
+    const gemini = await mediagate.createGate({ provider: 'gemini' });
+    const g = gemini.admitRequest('openai', request);
+    assert.deepEqual(g.refused, ['/messages/0/content/0']);
+    assert.equal(g.changes[0].reason, 'mime_unsupported');
+    mediagate.configure({ provider: 'gemini' });
+    assert.deepEqual((await mediagate.admitRequest('openai', request)).refused, ['/messages/0/content/0']);
+    mediagate.configure({});
+    assert.equal((await mediagate.admitRequest('openai', request)).changed, false);
+  });
+
+  it('answers unusable input with ok: false, and refuses an unknown API', async () => {
+    const gate = await mediagate.createGate();
+    const r = gate.admitRequest('anthropic', 'not json');
+    assert.equal(r.ok, false);
+    assert.equal(r.unusable, true);
+    assert.match(r.message, /not JSON/);
+    const s = gate.admitRequest('anthropic', { messages: [{ role: 'system', content: 'x' }] });
+    assert.equal(s.unusable, true);
+    assert.throws(() => gate.admitRequest('mistral', {}), TypeError);
+    assert.ok(mediagate.REFUSAL_REASONS.includes('request_limit'));
+  });
+});
