@@ -2,6 +2,7 @@
 
 mod admit;
 mod mcp;
+mod proxy;
 mod read_image;
 mod report;
 
@@ -36,6 +37,9 @@ enum Command {
     Component(ComponentArgs),
     /// Serve the read_image tool to MCP clients (agent hosts) over stdio.
     Mcp(mcp::McpArgs),
+    /// Run an MCP server behind the gate: every tool result, resource and prompt it sends passes
+    /// the tool-result seat before the client sees it.
+    Proxy(proxy::ProxyArgs),
 }
 
 #[derive(Args, Clone)]
@@ -110,6 +114,7 @@ pub fn main() -> ExitCode {
             Command::ReadImage(args) => read_image::read_image(args).await,
             Command::Component(args) => write_component(&args),
             Command::Mcp(args) => mcp::mcp(args).await,
+            Command::Proxy(args) => proxy::proxy(args).await,
         }
     });
     ExitCode::from(code)
