@@ -284,4 +284,27 @@ fn cut_and_undecodable_images_are_refused_by_default() {
     std::fs::write(&noisy_path, &noisy).unwrap();
     let (code, v) = admit_json(&[path(&noisy_path)]);
     assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")), "{v}");
+
+/// A base URL without its `/v1` (`http://127.0.0.1:11434` for Ollama): the 404 names the URL
+/// requested and the base URL to configure instead, not just "Not Found".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vlm_base_url_missing_its_v1_names_the_url_and_the_fix() {
+    use common::vlm_server::{VlmServer, openai_reply};
+    let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
+    let base = format!("http://{}", server.addr);
+    let ws = repo_root().join("examples");
+    let args: Vec<String> =
+        ["read-image", "icon.png", "--workspace", path(&ws), "--vlm-url", &base, "--vlm-model", "m"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let out = tokio::task::spawn_blocking(move || mediagate(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("HTTP 404"), "{stderr}");
+    assert!(stderr.contains(&format!("POST {base}/chat/completions")), "the URL requested is named: {stderr}");
+    assert!(stderr.contains("missing its /v1") && stderr.contains(&format!("try --vlm-url {base}/v1")), "{stderr}");
+    assert!(server.requests().is_empty(), "the request went to /chat/completions, which the server does not route");
 }

@@ -22,7 +22,7 @@ use mediagate::vlm::{Api, VlmConfig};
 
 /// A hang guard around every call.
 const GUARD: Duration = Duration::from_secs(60);
-/// The read cap of the tool (DESIGN.md §2: 64 MiB with a downsampler).
+/// The read cap of the tool (docs/design.md §2: 64 MiB with a downsampler).
 const CAP: u64 = 64 * 1024 * 1024;
 
 use ToolErrorCode::{NotAFile, NotFound, OutsideWorkspace, TooLarge};

@@ -223,16 +223,18 @@ async fn the_reply_reaches_the_sink_while_it_streams() {
 }
 
 #[tokio::test]
-async fn an_answer_over_the_cap_is_cut_in_the_middle() {
+async fn an_answer_over_the_cap_is_cut_at_the_cap() {
     let piece_text = "0123456789".repeat(1000);
     let texts: Vec<&str> = (0..25).map(|_| piece_text.as_str()).collect();
     let server = VlmServer::start(vec![openai_reply(&texts, 0)]).await;
     let ws = workspace();
-    let answer = call(&tool(openai(&server)), ws.path(), "icon.png", None).await.unwrap();
-    assert_eq!(answer.chars().count(), 200_000);
-    let marker = answer.find("characters cut from the middle by mediagate").expect("a marker in the middle");
-    assert!(marker > 90_000 && marker < 110_000);
-    assert!(answer.starts_with("0123456789") && answer.ends_with("0123456789"));
+    let rec = Recorder::default();
+    let answer = tool(openai(&server)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    assert!(answer.chars().count() <= 200_000);
+    let marker = answer.find("[… mediagate cut the reply here").expect("a marker at the end");
+    assert_eq!(marker, 199_902, "after 199,900 characters and a blank line");
+    assert!(answer[..199_900].chars().all(|c| c.is_ascii_digit()) && answer.starts_with("0123456789"));
+    assert_eq!(rec.texts(ChunkKind::Content), answer, "the live stream is the answer");
 }
 
 #[tokio::test]

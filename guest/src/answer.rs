@@ -1,5 +1,6 @@
 //! Shaping the VLM's streamed reply into the tool's answer: inline `<think>` blocks split out as
-//! reasoning, and the answer capped by cutting its middle.
+//! reasoning, and the answer capped by cutting its middle (a backstop: `tool.rs` stops reading a
+//! reply at its own bound, below this cap).
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! The downsample ladder (DESIGN.md §2), run inside the sandbox: fit inside 2000×2000 keeping the
+//! The downsample ladder (docs/design.md §2), run inside the sandbox: fit inside 2000×2000 keeping the
 //! aspect, keep the format when it then fits, else JPEG 80/60/40/20 on white, last 1000 px at 20.
 
 use fast_image_resize::{FilterType as ResizeFilter, ResizeAlg, ResizeOptions, Resizer};

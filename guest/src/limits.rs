@@ -1,4 +1,4 @@
-//! The gate's fixed numbers (DESIGN.md §2). Provider-specific numbers live in `profile`.
+//! The gate's fixed numbers (docs/design.md §2). Provider-specific numbers live in `profile`.
 
 /// Read cap without a downsampler: 5 MiB.
 pub const RAW_CAP: u64 = 5 * 1024 * 1024;

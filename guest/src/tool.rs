@@ -24,7 +24,7 @@ pub const DESCRIBE_PROMPT: &str = "Describe this image for someone who cannot se
 4. Describe any photos, diagrams or illustrations and what they show.\n\
 Say plainly when something is unreadable, cut off or ambiguous instead of guessing.";
 
-/// The answer is capped at this many characters, cut in the middle.
+/// The answer is capped at this many characters: [`STREAM_CAP_CHARS`] of the reply and a marker.
 pub const ANSWER_CAP_CHARS: usize = 200_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,50 +161,120 @@ pub fn read_image(
     };
     let mut reply = vlm.ask(prompt, admitted.mime, admitted.data).map_err(vlm_error)?;
 
-    let mut answer = AnswerBuffer::new(ANSWER_CAP_CHARS);
+    let mut live = Live::new(sink);
     let mut think = ThinkSplitter::default();
-    let emit = |kind: ChunkKind, text: &str, answer: &mut AnswerBuffer| {
-        if text.is_empty() {
-            return;
-        }
-        sink.write(kind, text);
-        if kind == ChunkKind::Content {
-            answer.push_str(text);
-        }
-    };
-    loop {
+    let cut = 'read: loop {
         match reply.next_chunk() {
             Ok(Some(chunk)) => match chunk.kind {
-                ChunkKind::Reasoning => emit(ChunkKind::Reasoning, &chunk.text, &mut answer),
+                ChunkKind::Reasoning => {
+                    if !live.emit(ChunkKind::Reasoning, &chunk.text) {
+                        break 'read Some(ChunkKind::Reasoning);
+                    }
+                }
                 ChunkKind::Content => {
                     for (kind, text) in think.split(&chunk.text) {
-                        emit(kind, &text, &mut answer);
+                        if !live.emit(kind, &text) {
+                            break 'read Some(kind);
+                        }
                     }
                 }
             },
-            Ok(None) => break,
+            Ok(None) => break None,
             Err(e) => {
                 for (kind, text) in think.finish() {
-                    emit(kind, &text, &mut answer);
+                    live.emit(kind, &text);
                 }
-                if answer.is_empty() {
+                if live.answer.is_empty() {
                     return Err(vlm_error(e));
                 }
                 // What arrived is worth more to the model than nothing; it is marked incomplete.
                 let marker = format!("\n\n[mediagate: the reply was cut off ({e}); the answer above is incomplete]");
                 sink.write(ChunkKind::Content, &marker);
-                answer.push_str(&marker);
-                return Ok(answer.finish());
+                live.answer.push_str(&marker);
+                return Ok(live.answer.finish());
             }
         }
+    };
+    // Past a bound the rest of the reply is not read: dropping it closes the stream.
+    drop(reply);
+    match cut {
+        None => {
+            for (kind, text) in think.finish() {
+                live.emit(kind, &text);
+            }
+        }
+        Some(ChunkKind::Reasoning) if live.answer.is_empty() => {
+            return Err(ToolError::new(
+                ToolErrorCode::VlmFailed,
+                format!(
+                    "the vision model reasoned for more than {STREAM_CAP_CHARS} characters without answering; \
+                     mediagate stopped reading its reply"
+                ),
+            ));
+        }
+        Some(_) => {
+            let marker = cut_marker();
+            sink.write(ChunkKind::Content, &marker);
+            live.answer.push_str(&marker);
+            return Ok(live.answer.finish());
+        }
     }
-    for (kind, text) in think.finish() {
-        emit(kind, &text, &mut answer);
-    }
-    if answer.is_empty() {
+    if live.answer.is_empty() {
         return Err(ToolError::new(ToolErrorCode::VlmFailed, "the vision model returned an empty answer"));
     }
-    Ok(answer.finish())
+    Ok(live.answer.finish())
+}
+
+/// At most this many characters of the answer (and as many of reasoning) are streamed and
+/// kept; a reply that goes on past it is not read further. With the marker that says so, the
+/// answer stays within [`ANSWER_CAP_CHARS`].
+pub const STREAM_CAP_CHARS: usize = 199_900;
+
+/// Ends an answer whose reply went on past [`STREAM_CAP_CHARS`].
+pub fn cut_marker() -> String {
+    format!(
+        "\n\n[… mediagate cut the reply here: it went on past {STREAM_CAP_CHARS} characters and the rest was not read …]"
+    )
+}
+
+/// The reply as it streams: written to the sink and kept as the answer, each kind within
+/// [`STREAM_CAP_CHARS`].
+struct Live<'a> {
+    sink: &'a dyn Sink,
+    answer: AnswerBuffer,
+    content: usize,
+    reasoning: usize,
+}
+
+impl<'a> Live<'a> {
+    fn new(sink: &'a dyn Sink) -> Self {
+        Live { sink, answer: AnswerBuffer::new(ANSWER_CAP_CHARS), content: 0, reasoning: 0 }
+    }
+
+    /// Writes `text` to the sink (and the answer, for content). `false` when it went past the
+    /// bound: what fitted was written, the rest dropped.
+    fn emit(&mut self, kind: ChunkKind, text: &str) -> bool {
+        if text.is_empty() {
+            return true;
+        }
+        let used = match kind {
+            ChunkKind::Content => &mut self.content,
+            ChunkKind::Reasoning => &mut self.reasoning,
+        };
+        let room = STREAM_CAP_CHARS - *used;
+        let (fits, whole) = match text.char_indices().nth(room) {
+            None => (text, true),
+            Some((at, _)) => (&text[..at], false),
+        };
+        *used += fits.chars().count();
+        if !fits.is_empty() {
+            self.sink.write(kind, fits);
+            if kind == ChunkKind::Content {
+                self.answer.push_str(fits);
+            }
+        }
+        whole
+    }
 }
 
 /// Reads a workspace file for the gate: confined, a regular file, within the read cap.

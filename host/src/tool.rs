@@ -28,6 +28,35 @@ pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
 pub struct ToolCtx {
     vlm: Option<Arc<VlmClient>>,
     sink: Sink,
+    budget: SinkBudget,
+}
+
+/// Characters of each kind the host passes from one call to its sink. The guest stops at 199,900
+/// characters and a marker; this bounds a guest that does not (a decoder bug gone wild, say),
+/// whose writes past it are dropped.
+pub const SINK_CAP_CHARS: usize = 200_000 + 4_096;
+
+/// What one call has written to its sink so far, per kind.
+#[derive(Default)]
+struct SinkBudget {
+    written: [usize; 2],
+}
+
+impl SinkBudget {
+    /// The part of `text` still within [`SINK_CAP_CHARS`] for its kind (possibly empty).
+    fn take<'t>(&mut self, kind: ChunkKind, text: &'t str) -> &'t str {
+        let used = &mut self.written[match kind {
+            ChunkKind::Content => 0,
+            ChunkKind::Reasoning => 1,
+        }];
+        let room = SINK_CAP_CHARS - *used;
+        let fits = match text.char_indices().nth(room) {
+            None => text,
+            Some((at, _)) => &text[..at],
+        };
+        *used += fits.chars().count();
+        fits
+    }
 }
 
 /// `read_image`, ready to call: compiled once, instantiated per call.
@@ -127,7 +156,7 @@ impl ReadImageTool {
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open the workspace {}", root.display()))?;
         }
-        Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink }))
+        Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink, budget: SinkBudget::default() }))
     }
 
     fn finish<R>(
@@ -202,7 +231,10 @@ impl output::Host for CallState<ToolCtx> {
             wit_vlm::ChunkKind::Content => ChunkKind::Content,
             wit_vlm::ChunkKind::Reasoning => ChunkKind::Reasoning,
         };
-        (self.extra.sink)(kind, &text);
+        let text = self.extra.budget.take(kind, &text);
+        if !text.is_empty() {
+            (self.extra.sink)(kind, text);
+        }
     }
 }
 
@@ -222,5 +254,22 @@ fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
         }
         VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
         VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sink_gets_at_most_its_cap_of_each_kind() {
+        let mut budget = SinkBudget::default();
+        let piece = "é".repeat(100_000);
+        assert_eq!(budget.take(ChunkKind::Content, &piece).chars().count(), 100_000);
+        assert_eq!(budget.take(ChunkKind::Content, &piece).chars().count(), 100_000);
+        assert_eq!(budget.take(ChunkKind::Content, &piece).chars().count(), SINK_CAP_CHARS - 200_000);
+        assert_eq!(budget.take(ChunkKind::Content, "more"), "");
+        // Reasoning has its own budget.
+        assert_eq!(budget.take(ChunkKind::Reasoning, "think"), "think");
     }
 }

@@ -298,3 +298,24 @@ pub async fn serve_good_openai(mut stream: tokio::net::TcpStream, texts: &[&str]
     write_raw(&mut stream, &response).await;
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
 }
+
+/// A model that never stops: answers the request with an OpenAI event stream whose every event
+/// carries `text`, written until the client hangs up. Returns the body bytes written (the last
+/// write, the one that failed, not counted).
+pub async fn serve_endless_openai(mut stream: tokio::net::TcpStream, text: &str) -> u64 {
+    use tokio::io::AsyncWriteExt;
+    if read_request(&mut stream).await.is_none() {
+        return 0;
+    }
+    if stream.write_all(&sse_head_chunked()).await.is_err() {
+        return 0;
+    }
+    let event = http_chunk(&openai_data(json!({"content": text})));
+    let mut written = 0u64;
+    // A few events per write, so the test does not spend its time in syscalls.
+    let batch: Vec<u8> = event.iter().copied().cycle().take(event.len() * 16).collect();
+    while stream.write_all(&batch).await.is_ok() {
+        written += batch.len() as u64;
+    }
+    written
+}

@@ -21,7 +21,7 @@ fi
 export MEDIAGATE_BIN
 
 python=${PYTHON:-python3}
-if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     rm -rf .venv
     "$python" -m venv .venv
 fi

@@ -164,10 +164,14 @@ def vlm():
 class Session:
     """One `mediagate mcp` subprocess and an SDK client connected to it."""
 
-    def __init__(self, workspace: Path, mode: str, vlm: VlmServer | None):
+    def __init__(
+        self, workspace: Path, mode: str, vlm: VlmServer | None, *, url: str | None = None, model: str | None = MODEL
+    ):
         args = ["mcp", "--workspace", str(workspace)]
         if vlm is not None:
-            args += ["--vlm-url", vlm.url, "--vlm-model", MODEL]
+            args += ["--vlm-url", url or vlm.url]
+            if model is not None:
+                args += ["--vlm-model", model]
         # The SDK passes only a safe subset of the environment (no MEDIAGATE_VLM_*), plus this.
         env = {
             "MEDIAGATE_VLM_API_KEY": API_KEY,
@@ -365,3 +369,30 @@ async def test_without_a_vision_model_the_tool_says_so_and_calls_nothing(workspa
     text = text_of(result)
     assert "no vision model" in text and "Do not retry" in text, text
     assert server.requests == []
+
+
+@pytest.mark.anyio
+async def test_a_vlm_url_without_a_model_starts_and_every_call_says_what_is_missing(workspace, mode, vlm):
+    server = vlm(["never"])
+    async with Session(workspace, mode, server, model=None) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["read_image"]
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+    assert result.is_error is True
+    text = text_of(result)
+    assert "no model" in text and "--vlm-model" in text and "MEDIAGATE_VLM_MODEL" in text, text
+    assert "env" in text and "Do not retry" in text, text
+    assert server.requests == []
+
+
+@pytest.mark.anyio
+async def test_a_base_url_without_its_v1_is_named_with_the_fix(workspace, mode, vlm):
+    server = vlm(["never"])
+    base = server.url.removesuffix("/v1")
+    async with Session(workspace, mode, server, url=base) as client:
+        result = await client.call_tool("read_image", {"path": "icon.png"})
+    assert result.is_error is True
+    text = text_of(result)
+    assert "HTTP 404" in text, text
+    assert f"POST {base}/chat/completions" in text, text
+    assert "missing its /v1" in text and f"try --vlm-url {base}/v1" in text, text
+    assert [r["path"] for r in server.requests] == ["/chat/completions"]

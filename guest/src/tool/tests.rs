@@ -207,11 +207,74 @@ fn a_cut_stream_returns_the_partial_answer_marked() {
     assert!(e.message.contains("401") && e.message.contains("bad key"));
 }
 
+/// A model that never stops: every pull gets another chunk; pulls are counted.
+struct EndlessVlm {
+    kind: ChunkKind,
+    text: String,
+    pulls: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+struct EndlessReply<'a>(&'a EndlessVlm);
+
+impl Reply for EndlessReply<'_> {
+    fn next_chunk(&mut self) -> Result<Option<Chunk>, VlmError> {
+        self.0.pulls.set(self.0.pulls.get() + 1);
+        Ok(Some(Chunk { kind: self.0.kind, text: self.0.text.clone() }))
+    }
+}
+
+impl Vlm for EndlessVlm {
+    fn configured(&self) -> bool {
+        true
+    }
+    fn ask(&self, _prompt: &str, _mime: &str, _data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+        Ok(Box::new(EndlessReply(self)))
+    }
+}
+
+fn endless(kind: ChunkKind, text: &str) -> EndlessVlm {
+    EndlessVlm { kind, text: text.to_string(), pulls: Default::default() }
+}
+
 #[test]
-fn the_answer_is_capped_in_the_middle() {
-    let chunk = "x".repeat(10_000);
-    let vlm = FakeVlm::replying((0..30).map(|_| content(&chunk)).collect());
+fn a_reply_past_the_cap_is_cut_there_and_no_longer_read() {
+    let vlm = endless(ChunkKind::Content, &"é".repeat(10_000));
+    let sink = RecordingSink::default();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    assert_eq!(vlm.pulls.get(), STREAM_CAP_CHARS.div_ceil(10_000), "not one chunk pulled past the cap");
+    let marker = cut_marker();
+    assert!(answer.ends_with(&marker), "{}", &answer[answer.len() - 200..]);
+    assert_eq!(answer.chars().count(), STREAM_CAP_CHARS + marker.chars().count());
+    assert!(answer.chars().count() <= ANSWER_CAP_CHARS);
+    assert!(answer[..answer.len() - marker.len()].chars().all(|c| c == 'é'));
+    // The live stream is the answer, chunk for chunk.
+    let streamed: String = sink.0.borrow().iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(streamed, answer);
+}
+
+#[test]
+fn a_reply_that_ends_exactly_at_the_cap_is_whole() {
+    let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS))]);
     let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
-    assert_eq!(answer.chars().count(), ANSWER_CAP_CHARS);
-    assert!(answer.contains("characters cut from the middle"));
+    assert_eq!(answer.len(), STREAM_CAP_CHARS);
+    let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS)), content("y")]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(answer, format!("{}{}", "x".repeat(STREAM_CAP_CHARS), cut_marker()));
+}
+
+#[test]
+fn endless_reasoning_is_cut_and_named() {
+    for vlm in [endless(ChunkKind::Reasoning, "hmm "), endless(ChunkKind::Content, "<think>hmm ")] {
+        let sink = RecordingSink::default();
+        let e = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap_err();
+        assert_eq!(e.code, ToolErrorCode::VlmFailed);
+        assert!(e.message.contains("reasoned for more than 199900 characters without answering"), "{}", e.message);
+        let streamed: usize = sink.0.borrow().iter().map(|(_, t)| t.chars().count()).sum();
+        assert_eq!(streamed, STREAM_CAP_CHARS);
+        assert!(vlm.pulls.get() <= STREAM_CAP_CHARS / 4 + 2);
+    }
+    // Reasoning past the cap after some answer: the answer so far, marked.
+    let vlm = FakeVlm::replying(vec![content("The answer"), reasoning(&"r".repeat(STREAM_CAP_CHARS + 1))]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(answer, format!("The answer{}", cut_marker()));
 }

@@ -6,11 +6,18 @@
 //!   trap) is a tool result with `isError: true` and the error text, never a protocol error; only an
 //!   unknown tool name is a protocol error (`-32602`), as the specification asks.
 //! - When the request carries a `progressToken`, `notifications/progress` follow the reply as it
-//!   streams: `progress` counts the chunks received, `message` is the answer so far.
+//!   streams: `progress` counts the chunks received, `message` is the answer so far; at most one
+//!   per [`PROGRESS_INTERVAL`] and [`MAX_PROGRESS_NOTIFICATIONS`] per call.
+//! - Calls run at most `--memory-budget` / (one call's memory limit) at a time; up to
+//!   `--max-queued` more wait for a turn; past that a call is answered at once, as an error, that
+//!   the server is busy.
+//! - Every line the client writes gets an answer or reaches rmcp exactly once (`mcp_framing`).
 //! - Stdout carries only protocol messages; the one status line goes to stderr.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use clap::Args;
 use mediagate::ReadImageTool;
@@ -24,13 +31,20 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant;
 
 use super::read_image::VlmArgs;
 use super::{fail, runtime};
 
 /// A progress message holds at most this many characters of the answer (its end, when longer).
 const PROGRESS_MESSAGE_CHARS: usize = 4_000;
+
+/// At most one progress notification per call in this time; chunks in between are batched.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
+
+/// At most this many progress notifications per call (the last one included).
+const MAX_PROGRESS_NOTIFICATIONS: u64 = 1_000;
 
 #[derive(Args)]
 pub struct McpArgs {
@@ -39,23 +53,43 @@ pub struct McpArgs {
     workspace: PathBuf,
     #[command(flatten)]
     vlm: VlmArgs,
+    /// Memory for all calls' sandboxes together, in MiB. Calls run at once up to this divided by
+    /// one call's memory limit (512 MiB); more wait their turn.
+    #[arg(long, value_name = "MIB", default_value_t = 2048)]
+    memory_budget: u64,
+    /// Calls that may wait for their turn; past this a call is answered at once that the server is busy.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_queued: usize,
 }
 
 pub async fn mcp(args: McpArgs) -> u8 {
-    let vlm = match args.vlm.resolve() {
-        Ok(v) => v,
-        Err(e) => return fail(e),
+    // A VLM configured by half (a URL but no model, an unknown dialect) does not stop the server: a
+    // host would show only "connection closed". Every call answers what is missing instead.
+    let (vlm, vlm_error) = match args.vlm.resolve() {
+        Ok(v) => (v, None),
+        Err(e) => (None, Some(Arc::new(e))),
     };
     let workspace = match std::fs::canonicalize(&args.workspace) {
         Ok(dir) if dir.is_dir() => dir,
         Ok(_) => return fail(format!("the workspace {} is not a directory", args.workspace.display())),
         Err(e) => return fail(format!("the workspace {} cannot be opened: {e}", args.workspace.display())),
     };
-    let vlm_line = match &vlm {
-        Some(c) => format!("{} at {}", c.model, c.base_url),
-        None => "none (read_image answers that no vision model is configured)".to_string(),
+    let vlm_line = match (&vlm, &vlm_error) {
+        (Some(c), _) => format!("{} at {}", c.model, c.base_url),
+        (None, Some(e)) => format!("misconfigured, read_image answers with this error: {e}"),
+        (None, None) => "none (read_image answers that no vision model is configured)".to_string(),
     };
-    let runtime = match runtime(super::Calls::Many) {
+    let per_call = mediagate::Limits::default().memory_bytes as u64;
+    let instances = (args.memory_budget << 20) / per_call;
+    if instances == 0 {
+        return fail(format!(
+            "--memory-budget {} MiB is less than one call's memory limit ({} MiB)",
+            args.memory_budget,
+            per_call >> 20
+        ));
+    }
+    let instances = instances.min(u64::from(mediagate::Limits::default().max_concurrent_calls)) as u32;
+    let runtime = match runtime(super::Calls::Many { instances }) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -71,19 +105,78 @@ pub async fn mcp(args: McpArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
-    let server = McpServer { tool, definition: Arc::new(published), workspace: Arc::new(workspace) };
-    eprintln!(
-        "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}",
-        definition.name,
-        server.workspace.display()
-    );
-    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
-        Ok(r) => r,
-        Err(e) => return fail(format!("the MCP session did not start: {e}")),
+    let server = McpServer {
+        tool,
+        definition: Arc::new(published),
+        workspace: Arc::new(workspace),
+        vlm_error,
+        turns: Arc::new(Turns::new(instances as usize, args.max_queued)),
     };
-    match running.waiting().await {
-        Ok(_) => 0,
-        Err(e) => fail(format!("the MCP session ended abnormally: {e}")),
+    eprintln!(
+        "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}; \
+         {instances} calls at once ({} MiB each), {} more queued",
+        definition.name,
+        server.workspace.display(),
+        per_call >> 20,
+        args.max_queued
+    );
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let framing = super::mcp_framing::framing(tokio::io::BufReader::with_capacity(64 << 10, stdin), stdout);
+    let code = match server.serve(framing.transport).await {
+        Ok(running) => match running.waiting().await {
+            Ok(_) => 0,
+            Err(e) => fail(format!("the MCP session ended abnormally: {e}")),
+        },
+        Err(e) => fail(format!("the MCP session did not start: {e}")),
+    };
+    // Every answer queued is written before the process ends (bounded: a client that stopped
+    // reading must not keep the process alive).
+    let _ = tokio::time::timeout(Duration::from_secs(10), framing.writer).await;
+    code
+}
+
+/// Who runs now and who waits: `running` permits, one per call whose sandbox exists, and at most
+/// `max_queued` calls waiting for one.
+struct Turns {
+    running: Arc<Semaphore>,
+    instances: usize,
+    waiting: AtomicUsize,
+    max_queued: usize,
+}
+
+/// A call's place in the queue; leaving it (with a turn, cancelled or dropped) frees the place.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Turns {
+    fn new(instances: usize, max_queued: usize) -> Self {
+        Turns { running: Arc::new(Semaphore::new(instances)), instances, waiting: AtomicUsize::new(0), max_queued }
+    }
+
+    /// A turn to run, at once or after waiting; `Err` with the words of the busy answer when the
+    /// queue is full.
+    async fn take(&self) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
+        if let Ok(permit) = self.running.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let place = Waiting(&self.waiting);
+        if queued >= self.max_queued {
+            drop(place);
+            return Err(format!(
+                "error: the server is busy: {} calls are running and {} are waiting, the most it takes; \
+                 try again shortly",
+                self.instances, self.max_queued
+            ));
+        }
+        let permit = self.running.clone().acquire_owned().await.expect("the semaphore is never closed");
+        drop(place);
+        Ok(permit)
     }
 }
 
@@ -102,6 +195,9 @@ struct McpServer {
     tool: ReadImageTool,
     definition: Arc<Tool>,
     workspace: Arc<PathBuf>,
+    /// Why the configured vision model cannot be used; every call answers with it.
+    vlm_error: Option<Arc<String>>,
+    turns: Arc<Turns>,
 }
 
 /// The arguments of `read_image`, as its published schema describes them.
@@ -148,6 +244,13 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
+        if let Some(e) = &self.vlm_error {
+            return Ok(tool_error(format!(
+                "error: the vision model (VLM) of this MCP server is misconfigured: {e} (in the server's `args`, or \
+                 its `env` block in the MCP host's configuration). Do not retry; tell the user to fix the configuration."
+            ))
+            .into());
+        }
         let arguments = request.arguments.unwrap_or_default();
         let arguments: ReadImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {
             Ok(a) => a,
@@ -156,8 +259,16 @@ impl ServerHandler for McpServer {
             }
         };
         let progress = context.meta.get_progress_token().map(|token| Progress::new(token, context.peer.clone()));
+        let call = async {
+            // The sandbox, and its memory, exists only with a turn.
+            let _turn = match self.turns.take().await {
+                Ok(turn) => turn,
+                Err(busy) => return tool_error(busy),
+            };
+            self.read_image(arguments, progress).await
+        };
         tokio::select! {
-            result = self.read_image(arguments, progress) => Ok(result.into()),
+            result = call => Ok(result.into()),
             // The client cancelled: dropping the call stops the guest and the VLM stream. No response
             // is read after a cancellation; this one only ends the request.
             () = context.ct.cancelled() => Ok(tool_error("error: the call was cancelled".to_string()).into()),
@@ -180,6 +291,7 @@ impl McpServer {
             Some(mut progress) => {
                 let mut call = std::pin::pin!(call);
                 let result = loop {
+                    let due = progress.due();
                     tokio::select! {
                         result = &mut call => break result,
                         Some(chunk) = chunks.recv() => {
@@ -187,17 +299,17 @@ impl McpServer {
                             while let Ok(chunk) = chunks.try_recv() {
                                 progress.take(chunk);
                             }
+                        }
+                        () = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                             progress.send().await;
                         }
                     }
                 };
-                // Chunks that arrived together with the end of the call: sent before the result.
-                let mut more = false;
+                // Chunks not yet told: one last notification before the result.
                 while let Ok(chunk) = chunks.try_recv() {
                     progress.take(chunk);
-                    more = true;
                 }
-                if more {
+                if progress.unsent {
                     progress.send().await;
                 }
                 result
@@ -219,8 +331,9 @@ fn tool_error(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
-/// `notifications/progress` for one call whose request carried a progress token: one per batch of
-/// chunks that arrived together; `progress` is the number of chunks so far (content and
+/// `notifications/progress` for one call whose request carried a progress token: the chunks that
+/// arrived since the last one, batched, at most one per [`PROGRESS_INTERVAL`] and
+/// [`MAX_PROGRESS_NOTIFICATIONS`] in all; `progress` is the number of chunks so far (content and
 /// reasoning), `message` the answer so far (its last [`PROGRESS_MESSAGE_CHARS`] characters when
 /// longer). Reasoning text is never sent.
 struct Progress {
@@ -229,24 +342,49 @@ struct Progress {
     chunks: u64,
     answer: AnswerTail,
     client_gone: bool,
+    /// Chunks arrived that no notification told yet.
+    unsent: bool,
+    sent: u64,
+    last_sent: Option<Instant>,
 }
 
 impl Progress {
     fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
-        Progress { token, peer, chunks: 0, answer: AnswerTail::default(), client_gone: false }
+        Progress {
+            token,
+            peer,
+            chunks: 0,
+            answer: AnswerTail::default(),
+            client_gone: false,
+            unsent: false,
+            sent: 0,
+            last_sent: None,
+        }
     }
 
     fn take(&mut self, (kind, text): (ChunkKind, String)) {
         self.chunks += 1;
+        self.unsent = true;
         if kind == ChunkKind::Content {
             self.answer.push(&text);
         }
     }
 
+    /// When the next notification may go, if there is something to tell and it may.
+    fn due(&self) -> Option<Instant> {
+        if !self.unsent || self.client_gone || self.sent >= MAX_PROGRESS_NOTIFICATIONS {
+            return None;
+        }
+        Some(self.last_sent.map_or_else(Instant::now, |at| at + PROGRESS_INTERVAL))
+    }
+
     async fn send(&mut self) {
-        if self.client_gone {
+        if self.client_gone || self.sent >= MAX_PROGRESS_NOTIFICATIONS {
             return;
         }
+        self.unsent = false;
+        self.sent += 1;
+        self.last_sent = Some(Instant::now());
         let message =
             if self.answer.is_empty() { "the model is reasoning…".to_string() } else { self.answer.message() };
         let notification = ProgressNotificationParam::new(self.token.clone(), self.chunks as f64).with_message(message);

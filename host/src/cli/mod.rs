@@ -2,6 +2,7 @@
 
 mod admit;
 mod mcp;
+mod mcp_framing;
 mod proxy;
 mod read_image;
 mod report;
@@ -122,15 +123,19 @@ pub fn main() -> ExitCode {
 
 /// How many calls a command makes: a one-shot command skips the pooling allocator, whose
 /// up-front reservation only pays off over many calls (the MCP server).
+/// `Many` sizes the pool for that many instances at once.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Calls {
     One,
-    Many,
+    Many { instances: u32 },
 }
 
 /// The process's runtime: the default limits and the on-disk compiled-component cache.
 pub fn runtime(calls: Calls) -> Result<Arc<Runtime>, u8> {
-    let config = RuntimeConfig { pooling: calls == Calls::Many, ..RuntimeConfig::default() };
+    let mut config = RuntimeConfig { pooling: calls != Calls::One, ..RuntimeConfig::default() };
+    if let Calls::Many { instances } = calls {
+        config.limits.max_concurrent_calls = instances;
+    }
     Runtime::new(config).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
 }
 

@@ -78,12 +78,42 @@ pub struct ReplyStream {
     done: bool,
     /// Redacted from every error (a provider may echo it).
     api_key: Option<String>,
+    /// Redacts the key from the text itself, across chunk boundaries.
+    redactor: KeyRedactor,
+    /// Redacted chunks ready to hand out.
+    ready: std::collections::VecDeque<Chunk>,
+    /// The error that ended the stream, handed out after the text held back before it.
+    failed: Option<VlmError>,
+    finished: bool,
 }
 
 impl ReplyStream {
+    /// The next piece of the reply, with the API key redacted from its text (a model may echo it,
+    /// whole or split across chunks) and from any error.
     pub async fn next_chunk(&mut self) -> Result<Option<Chunk>, VlmError> {
-        let result = self.next_chunk_unredacted().await;
-        result.map_err(|e| redact(e, self.api_key.as_deref()))
+        loop {
+            if let Some(chunk) = self.ready.pop_front() {
+                return Ok(Some(chunk));
+            }
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
+            if self.finished {
+                return Ok(None);
+            }
+            match self.next_chunk_unredacted().await {
+                Ok(Some(chunk)) => self.ready.extend(self.redactor.push(chunk)),
+                Ok(None) => {
+                    self.ready.extend(self.redactor.finish());
+                    self.finished = true;
+                }
+                Err(e) => {
+                    self.ready.extend(self.redactor.finish());
+                    self.failed = Some(redact(e, self.api_key.as_deref()));
+                    self.finished = true;
+                }
+            }
+        }
     }
 
     async fn next_chunk_unredacted(&mut self) -> Result<Option<Chunk>, VlmError> {
@@ -244,6 +274,10 @@ impl VlmClient {
                         message =
                             format!("{message}; redirects are not followed: configure the final URL ({location})");
                     }
+                    if matches!(status.as_u16(), 404 | 405) {
+                        message =
+                            format!("{message} ({})", endpoint_hint(self.config.api, &self.config.base_url, &url));
+                    }
                     let refused = VlmError::Refused { status: status.as_u16(), message };
                     if status.as_u16() == 429 || status.is_server_error() {
                         Ok((refused, retry_after))
@@ -290,6 +324,10 @@ impl VlmClient {
             max_reply_time: self.config.max_reply_time,
             done: false,
             api_key: self.config.api_key.clone(),
+            redactor: KeyRedactor::new(self.config.api_key.as_deref()),
+            ready: Default::default(),
+            failed: None,
+            finished: false,
         })
     }
 }
@@ -450,11 +488,131 @@ async fn provider_message(mut response: reqwest::Response, wait: Duration) -> St
     }
 }
 
+/// For a 404 or 405: the URL requested and, when the base URL looks like it lacks a path segment (an
+/// OpenAI-compatible base without its `/v1`) or carries one too many (the endpoint itself, or `/v1`
+/// for the Anthropic dialect, which appends `/v1/messages`), the base URL to configure instead.
+fn endpoint_hint(api: Api, base_url: &str, url: &str) -> String {
+    let base = shown_url(base_url);
+    let path = reqwest::Url::parse(base_url).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default();
+    let strip = |suffix: &str| base.strip_suffix(suffix).unwrap_or(&base).to_string();
+    let advice = match api {
+        Api::OpenAi if path.ends_with("/chat/completions") => Some(format!(
+            "the base URL must stop before /chat/completions, which mediagate appends: try --vlm-url {}",
+            strip("/chat/completions")
+        )),
+        Api::OpenAi if !has_version_segment(&path) => Some(format!(
+            "the base URL {base} may be missing its /v1: OpenAI-compatible servers (OpenAI, Ollama, vLLM, llama.cpp, \
+             LiteLLM) answer at {base}/v1/chat/completions, so try --vlm-url {base}/v1"
+        )),
+        Api::OpenAi => None,
+        Api::Anthropic if path.ends_with("/v1/messages") => Some(format!(
+            "the base URL must stop before /v1/messages, which mediagate appends: try --vlm-url {}",
+            strip("/v1/messages")
+        )),
+        Api::Anthropic if path.ends_with("/v1") => Some(format!(
+            "with --vlm-api anthropic mediagate appends /v1/messages itself, so the base URL has no /v1: try --vlm-url {}",
+            strip("/v1")
+        )),
+        Api::Anthropic => None,
+    };
+    let endpoint = match api {
+        Api::OpenAi => "/chat/completions",
+        Api::Anthropic => "/v1/messages",
+    };
+    let advice = advice.unwrap_or_else(|| {
+        format!(
+            "check that {base} is the API's base URL (mediagate appends {endpoint}) and that the server speaks that API"
+        )
+    });
+    format!("POST {}; {advice} (or MEDIAGATE_VLM_URL)", shown_url(url))
+}
+
+/// `/v1`, `/v1beta/openai`, `/openai/v1`: some segment names an API version.
+fn has_version_segment(path: &str) -> bool {
+    path.split('/').any(|s| s.strip_prefix('v').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())))
+}
+
+/// A URL as it may be shown: no user, password, query or fragment (where credentials hide).
+fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => url.trim_end_matches('/').to_string(),
+    }
+}
+
+/// What replaces the API key wherever it appears.
+const REDACTED: &str = "<redacted>";
+
+/// Keys shorter than this are not redacted: they would garble every message (real keys are far
+/// longer).
+const MIN_KEY_LEN: usize = 4;
+
+/// Replaces the API key in streamed text. A key split across chunks is caught: the end of each
+/// chunk that could be the start of the key is held back until the next chunk of the same kind
+/// (or the end of the stream) shows whether it is. Content and reasoning are joined separately,
+/// as the guest joins them, so reasoning in between does not hide a key split around it.
+struct KeyRedactor {
+    key: Option<String>,
+    /// Held-back text: content, reasoning.
+    held: [String; 2],
+}
+
+fn kind_index(kind: ChunkKind) -> usize {
+    match kind {
+        ChunkKind::Content => 0,
+        ChunkKind::Reasoning => 1,
+    }
+}
+
+impl KeyRedactor {
+    fn new(key: Option<&str>) -> Self {
+        let key = key.filter(|k| k.len() >= MIN_KEY_LEN).map(str::to_string);
+        KeyRedactor { key, held: Default::default() }
+    }
+
+    fn push(&mut self, chunk: Chunk) -> Option<Chunk> {
+        let Some(key) = &self.key else { return Some(chunk) };
+        let held = &mut self.held[kind_index(chunk.kind)];
+        let mut text = std::mem::take(held);
+        text.push_str(&chunk.text);
+        let mut text = text.replace(key.as_str(), REDACTED);
+        // The longest end of the text that is a proper start of the key waits for what follows.
+        let hold = (1..key.len())
+            .rev()
+            .find(|&n| {
+                key.is_char_boundary(n)
+                    && n <= text.len()
+                    && text.is_char_boundary(text.len() - n)
+                    && text.ends_with(&key[..n])
+            })
+            .unwrap_or(0);
+        *held = text.split_off(text.len() - hold);
+        (!text.is_empty()).then_some(Chunk { kind: chunk.kind, text })
+    }
+
+    /// The text held back at the end of the stream (it was not the key).
+    fn finish(&mut self) -> Vec<Chunk> {
+        [ChunkKind::Reasoning, ChunkKind::Content]
+            .into_iter()
+            .filter_map(|kind| {
+                let text = std::mem::take(&mut self.held[kind_index(kind)]);
+                (!text.is_empty()).then_some(Chunk { kind, text })
+            })
+            .collect()
+    }
+}
+
 /// The error with every occurrence of the API key replaced.
 fn redact(e: VlmError, key: Option<&str>) -> VlmError {
     // A key this short would garble every message; real keys are far longer.
-    let Some(key) = key.filter(|k| k.len() >= 4) else { return e };
-    let r = |m: String| m.replace(key, "<redacted>");
+    let Some(key) = key.filter(|k| k.len() >= MIN_KEY_LEN) else { return e };
+    let r = |m: String| m.replace(key, REDACTED);
     match e {
         VlmError::NotConfigured => VlmError::NotConfigured,
         VlmError::Unreachable(m) => VlmError::Unreachable(r(m)),
@@ -508,6 +666,79 @@ mod tests {
         let out = feed(100, &chunks);
         assert!(out[0].is_ok() && out[1].as_ref().is_err_and(|e| e.contains("limit of 100 bytes")), "{out:?}");
         assert!(out[2].is_err(), "once over, always over");
+    }
+
+    fn redact_stream(key: &str, pieces: &[(ChunkKind, &str)]) -> Vec<Chunk> {
+        let mut r = KeyRedactor::new(Some(key));
+        let mut out: Vec<Chunk> = Vec::new();
+        for (kind, text) in pieces {
+            out.extend(r.push(Chunk { kind: *kind, text: text.to_string() }));
+        }
+        out.extend(r.finish());
+        out
+    }
+
+    fn joined(chunks: &[Chunk], kind: ChunkKind) -> String {
+        chunks.iter().filter(|c| c.kind == kind).map(|c| c.text.as_str()).collect()
+    }
+
+    #[test]
+    fn the_key_is_redacted_from_streamed_text_however_it_is_split() {
+        use ChunkKind::*;
+        let key = "sk-test-secret";
+        let text = "my key is sk-test-secret, and again sk-test-secret.";
+        // Every way of cutting the text in two and in three pieces.
+        for a in 0..=text.len() {
+            for b in a..=text.len() {
+                let pieces = [(Content, &text[..a]), (Content, &text[a..b]), (Content, &text[b..])];
+                let out = redact_stream(key, &pieces);
+                assert_eq!(joined(&out, Content), "my key is <redacted>, and again <redacted>.", "{a} {b}");
+                assert!(out.iter().all(|c| !c.text.contains(key) && !c.text.is_empty()));
+            }
+        }
+        // A start of the key that is not the key comes out at the end; kinds are joined apart, so
+        // reasoning between two halves of the key does not hide it.
+        let out = redact_stream(key, &[(Content, "ends with sk-te"), (Reasoning, "sk-test-secret"), (Content, "st")]);
+        assert_eq!(joined(&out, Content), "ends with sk-test");
+        assert_eq!(joined(&out, Reasoning), "<redacted>");
+        let out = redact_stream(key, &[(Content, "a sk-test"), (Reasoning, "sk-"), (Content, "-secret b")]);
+        assert_eq!(joined(&out, Content), "a <redacted> b");
+        assert_eq!(joined(&out, Reasoning), "sk-");
+        // Multi-byte text next to a key start.
+        let out = redact_stream("ключ-1234", &[(Content, "a ключ"), (Content, "-12"), (Content, "34 b ключ")]);
+        assert_eq!(joined(&out, Content), "a <redacted> b ключ");
+        // No key, or one too short: text passes as it is.
+        let mut r = KeyRedactor::new(Some("ab"));
+        assert_eq!(
+            r.push(Chunk { kind: Content, text: "ab".into() }),
+            Some(Chunk { kind: Content, text: "ab".into() })
+        );
+    }
+
+    #[test]
+    fn a_404_names_the_url_and_the_segment_that_looks_missing() {
+        let hint = endpoint_hint(Api::OpenAi, "http://127.0.0.1:11434", "http://127.0.0.1:11434/chat/completions");
+        assert!(hint.starts_with("POST http://127.0.0.1:11434/chat/completions;"), "{hint}");
+        assert!(hint.contains("missing its /v1") && hint.contains("try --vlm-url http://127.0.0.1:11434/v1"), "{hint}");
+        let hint = endpoint_hint(
+            Api::OpenAi,
+            "https://x/v1/chat/completions/",
+            "https://x/v1/chat/completions/chat/completions",
+        );
+        assert!(
+            hint.contains("stop before /chat/completions") && hint.contains("try --vlm-url https://x/v1 "),
+            "{hint}"
+        );
+        for base in ["https://api.openai.com/v1", "https://g.example/v1beta/openai", "https://groq.example/openai/v1"] {
+            let hint = endpoint_hint(Api::OpenAi, base, &format!("{base}/chat/completions"));
+            assert!(hint.contains("check that") && !hint.contains("missing"), "{hint}");
+        }
+        let hint =
+            endpoint_hint(Api::Anthropic, "https://api.anthropic.com/v1", "https://api.anthropic.com/v1/v1/messages");
+        assert!(hint.contains("has no /v1: try --vlm-url https://api.anthropic.com "), "{hint}");
+        let hint =
+            endpoint_hint(Api::OpenAi, "http://me:secret@h/api?key=k", "http://me:secret@h/api/chat/completions?key=k");
+        assert!(!hint.contains("secret") && !hint.contains("key=k") && !hint.contains("me@"), "{hint}");
     }
 
     #[test]

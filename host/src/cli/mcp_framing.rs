@@ -1,0 +1,291 @@
+//! The stdio framing of `mediagate mcp`, in front of rmcp: every line the client writes gets an
+//! answer or reaches rmcp, exactly once.
+//!
+//! rmcp's own stdio transport drops lines it cannot parse without a word (the client then waits
+//! forever) and, given two requests with one id, answers one of them. Here stdin is read line by
+//! line with a bound; a line that is over [`MAX_LINE_BYTES`], not UTF-8, not JSON (nesting past
+//! serde_json's limit included) or not a JSON-RPC message is answered here, on the one serialized
+//! stdout writer, with `-32700` (parse error) or `-32600` (invalid request) and `id: null` when the
+//! id cannot be read; a request whose id is still in flight is answered `-32600` naming the id.
+//! Everything else goes to rmcp, already parsed, through an in-process channel transport; rmcp's
+//! messages come back through a sink that frees the ids it answers and queues the line for stdout.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use futures_util::{Sink, Stream};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// The longest line (one JSON-RPC message) read; longer lines are discarded as they arrive and
+/// answered with a parse error.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+
+/// Lines for stdout waiting for the writer.
+const OUT_QUEUE: usize = 256;
+/// Parsed messages waiting for rmcp.
+const IN_QUEUE: usize = 64;
+
+/// Requests handed to rmcp and not answered yet, by the JSON text of their id (`1` and `"1"` are
+/// different ids).
+type InFlight = Arc<Mutex<HashSet<String>>>;
+
+/// The transport for rmcp (a sink of its messages, a stream of the client's) and the tasks that
+/// read stdin and write stdout. `writer` ends once rmcp and the reader are done and every line
+/// is written.
+pub struct Framing<Si, St> {
+    pub transport: (Si, St),
+    pub writer: tokio::task::JoinHandle<()>,
+}
+
+pub fn framing<R, W>(
+    input: R,
+    output: W,
+) -> Framing<
+    impl Sink<ServerJsonRpcMessage, Error = std::io::Error> + Send + Unpin + 'static,
+    impl Stream<Item = ClientJsonRpcMessage> + Send + Unpin + 'static,
+>
+where
+    R: AsyncBufRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let in_flight: InFlight = Arc::default();
+    let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
+    let (in_tx, mut in_rx) = mpsc::channel::<ClientJsonRpcMessage>(IN_QUEUE);
+    let writer = tokio::spawn(write_lines(output, out_rx));
+    tokio::spawn(read_lines(input, in_tx, out_tx.clone(), in_flight.clone()));
+    let sink = Box::pin(futures_util::sink::unfold(
+        (out_tx, in_flight),
+        |(out, in_flight), message: ServerJsonRpcMessage| async move {
+            // Freed before the answer is written: a client may reuse the id as soon as it reads it.
+            if let Some(id) = answered_id(&message) {
+                in_flight.lock().expect("never poisoned").remove(&id_key(id));
+            }
+            let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
+            out.send(line)
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
+            Ok::<_, std::io::Error>((out, in_flight))
+        },
+    ));
+    let stream = futures_util::stream::poll_fn(move |cx| in_rx.poll_recv(cx));
+    Framing { transport: (sink, stream), writer }
+}
+
+fn answered_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Response(r) => Some(&r.id),
+        JsonRpcMessage::Error(e) => e.id.as_ref(),
+        _ => None,
+    }
+}
+
+fn id_key(id: &RequestId) -> String {
+    serde_json::to_string(id).expect("an id serialises")
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Receiver<String>) {
+    while let Some(mut line) = lines.recv().await {
+        line.push('\n');
+        if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
+            // The client is gone; what is left has nowhere to go.
+            return;
+        }
+    }
+}
+
+/// One line read from stdin.
+enum Line {
+    /// The line (without its end) is in the buffer.
+    Whole,
+    /// The line had this many bytes, more than [`MAX_LINE_BYTES`]; none were kept.
+    TooLong(u64),
+    Eof,
+}
+
+/// Reads the next line into `buf`, keeping at most `max` bytes of it: a longer line is read to
+/// its end and dropped, so memory stays bounded whatever the client writes.
+async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, max: usize, buf: &mut Vec<u8>) -> std::io::Result<Line> {
+    buf.clear();
+    let mut dropped: u64 = 0;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (buf.is_empty(), dropped) {
+                (true, 0) => Line::Eof,
+                (_, 0) => Line::Whole, // a last line without its newline
+                (_, n) => Line::TooLong(n),
+            });
+        }
+        let (part, used, ends) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
+        };
+        if dropped == 0 && buf.len() + part.len() <= max {
+            buf.extend_from_slice(part);
+        } else {
+            dropped += (buf.len() + part.len()) as u64;
+            buf.clear();
+        }
+        input.consume(used);
+        if ends {
+            return Ok(if dropped == 0 { Line::Whole } else { Line::TooLong(dropped) });
+        }
+    }
+}
+
+async fn read_lines<R: AsyncBufRead + Unpin>(
+    mut input: R,
+    to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
+    out: mpsc::Sender<String>,
+    in_flight: InFlight,
+) {
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line(&mut input, MAX_LINE_BYTES, &mut buf).await {
+            Ok(line) => line,
+            Err(e) => {
+                eprintln!("mediagate mcp: cannot read stdin: {e}; ending the session");
+                return;
+            }
+        };
+        let verdict = match line {
+            Line::Eof => return, // dropping `to_rmcp` ends the session once rmcp is done
+            Line::TooLong(n) => Err(error_line(
+                None,
+                PARSE_ERROR,
+                format!("Parse error: the message is {n} bytes, over the limit of {MAX_LINE_BYTES} bytes"),
+            )),
+            Line::Whole => check(&buf, &in_flight),
+        };
+        match verdict {
+            Ok(None) => {}
+            Ok(Some(message)) => {
+                if to_rmcp.send(message).await.is_err() {
+                    return; // rmcp has ended the session
+                }
+            }
+            Err(answer) => {
+                if out.send(answer).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A line's fate: `Ok(Some)` to rmcp, `Ok(None)` ignored (blank), `Err` the answer to write.
+fn check(line: &[u8], in_flight: &InFlight) -> Result<Option<ClientJsonRpcMessage>, String> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let text = std::str::from_utf8(line).map_err(|e| {
+        error_line(None, PARSE_ERROR, format!("Parse error: the message is not UTF-8 (at byte {})", e.valid_up_to()))
+    })?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| error_line(None, PARSE_ERROR, format!("Parse error: the message is not JSON: {e}")))?;
+    let object = match &value {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err(error_line(
+                None,
+                INVALID_REQUEST,
+                "Invalid request: batches (JSON arrays) are not supported; send one message per line".into(),
+            ));
+        }
+        _ => return Err(error_line(None, INVALID_REQUEST, "Invalid request: not a JSON-RPC message object".into())),
+    };
+    // The id, when it is one JSON-RPC allows; else the answer carries `null`.
+    let id = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()).cloned();
+    let message: ClientJsonRpcMessage = serde_json::from_value(value)
+        .map_err(|e| error_line(id.clone(), INVALID_REQUEST, format!("Invalid request: {e}")))?;
+    match &message {
+        JsonRpcMessage::Request(request) => {
+            let key = id_key(&request.id);
+            if !in_flight.lock().expect("never poisoned").insert(key.clone()) {
+                return Err(error_line(
+                    id,
+                    INVALID_REQUEST,
+                    format!("Invalid request: duplicate request id {key}: a request with this id is still in flight"),
+                ));
+            }
+        }
+        // rmcp sends no answer for a cancelled request: its id is free again.
+        JsonRpcMessage::Notification(n) => {
+            if let ClientNotification::CancelledNotification(c) = &n.notification
+                && let Some(id) = &c.params.request_id
+            {
+                in_flight.lock().expect("never poisoned").remove(&id_key(id));
+            }
+        }
+        _ => {}
+    }
+    Ok(Some(message))
+}
+
+fn error_line(id: Option<Value>, code: i64, message: String) -> String {
+    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, u64>> {
+        let mut reader = tokio::io::BufReader::with_capacity(4, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, max, &mut buf).await.unwrap() {
+                Line::Eof => return out,
+                Line::Whole => out.push(Ok(buf.clone())),
+                Line::TooLong(n) => out.push(Err(n)),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_are_bounded_and_the_next_line_is_whole() {
+        let input = b"short\n0123456789abcdef\n\nlast without newline";
+        assert_eq!(
+            lines(input, 10).await,
+            [Ok(b"short".to_vec()), Err(16), Ok(vec![]), Err(20)],
+            "over the bound: dropped, counted"
+        );
+        assert_eq!(lines(b"exactly10!\nx", 10).await, [Ok(b"exactly10!".to_vec()), Ok(b"x".to_vec())]);
+    }
+
+    #[test]
+    fn bad_lines_are_answered_and_good_ones_pass() {
+        let in_flight = InFlight::default();
+        let answer = |line: &[u8]| -> Value { serde_json::from_str(&check(line, &in_flight).unwrap_err()).unwrap() };
+        let deep = [vec![b'['; 200], vec![b']'; 200]].concat();
+        for bad in [&b"not json"[..], b"\xff\xfe{}", b"{\"jsonrpc\":", &deep] {
+            let a = answer(bad);
+            assert_eq!((a["id"].clone(), a["error"]["code"].as_i64()), (Value::Null, Some(-32700)), "{a}");
+        }
+        let a = answer(b"[1]");
+        assert_eq!(a["error"]["code"], -32600);
+        let a = answer(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":7}"#);
+        assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(3), Some(-32600)), "{a}");
+        assert!(check(b"  \r", &in_flight).unwrap().is_none());
+        let ping = br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#;
+        assert!(check(ping, &in_flight).unwrap().is_some());
+        let a = answer(ping);
+        assert_eq!(a["id"], "a");
+        assert!(a["error"]["message"].as_str().unwrap().contains("duplicate request id \"a\""), "{a}");
+        // Another id, and the same digits as a number, are different requests.
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &in_flight).unwrap().is_some());
+        assert!(check(br#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#, &in_flight).unwrap().is_some());
+        // A cancellation frees the id.
+        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#;
+        assert!(check(cancel, &in_flight).unwrap().is_some());
+        assert!(check(ping, &in_flight).unwrap().is_some());
+    }
+}
