@@ -11,10 +11,6 @@ if [ ! -x "$MEDIAGATE_BIN" ]; then
     echo "error: no mediagate binary at $MEDIAGATE_BIN; run cargo build --release -p mediagate (or set MEDIAGATE_BIN)" >&2
     exit 2
 fi
-lock=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ "$(cat node_modules/.installed-lock 2>/dev/null)" != "$lock" ]; then
-    npm ci --no-audit --no-fund --loglevel=error
-    echo "$lock" > node_modules/.installed-lock
-fi
+bash install.sh
 echo "mediagate proxy: $MEDIAGATE_BIN; node $(node --version)"
 exec node --test --test-concurrency=1 "$@" proxy.test.mjs

@@ -73,7 +73,8 @@ pub struct ProxyArgs {
 }
 
 pub async fn proxy(args: ProxyArgs) -> u8 {
-    let runtime = match runtime(super::Calls::Many) {
+    // One gate call at a time: answers are gated in order, in the one loop.
+    let runtime = match runtime(super::Calls::Many { instances: 1 }) {
         Ok(r) => r,
         Err(code) => return code,
     };
