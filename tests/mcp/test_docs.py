@@ -231,7 +231,7 @@ async def test_the_snippet_starts_a_server_that_accepts_its_configuration(snippe
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(workspace))
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["read_image"]
+        assert [t.name for t in tools] == ["read_image", "view_image"]
         # A missing file is answered after the vision model's settings were taken: a URL without a
         # model, a bad dialect or no model at all would answer first (and nothing is sent anywhere).
         result = await client.call_tool("read_image", {"path": "missing.png"})
