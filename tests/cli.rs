@@ -284,6 +284,7 @@ fn cut_and_undecodable_images_are_refused_by_default() {
     std::fs::write(&noisy_path, &noisy).unwrap();
     let (code, v) = admit_json(&[path(&noisy_path)]);
     assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")), "{v}");
+}
 
 /// A base URL without its `/v1` (`http://127.0.0.1:11434` for Ollama): the 404 names the URL
 /// requested and the base URL to configure instead, not just "Not Found".
