@@ -10,5 +10,7 @@ echo "== Python host (wasmtime-py)"
 MEDIAGATE_BIN="$PWD/target/release/mediagate" bash hosts/python/test.sh
 echo "== MCP server, driven by the official Python MCP client"
 MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/mcp/test.sh
+echo "== MCP proxy in front of the official servers, driven by the official TypeScript SDK client"
+MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/proxy/test.sh
 echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
 MEDIAGATE_BIN="$PWD/target/release/mediagate" bash js/test.sh

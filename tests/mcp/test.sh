@@ -26,6 +26,8 @@ if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/d
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# test_proxy.py puts `mediagate proxy` in front of the official MCP servers from npm.
+bash ../proxy/install.sh
 
 echo "mediagate mcp: $MEDIAGATE_BIN; client: mcp $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 exec .venv/bin/python -m pytest -q "$@"

@@ -41,6 +41,7 @@ class Snippet:
     env: dict[str, str] = field(default_factory=dict)
     forwarded: list[str] = field(default_factory=list)  # names the host copies from its environment
     inputs: dict[str, dict] = field(default_factory=dict)  # VS Code's prompted inputs
+    proxy: bool = False  # `mediagate proxy -- …` in front of the filesystem server (entry `files`)
 
     def __str__(self) -> str:
         return f"{self.client}@{self.line}"
@@ -58,23 +59,31 @@ def from_json(body: str, line: int) -> Snippet:
     data = json.loads(body)
     keys = [k for k in ("mcpServers", "servers", "context_servers") if k in data]
     assert len(keys) == 1, f"line {line}: one of mcpServers / servers / context_servers, got {list(data)}"
-    entry = data[keys[0]]["mediagate"]
+    proxy = "files" in data[keys[0]]
+    entry = data[keys[0]]["files" if proxy else "mediagate"]
     client = {"mcpServers": "mcpServers", "servers": "vscode", "context_servers": "zed"}[keys[0]]
     if client == "vscode":
         assert entry["type"] == "stdio", "VS Code needs the type"
     inputs = {i["id"]: i for i in data.get("inputs", [])}
-    return Snippet(client, line, entry["command"], entry.get("args", []), entry.get("env", {}), inputs=inputs)
+    args, env = entry.get("args", []), entry.get("env", {})
+    return Snippet(client, line, entry["command"], args, env, inputs=inputs, proxy=proxy)
 
 
 def from_yaml(body: str, line: int) -> Snippet:
-    entry = yaml.safe_load(body)["extensions"]["mediagate"]
-    assert entry["type"] == "stdio" and entry["enabled"] is True and entry["name"] == "mediagate"
-    return Snippet("goose", line, entry["cmd"], entry.get("args", []), entry.get("envs", {}), entry.get("env_keys", []))
+    extensions = yaml.safe_load(body)["extensions"]
+    name = "files" if "files" in extensions else "mediagate"
+    entry = extensions[name]
+    assert entry["type"] == "stdio" and entry["enabled"] is True and entry["name"] == name
+    forwarded = entry.get("env_keys", [])
+    return Snippet("goose", line, entry["cmd"], entry.get("args", []), entry.get("envs", {}), forwarded, proxy=name == "files")
 
 
 def from_toml(body: str, line: int) -> Snippet:
-    entry = tomllib.loads(body)["mcp_servers"]["mediagate"]
-    return Snippet("codex", line, entry["command"], entry.get("args", []), entry.get("env", {}), entry.get("env_vars", []))
+    servers = tomllib.loads(body)["mcp_servers"]
+    proxy = "files" in servers
+    entry = servers["files" if proxy else "mediagate"]
+    forwarded = entry.get("env_vars", [])
+    return Snippet("codex", line, entry["command"], entry.get("args", []), entry.get("env", {}), forwarded, proxy=proxy)
 
 
 def from_sh(body: str, line: int) -> list[Snippet]:
@@ -90,8 +99,8 @@ def from_sh(body: str, line: int) -> list[Snippet]:
                     env[name] = v
                 else:
                     assert option in ("--transport", "--scope"), option
-            assert rest[0] == "mediagate" and rest[1] == "--", rest
-            found.append(Snippet("claude-mcp-add", line, rest[2], rest[3:], env))
+            assert rest[0] in ("mediagate", "files") and rest[1] == "--", rest
+            found.append(Snippet("claude-mcp-add", line, rest[2], rest[3:], env, proxy=rest[0] == "files"))
         elif words[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"]:
             env, rest = {}, words[3:]
             while rest[0] == "-e":
@@ -123,7 +132,8 @@ def snippets() -> list[Snippet]:
     return found
 
 
-SNIPPETS = snippets()
+SNIPPETS = [s for s in snippets() if not s.proxy]
+PROXY_SNIPPETS = [s for s in snippets() if s.proxy]
 
 
 def test_every_client_the_page_promises_has_a_parsed_snippet():
@@ -133,6 +143,8 @@ def test_every_client_the_page_promises_has_a_parsed_snippet():
     for heading in ["## Claude Code", "## Claude Desktop", "## Cursor", "## VS Code", "## Zed", "## goose", "## Codex"]:
         assert heading in text
     assert "only its `env` block, not your shell's environment" in text
+    proxied = sorted({s.client for s in PROXY_SNIPPETS})
+    assert proxied == sorted(["claude-mcp-add", "mcpServers", "vscode", "zed", "goose", "codex"])
 
 
 def test_no_key_is_written_into_a_snippet():
@@ -219,9 +231,37 @@ async def test_the_snippet_starts_a_server_that_accepts_its_configuration(snippe
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(workspace))
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["read_image"]
+        assert [t.name for t in tools] == ["read_image", "view_image"]
         # A missing file is answered after the vision model's settings were taken: a URL without a
         # model, a bad dialect or no model at all would answer first (and nothing is sent anywhere).
         result = await client.call_tool("read_image", {"path": "missing.png"})
     assert result.is_error is True
     assert text_of(result) == "error: file not found: missing.png", f"{snippet}: {text_of(result)}"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("snippet", PROXY_SNIPPETS, ids=str)
+async def test_the_proxy_snippet_gates_the_filesystem_server(snippet: Snippet, tmp_path: Path):
+    """`mediagate proxy -- npx -y @modelcontextprotocol/server-filesystem DIR`, with the pinned
+    server from tests/proxy/node_modules in place of `npx -y` (no network in tests)."""
+    from test_proxy import NODE, server_main
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "shot.png").write_bytes(png())
+    (workspace / "fake.png").write_bytes(b"<html>not a PNG</html>")
+    argv = [snippet.command, *snippet.args]
+    assert Path(argv[0]).name == "mediagate" and argv[1:3] == ["proxy", "--"], argv
+    downstream = argv[3:]
+    assert downstream[:3] == ["npx", "-y", "@modelcontextprotocol/server-filesystem"], downstream
+    directory = downstream[3]
+    assert directory in (".", "${workspaceFolder}") or re.match(r"^/(home|Users)/me/project$", directory), directory
+    argv = [str(mediagate_bin()), "proxy", "--", NODE, server_main("server-filesystem"), str(workspace)]
+    env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache")}
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(workspace))
+    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+        assert "read_media_file" in [t.name for t in (await client.list_tools()).tools]
+        shot = await client.call_tool("read_media_file", {"path": str(workspace / "shot.png")})
+        fake = await client.call_tool("read_media_file", {"path": str(workspace / "fake.png")})
+    assert not shot.is_error and shot.content[0].type == "image", shot
+    assert fake.is_error and "magic_mismatch" in fake.content[0].text, fake

@@ -228,7 +228,7 @@ async def test_lists_read_image_with_the_schema_the_component_publishes(workspac
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         assert client.server_info is not None and client.server_info.name == "mediagate"
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["read_image"]
+    assert [t.name for t in tools] == ["read_image", "view_image"]
     tool = tools[0]
     schema = tool.input_schema
     assert schema["type"] == "object"
@@ -361,7 +361,7 @@ async def test_without_a_vision_model_the_tool_says_so_and_calls_nothing(workspa
     assert "MEDIAGATE_VLM_URL" not in get_default_environment()
     server = vlm(["never"])  # running, but the MCP server is not told about it
     async with Session(workspace, mode, None) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == ["read_image"]
+        assert [t.name for t in (await client.list_tools()).tools] == ["read_image", "view_image"]
         started = time.monotonic()
         result = await client.call_tool("read_image", {"path": "icon.png"})
         assert time.monotonic() - started < 5
@@ -375,7 +375,7 @@ async def test_without_a_vision_model_the_tool_says_so_and_calls_nothing(workspa
 async def test_a_vlm_url_without_a_model_starts_and_every_call_says_what_is_missing(workspace, mode, vlm):
     server = vlm(["never"])
     async with Session(workspace, mode, server, model=None) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == ["read_image"]
+        assert [t.name for t in (await client.list_tools()).tools] == ["read_image", "view_image"]
         result = await client.call_tool("read_image", {"path": "icon.png"})
     assert result.is_error is True
     text = text_of(result)
@@ -396,3 +396,34 @@ async def test_a_base_url_without_its_v1_is_named_with_the_fix(workspace, mode, 
     assert f"POST {base}/chat/completions" in text, text
     assert "missing its /v1" in text and f"try --vlm-url {base}/v1" in text, text
     assert [r["path"] for r in server.requests] == ["/chat/completions"]
+
+
+# --- view_image ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_view_image_returns_the_admitted_block_to_the_calling_model(workspace, mode, vlm):
+    server = vlm(["never"])
+    shutil.copy(REPO / "tests" / "fixtures" / "hello.pdf", workspace / "hello.pdf")
+    (workspace / "page.png").write_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'/>")
+    async with Session(workspace, mode, None) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["view_image"].input_schema["required"] == ["path"]
+        image = await client.call_tool("view_image", {"path": "icon.png"})
+        pdf = await client.call_tool("view_image", {"path": "hello.pdf"})
+        fake = await client.call_tool("view_image", {"path": "page.png"})
+        outside = await client.call_tool("view_image", {"path": "../x.png"})
+        bad = await client.call_tool("view_image", {"path": "icon.png", "question": "?"})
+    assert not image.is_error
+    assert len(image.content) == 1 and isinstance(image.content[0], types.ImageContent)
+    assert image.content[0].mime_type == "image/png"
+    assert base64.b64decode(image.content[0].data) == (workspace / "icon.png").read_bytes()
+    assert not pdf.is_error and isinstance(pdf.content[0], types.EmbeddedResource)
+    assert pdf.content[0].resource.mime_type == "application/pdf"
+    assert base64.b64decode(pdf.content[0].resource.blob) == (workspace / "hello.pdf").read_bytes()
+    # A refusal: isError, the reason in words, no image block.
+    # The type is read from the bytes, not the name: an SVG named .png is an SVG, which no provider takes.
+    assert fake.is_error and "mime_unsupported" in text_of(fake) and "image/svg+xml" in text_of(fake), text_of(fake)
+    assert outside.is_error and "outside the workspace" in text_of(outside), text_of(outside)
+    assert bad.is_error and "invalid arguments" in text_of(bad)
+    assert server.requests == []  # no vision model involved

@@ -25,8 +25,8 @@ use mediagate::tool::{Sink, ToolDefinition};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -108,6 +108,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
     let server = McpServer {
         tool,
         definition: Arc::new(published),
+        view: Arc::new(view_image_tool()),
         workspace: Arc::new(workspace),
         vlm_error,
         turns: Arc::new(Turns::new(instances as usize, args.max_queued)),
@@ -194,6 +195,8 @@ fn published_tool(definition: &ToolDefinition) -> Result<Tool, String> {
 struct McpServer {
     tool: ReadImageTool,
     definition: Arc<Tool>,
+    /// `view_image`: the file through the gate, as a block the calling model sees itself.
+    view: Arc<Tool>,
     workspace: Arc<PathBuf>,
     /// Why the configured vision model cannot be used; every call answers with it.
     vlm_error: Option<Arc<String>>,
@@ -226,10 +229,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![(*self.definition).clone()]))
+        Ok(ListToolsResult::with_all_items(vec![(*self.definition).clone(), (*self.view).clone()]))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if name == self.view.name {
+            return Some((*self.view).clone());
+        }
         (name == self.definition.name).then(|| (*self.definition).clone())
     }
 
@@ -238,9 +244,15 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == self.view.name {
+            return Ok(self.view_image_call(request.arguments.unwrap_or_default(), &context).await.into());
+        }
         if request.name != self.definition.name {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`; this server has only `{}`", request.name, self.definition.name),
+                format!(
+                    "unknown tool `{}`; this server has only `{}` and `{}`",
+                    request.name, self.definition.name, self.view.name
+                ),
                 None,
             ));
         }
@@ -324,6 +336,87 @@ impl McpServer {
                 tool_error(format!("error: {call_error}"))
             }
         }
+    }
+}
+
+/// The arguments of `view_image`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ViewImageArguments {
+    path: String,
+}
+
+/// `view_image(path)`: no vision model involved; the gate's admitted block is the answer.
+fn view_image_tool() -> Tool {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "The image (PNG, JPEG, GIF, WebP) or PDF file, relative to the workspace."
+            }
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    });
+    let serde_json::Value::Object(schema) = schema else { unreachable!("a JSON object literal") };
+    let hints = ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false);
+    Tool::new(
+        "view_image",
+        "Show a workspace image (or PDF) to you, the calling model, checked and downsampled so the provider \
+         accepts it. A file that is not what its name claims, is corrupt or too large is refused with the reason.",
+        schema,
+    )
+    .annotate(hints)
+}
+
+impl McpServer {
+    async fn view_image_call(&self, arguments: JsonObject, context: &RequestContext<RoleServer>) -> CallToolResult {
+        let arguments: ViewImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {
+            Ok(a) => a,
+            Err(e) => return tool_error(format!("error: invalid arguments for view_image: {e}")),
+        };
+        let call = async {
+            let _turn = match self.turns.take().await {
+                Ok(turn) => turn,
+                Err(busy) => return tool_error(busy),
+            };
+            let options = mediagate::gate::AdmitOptions::default();
+            match self.tool.admit_file(&self.workspace, &arguments.path, None, options).await {
+                Ok(Ok(verdict)) => view_image_result(&arguments.path, verdict),
+                Ok(Err(e)) => tool_error(e.message),
+                Err(call_error) => {
+                    eprintln!("mediagate mcp: view_image({:?}) failed in the sandbox: {call_error}", arguments.path);
+                    tool_error(format!("error: {call_error}"))
+                }
+            }
+        };
+        tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => tool_error("error: the call was cancelled".to_string()),
+        }
+    }
+}
+
+/// An admitted image is an `image` block, a PDF an embedded `resource` (`blob`); a refusal is
+/// `isError` with the reason in words and no bytes.
+fn view_image_result(path: &str, verdict: mediagate::gate::Verdict) -> CallToolResult {
+    use mediagate::gate::{BlockKind, Verdict};
+    match verdict {
+        Verdict::Admitted(a) if a.kind == BlockKind::Document => {
+            let uri = format!("file:///{}", path.trim_start_matches('/'));
+            CallToolResult::success(vec![ContentBlock::resource(
+                ResourceContents::blob(a.data, uri).with_mime_type(a.mime),
+            )])
+        }
+        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.data, a.mime)]),
+        Verdict::Refused(r) => tool_error(format!(
+            "error: {path} was refused: {} — {} ({} bytes{})",
+            r.reason.as_str(),
+            r.message,
+            r.raw_bytes,
+            r.limit.map(|l| format!(", limit {l}")).unwrap_or_default()
+        )),
     }
 }
 

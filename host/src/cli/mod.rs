@@ -3,6 +3,7 @@
 mod admit;
 mod mcp;
 mod mcp_framing;
+mod proxy;
 mod read_image;
 mod report;
 mod request;
@@ -42,6 +43,9 @@ enum Command {
     Component(ComponentArgs),
     /// Serve the read_image tool to MCP clients (agent hosts) over stdio.
     Mcp(mcp::McpArgs),
+    /// Run an MCP server behind the gate: every tool result, resource and prompt it sends passes
+    /// the tool-result seat before the client sees it.
+    Proxy(proxy::ProxyArgs),
 }
 
 #[derive(Args, Clone)]
@@ -129,6 +133,7 @@ pub fn main() -> ExitCode {
             Command::ReadImage(args) => read_image::read_image(args).await,
             Command::Component(args) => write_component(&args),
             Command::Mcp(args) => mcp::mcp(args).await,
+            Command::Proxy(args) => proxy::proxy(args).await,
         }
     });
     ExitCode::from(code)

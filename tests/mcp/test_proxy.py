@@ -1,0 +1,101 @@
+"""`mediagate proxy` in front of the official MCP servers from npm (server-everything,
+server-filesystem; installed by tests/proxy/install.sh), driven by the official MCP Python SDK."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[2]
+MODULES = REPO / "tests" / "proxy" / "node_modules" / "@modelcontextprotocol"
+NODE = shutil.which("node")
+
+
+def mediagate_bin() -> str:
+    return os.environ.get("MEDIAGATE_BIN") or str(REPO / "target" / "release" / "mediagate")
+
+
+def server_main(package: str) -> str:
+    manifest = json.loads((MODULES / package / "package.json").read_text())
+    return str(MODULES / package / next(iter(manifest["bin"].values())))
+
+
+def png(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = bytes((x + y) & 0xFF for x in range(width * 3) for y in (0,))
+    raw = b"".join(b"\0" + row for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def png_size(data: str) -> tuple[int, int]:
+    return struct.unpack(">II", base64.b64decode(data)[16:24])
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def mode(request):
+    return request.param
+
+
+def proxied(server: list[str], mode: str) -> Client:
+    assert NODE and MODULES.is_dir(), "node and tests/proxy/node_modules are needed (tests/proxy/install.sh)"
+    env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"), "PATH": os.environ["PATH"]}
+    params = StdioServerParameters(command=mediagate_bin(), args=["proxy", "--", *server], env=env)
+    return Client(params, mode=mode, read_timeout_seconds=60)
+
+
+@pytest.mark.anyio
+async def test_filesystem_images_are_admitted_or_refused_and_results_stay_valid(tmp_path, mode):
+    (tmp_path / "big.png").write_bytes(png(2600, 1300))
+    (tmp_path / "fake.png").write_bytes(b"<html>not a PNG</html>")
+    server = [NODE, server_main("server-filesystem"), str(tmp_path)]
+    async with proxied(server, mode) as client:
+        await client.list_tools()  # the client validates structured results from here on
+        big = await client.call_tool("read_media_file", {"path": str(tmp_path / "big.png")})
+        assert not big.is_error
+        assert isinstance(big.content[0], types.ImageContent)
+        width, height = png_size(big.content[0].data)
+        assert width <= 2000 and height <= 2000, (width, height)
+        assert png_size(big.structured_content["content"][0]["data"]) == (width, height)
+
+        # A text placeholder inside structuredContent would break read_media_file's output
+        # schema (the SDK would raise); the proxy withholds structuredContent and marks isError.
+        fake = await client.call_tool("read_media_file", {"path": str(tmp_path / "fake.png")})
+        assert fake.is_error
+        assert fake.structured_content is None
+        assert isinstance(fake.content[0], types.TextContent)
+        assert "magic_mismatch" in fake.content[0].text
+        assert "withheld" in fake.content[-1].text
+
+
+@pytest.mark.anyio
+async def test_everything_results_resources_and_prompts_pass_the_gate(mode):
+    server = [NODE, server_main("server-everything"), "stdio"]
+    async with proxied(server, mode) as client:
+        echo = await client.call_tool("echo", {"message": "héllo"})
+        assert [b.text for b in echo.content] == ["Echo: héllo"]
+        tiny = await client.call_tool("get-tiny-image", {})
+        kinds = [b.type for b in tiny.content]
+        assert kinds == ["text", "text", "text"], kinds  # its iCCP chunk fails its checksum: refused in its slot
+        assert "undecodable" in tiny.content[1].text
+        blob = await client.read_resource("demo://resource/dynamic/blob/1")
+        assert isinstance(blob.contents[0], types.TextResourceContents)
+        assert blob.contents[0].text.startswith("[mediagate]")
+        text = await client.read_resource("demo://resource/dynamic/text/1")
+        assert "Resource 1" in text.contents[0].text

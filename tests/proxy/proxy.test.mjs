@@ -1,0 +1,252 @@
+// `mediagate proxy` in front of the official MCP servers (server-everything, server-filesystem),
+// driven by the official TypeScript SDK client; faulty peers driven line by line.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { CreateMessageRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+import { EVERYTHING, INIT, connect, filesystem, peer, png, pngSize, rawProxy } from "./helpers.mjs";
+
+const T = { timeout: 120_000 };
+
+describe("in front of server-everything", () => {
+  let proxied;
+  let direct;
+  before(async () => {
+    const capabilities = { sampling: {}, roots: { listChanged: true } };
+    proxied = await connect(EVERYTHING, { capabilities });
+    direct = await connect(EVERYTHING, { direct: true, capabilities });
+    for (const client of [proxied, direct]) {
+      client.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+        model: "test-model",
+        role: "assistant",
+        content: { type: "text", text: `sampled: ${request.params.messages[0].content.text}` },
+      }));
+      client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///tmp/root-a", name: "a" }] }));
+    }
+  });
+  after(async () => {
+    await proxied?.close();
+    await direct?.close();
+  });
+
+  test("the tools and their schemas pass unchanged", T, async () => {
+    const [a, b] = await Promise.all([proxied.listTools(), direct.listTools()]);
+    assert.deepEqual(a, b);
+  });
+
+  test("an image result is checked in its slot, the text around it unchanged", T, async () => {
+    // server-everything's MCP logo carries an iCCP chunk whose zlib checksum is wrong (verified
+    // with Python's zlib too): the gate refuses it as undecodable, in its slot.
+    const result = await proxied.callTool({ name: "get-tiny-image", arguments: {} });
+    const plain = await direct.callTool({ name: "get-tiny-image", arguments: {} });
+    assert.equal(plain.content[1].type, "image");
+    assert.equal(result.content.length, 3);
+    assert.deepEqual(result.content[0], plain.content[0]);
+    assert.deepEqual(result.content[2], plain.content[2]);
+    assert.equal(result.content[1].type, "text");
+    assert.match(result.content[1].text, /^\[mediagate\] The image \(image\/png\) returned by tool "get-tiny-image" .* undecodable .*iCCP/);
+    assert.ok(!JSON.stringify(result).includes(plain.content[1].data.slice(0, 64)));
+  });
+
+  test("text and structured results pass byte for byte and still match their output schema", T, async () => {
+    const echo = await proxied.callTool({ name: "echo", arguments: { message: "héllo ☃" } });
+    assert.deepEqual(echo, await direct.callTool({ name: "echo", arguments: { message: "héllo ☃" } }));
+    const args = { name: "get-structured-content", arguments: { location: "Chicago" } };
+    const structured = await proxied.callTool(args);
+    assert.deepEqual(structured, await direct.callTool(args));
+    assert.equal(structured.structuredContent.conditions, "Light rain / drizzle");
+  });
+
+  test("progress notifications and server-initiated requests (sampling, roots) pass through", T, async () => {
+    const progress = [];
+    const result = await proxied.callTool(
+      { name: "trigger-long-running-operation", arguments: { duration: 1, steps: 3 } },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    assert.deepEqual(progress, [1, 2, 3]);
+    assert.match(result.content[0].text, /completed/i);
+    const sampled = await proxied.callTool({ name: "trigger-sampling-request", arguments: { prompt: "a haiku", maxTokens: 20 } });
+    assert.match(JSON.stringify(sampled.content), /sampled: .*a haiku/);
+    const roots = await proxied.callTool({ name: "get-roots-list", arguments: {} });
+    assert.match(JSON.stringify(roots.content), /root-a/);
+    assert.deepEqual(await proxied.ping(), {});
+  });
+
+  test("resources: text contents pass; a blob the gate cannot admit becomes text in its slot", T, async () => {
+    const text = await proxied.readResource({ uri: "demo://resource/dynamic/text/1" });
+    assert.equal(text.contents[0].mimeType, "text/plain");
+    assert.match(text.contents[0].text, /Resource 1/);
+    const blob = await proxied.readResource({ uri: "demo://resource/dynamic/blob/1" });
+    assert.equal(blob.contents.length, 1);
+    assert.equal(blob.contents[0].uri, "demo://resource/dynamic/blob/1");
+    assert.equal(blob.contents[0].blob, undefined);
+    assert.match(blob.contents[0].text, /^\[mediagate\]/);
+  });
+
+  test("prompts: an embedded blob resource in a message is replaced by text", T, async () => {
+    const prompt = await proxied.getPrompt({ name: "resource-prompt", arguments: { resourceType: "Blob", resourceId: "2" } });
+    const blocks = prompt.messages.map((m) => m.content);
+    assert.ok(blocks.every((b) => b.type === "text"), JSON.stringify(blocks));
+    assert.ok(blocks.some((b) => b.text.startsWith("[mediagate]")));
+    const plain = await proxied.getPrompt({ name: "simple-prompt", arguments: {} });
+    assert.deepEqual(plain, await direct.getPrompt({ name: "simple-prompt", arguments: {} }));
+  });
+});
+
+describe("in front of server-filesystem", () => {
+  let dir;
+  let client;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "mediagate-proxy-"));
+    writeFileSync(join(dir, "big.png"), png(3000, 1500));
+    writeFileSync(join(dir, "small.png"), png(64, 48));
+    writeFileSync(join(dir, "fake.png"), "<html>this is not a PNG</html>");
+    writeFileSync(join(dir, "note.txt"), "plain text");
+    client = await connect(filesystem(dir));
+    await client.listTools(); // the client now validates results against the output schemas
+  });
+  after(async () => {
+    await client?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("an oversized image is downsampled in content and structuredContent; the schema still holds", T, async () => {
+    const result = await client.callTool({ name: "read_media_file", arguments: { path: join(dir, "big.png") } });
+    assert.notEqual(result.isError, true);
+    for (const block of [result.content[0], result.structuredContent.content[0]]) {
+      assert.equal(block.type, "image");
+      const [w, h] = pngSize(Buffer.from(block.data, "base64"));
+      assert.ok(w <= 2000 && h <= 2000, `${w}x${h}`);
+    }
+    const small = await client.callTool({ name: "read_media_file", arguments: { path: join(dir, "small.png") } });
+    assert.deepEqual(pngSize(Buffer.from(small.content[0].data, "base64")), [64, 48]);
+  });
+
+  test("a file that is not what it claims: refused in its slot, structuredContent withheld, isError", T, async () => {
+    // Without withholding structuredContent the SDK client would throw: a text block does not
+    // match read_media_file's output schema.
+    const result = await client.callTool({ name: "read_media_file", arguments: { path: join(dir, "fake.png") } });
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent, undefined);
+    assert.equal(result.content[0].type, "text");
+    assert.match(result.content[0].text, /magic_mismatch/);
+    assert.match(result.content.at(-1).text, /structured result .* withheld/);
+    assert.ok(!JSON.stringify(result).includes(Buffer.from("<html>").toString("base64").slice(0, 8)));
+  });
+
+  test("text tools pass untouched", T, async () => {
+    const result = await client.callTool({ name: "read_text_file", arguments: { path: join(dir, "note.txt") } });
+    assert.equal(result.structuredContent.content, "plain text");
+  });
+});
+
+describe("bad input and faulty servers", () => {
+  const started = async (server, proxyArgs) => {
+    const p = rawProxy(server, proxyArgs);
+    await p.request(0, "initialize", INIT);
+    assert.equal((await p.response()).id, 0);
+    await p.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    return p;
+  };
+
+  test("malformed JSON, a batch, repeated ids and keys: each answered, none forwarded", T, async () => {
+    const p = await started(EVERYTHING);
+    await p.send("{not json\n");
+    let m = await p.response();
+    assert.equal(m.error.code, -32700);
+    assert.equal(m.id, null);
+    await p.send('[{"jsonrpc":"2.0","id":5,"method":"ping"}]\n');
+    assert.equal((await p.response()).error.code, -32600);
+    await p.send('{"jsonrpc":"2.0","id":6,"id":7,"method":"ping"}\n');
+    assert.equal((await p.response()).error.code, -32600);
+    await p.request(8, "ping");
+    assert.deepEqual(await p.response(), { jsonrpc: "2.0", id: 8, result: {} });
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a 100 MB message from the client: refused without being held, the session goes on", T, async () => {
+    const p = await started(EVERYTHING);
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "echo", arguments: { message: "z".repeat(100 * 1024 * 1024) } } });
+    await p.send(big + "\n");
+    const m = await p.response();
+    assert.equal(m.error.code, -32600);
+    assert.match(m.error.message, /exceeds the 67108864 bytes/);
+    await p.request(10, "tools/call", { name: "echo", arguments: { message: "still here" } });
+    assert.match(JSON.stringify(await p.response()), /still here/);
+    const hwm = p.vmHwmKiB();
+    console.log(`# VmHWM after a 100 MB client message: ${(hwm / 1024).toFixed(0)} MiB`);
+    assert.ok(hwm < 200 * 1024, `VmHWM ${hwm} KiB`);
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a 100 MB answer from the server: discarded, the open request answered with an error", T, async () => {
+    const p = await started(peer("faulty.mjs", "huge"));
+    await p.request(1, "tools/call", { name: "act", arguments: {} });
+    const m = await p.response();
+    assert.equal(m.id, 1);
+    assert.equal(m.error.code, -32603);
+    assert.match(m.error.message, /sent a message of \d+ bytes/);
+    await p.request(2, "tools/call", { name: "small", arguments: {} });
+    assert.match(JSON.stringify(await p.response()), /small/);
+    const hwm = p.vmHwmKiB();
+    console.log(`# VmHWM after a 100 MB server message: ${(hwm / 1024).toFixed(0)} MiB`);
+    assert.ok(hwm < 200 * 1024, `VmHWM ${hwm} KiB`);
+    p.child.stdin.end();
+    await p.done;
+  });
+
+  test("a server that dies mid-call: the call gets -32603 naming the exit, the proxy exits 1", T, async () => {
+    const p = await started(peer("faulty.mjs", "die"));
+    await p.request(1, "tools/call", { name: "act", arguments: {} });
+    const m = await p.response();
+    assert.equal(m.error.code, -32603);
+    assert.match(m.error.message, /closed its output \(exit status: 3\)/);
+    assert.equal(await p.done, 1);
+  });
+
+  test("a server that hangs: the call times out with -32001 and is cancelled downstream", T, async () => {
+    const p = await started(peer("faulty.mjs", "hang"), ["--timeout", "1"]);
+    await p.request(1, "tools/call", { name: "act", arguments: {} });
+    const m = await p.response();
+    assert.equal(m.error.code, -32001);
+    assert.match(m.error.message, /did not answer `tools\/call` within 1 s/);
+    await p.request(2, "ping");
+    assert.deepEqual(await p.response(), { jsonrpc: "2.0", id: 2, result: {} });
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a server that writes garbage: the open call gets -32603 quoting it, the proxy stops", T, async () => {
+    const p = await started(peer("faulty.mjs", "garbage"));
+    await p.request(1, "tools/call", { name: "act", arguments: {} });
+    const m = await p.response();
+    assert.equal(m.error.code, -32603);
+    assert.match(m.error.message, /not JSON .*Traceback/);
+    assert.equal(await p.done, 1);
+  });
+
+  test("a flood of notifications passes in order with memory bounded; the answer follows", T, async () => {
+    const p = await started(peer("faulty.mjs", "flood"));
+    await p.request(1, "tools/call", { name: "act", arguments: {} });
+    let notes = 0;
+    let m;
+    while ((m = await p.next()).method === "notifications/message") {
+      assert.equal(m.params.data.split(" ")[1], String(notes));
+      notes++;
+    }
+    assert.equal(notes, 200_000);
+    assert.match(JSON.stringify(m), /after the flood/);
+    const hwm = p.vmHwmKiB();
+    console.log(`# VmHWM after 200,000 notifications: ${(hwm / 1024).toFixed(0)} MiB`);
+    assert.ok(hwm < 200 * 1024, `VmHWM ${hwm} KiB`);
+    p.child.stdin.end();
+    await p.done;
+  });
+});
