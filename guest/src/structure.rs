@@ -26,7 +26,8 @@ pub fn check(bytes: &[u8], t: ImageType) -> Result<(), Broken> {
 }
 
 /// Chunks from IHDR to IEND, each inside the file; compressed metadata chunks (`iCCP`, `zTXt`,
-/// compressed `iTXt`) inflate to at most [`ANCILLARY_INFLATE_MAX`] bytes in all.
+/// compressed `iTXt`) inflate to at most [`ANCILLARY_INFLATE_MAX`] bytes in all (a corrupt one is
+/// not refused here: whether the pixels decode is the decoder's verdict).
 fn png(bytes: &[u8]) -> Result<(), Broken> {
     let mut at = 8; // the signature, checked by the gate
     let mut inflate_budget = ANCILLARY_INFLATE_MAX;
@@ -89,7 +90,10 @@ fn inflate_metadata(kind: &[u8; 4], compressed: Option<&[u8]>, budget: usize) ->
         Err(e) if e.status == miniz_oxide::inflate::TINFLStatus::HasMoreOutput => Err(Broken(format!(
             "the PNG's compressed metadata ({name}) inflates past {ANCILLARY_INFLATE_MAX} bytes (a zlib bomb)"
         ))),
-        Err(e) => Err(Broken(format!("the PNG's {name} chunk does not inflate: {:?}", e.status))),
+        // A metadata stream that is corrupt (a bad checksum, a cut stream) is no bomb: the
+        // decoders skip such a profile or comment, and providers accept the image. What it
+        // inflated to still counts against the budget.
+        Err(e) => Ok(budget.saturating_sub(e.output.len())),
     }
 }
 
@@ -226,6 +230,21 @@ mod tests {
             let err = check(&bytes, ImageType::Png).unwrap_err();
             assert!(err.0.contains("zlib bomb"), "{}: {}", String::from_utf8_lossy(kind), err.0);
         }
+    }
+
+    #[test]
+    fn a_corrupt_metadata_stream_is_no_bomb() {
+        // An ICC profile whose zlib checksum is wrong (as in the MCP reference servers' logo).
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&[7u8; 3000]).unwrap();
+        let mut stream = z.finish().unwrap();
+        let last = stream.len() - 1;
+        stream[last] ^= 0xFF;
+        let mut data = b"icc\0\0".to_vec();
+        data.extend_from_slice(&stream);
+        let bytes = crate::test_images::png_with_chunk_after_ihdr(b"iCCP", &data);
+        assert_eq!(check(&bytes, ImageType::Png), Ok(()));
     }
 
     #[test]
