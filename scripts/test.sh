@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bin=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate
 echo "== One feature set: the tests reuse the release build's dependencies"
 bash scripts/check-features.sh
 echo "== Rust: guest unit tests, host end-to-end tests (release build)"
@@ -13,11 +14,11 @@ cargo test --release --locked --workspace
 echo "== The components the crate carries are what the guest source builds to"
 bash scripts/check-components.sh
 echo "== Python host (wasmtime-py)"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash hosts/python/test.sh
+MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
 echo "== MCP server, driven by the official Python MCP client"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/mcp/test.sh
+MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
 echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash js/test.sh
+MEDIAGATE_BIN="$bin" bash js/test.sh
 echo "== Packages: built into dist/, installed into clean places, used"
 bash scripts/package.sh dist
 bash tests/packages/test.sh dist
