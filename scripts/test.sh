@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bin=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate
+echo "== The tests carry their data (tests/corpus/), nothing outside the clone"
+bash scripts/check-self-contained.sh
 echo "== One feature set: the tests reuse the release build's dependencies"
 bash scripts/check-features.sh
 echo "== Rust: guest unit tests, host end-to-end tests (release build)"
