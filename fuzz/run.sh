@@ -18,7 +18,7 @@ seed() { # selector file
     local out="$corpus/seed-$(basename "$2")-$1"
     [ -e "$out" ] || { printf "\\x$(printf %02x "$1")"; cat "$2"; } >"$out"
 }
-for f in ../../shared/corpus/pngsuite/*.png; do
+for f in ../tests/corpus/pngsuite/*.png; do
     [ "$(stat -c %s "$f")" -le 4096 ] || continue
     seed $((0x30)) "$f"; seed $((0x10)) "$f"
 done

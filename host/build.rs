@@ -1,13 +1,54 @@
-//! Builds the guest into its two WASI components (the `preflight` world and the `agent-tool`
-//! world) so that `cargo build` alone yields a self-contained `mediagate`. The guest has its own
-//! target directory: a nested cargo cannot share the outer one's lock.
+//! Provides the guest's two WASI components (the `preflight` world and the `agent-tool` world) to
+//! embed, so that `cargo build` alone yields a self-contained `mediagate`.
+//!
+//! - In the repository (the guest source `../guest` and the contract `../wit` beside this crate):
+//!   builds the guest, once per world, into `target/guest/` (the guest has its own target
+//!   directory: a nested cargo cannot share the outer one's lock).
+//! - From the published crate (nothing beside it): uses the components the crate carries,
+//!   `components/mediagate-{preflight,agent-tool}.wasm`. `scripts/check-components.sh` (run by
+//!   `scripts/test.sh`) checks that they are byte for byte what the guest source builds to, and
+//!   `scripts/check-components.sh --update` refreshes them.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+const WORLDS: [(&str, Option<&str>); 2] = [("preflight", None), ("agent-tool", Some("agent-tool"))];
+
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
+    if guest_source_beside(&root) {
+        build_from_source(&root, &out_dir);
+    } else {
+        use_carried_components(&manifest_dir, &out_dir);
+    }
+}
+
+/// The repository's layout: `../guest` is the guest crate and `../wit` its contract.
+fn guest_source_beside(root: &Path) -> bool {
+    let manifest = std::fs::read_to_string(root.join("guest/Cargo.toml")).unwrap_or_default();
+    manifest.contains("name = \"mediagate-guest\"") && root.join("wit/mediagate.wit").is_file()
+}
+
+fn use_carried_components(manifest_dir: &Path, out_dir: &Path) {
+    for (world, _) in WORLDS {
+        let name = format!("mediagate-{world}.wasm");
+        let carried = manifest_dir.join("components").join(&name);
+        println!("cargo:rerun-if-changed={}", carried.display());
+        if !carried.is_file() {
+            panic!(
+                "{} is missing: this crate carries the guest components it embeds, and there is no guest \
+                 source beside it (../guest, ../wit) to build them from",
+                carried.display()
+            );
+        }
+        copy(&carried, &out_dir.join(&name));
+    }
+}
+
+fn build_from_source(root: &Path, out_dir: &Path) {
     for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
@@ -15,13 +56,11 @@ fn main() {
 
     let target_root = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let guest_target = target_root.join("guest");
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-
-    for (world, features) in [("preflight", None), ("agent-tool", Some("agent-tool"))] {
-        build_guest(&root, &guest_target, features);
+    for (world, features) in WORLDS {
+        build_guest(root, &guest_target, features);
         let built = guest_target.join("wasm32-wasip2/guest/mediagate_guest.wasm");
         let name = format!("mediagate-{world}.wasm");
-        // A stable path for the JS and Python hosts, and the copy this crate embeds.
+        // A stable path for the JS and Python hosts and the packages, and the copy this crate embeds.
         copy(&built, &guest_target.join(&name));
         copy(&built, &out_dir.join(&name));
     }
@@ -31,7 +70,7 @@ fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "-p", "mediagate-guest", "--target", "wasm32-wasip2", "--profile", "guest"])
+        .args(["build", "--locked", "-p", "mediagate-guest", "--target", "wasm32-wasip2", "--profile", "guest"])
         .arg("--target-dir")
         .arg(target_dir)
         // The outer build's flags are for the host, not the guest.
@@ -41,10 +80,7 @@ fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
         .env_remove("CARGO_BUILD_TARGET")
         // `cargo clippy` of the host must not lint the guest build as a side effect.
         .env_remove("RUSTC_WORKSPACE_WRAPPER");
-    // wasm SIMD (simd128) speeds up resizing and base64; wasmtime, jco's targets (browsers,
-    // Node) and wasmtime-py all run it. MEDIAGATE_GUEST_RUSTFLAGS overrides, e.g. for comparison.
-    let flags = std::env::var("MEDIAGATE_GUEST_RUSTFLAGS").unwrap_or_else(|_| "-C target-feature=+simd128".into());
-    cmd.env("RUSTFLAGS", flags);
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", guest_rustflags(target_dir));
     if let Some(f) = features {
         cmd.args(["--features", f]);
     }
@@ -55,6 +91,37 @@ fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
              Run: rustup target add wasm32-wasip2"
         );
     }
+}
+
+/// wasm SIMD (simd128) speeds up resizing and base64; wasmtime, jco's targets (browsers, Node) and
+/// wasmtime-py all run it. MEDIAGATE_GUEST_RUSTFLAGS overrides, e.g. for comparison.
+///
+/// The machine's own paths (the cargo home with the dependencies' sources, the target directory)
+/// are remapped to fixed ones: panic locations name source files, and the component must be the
+/// same bytes on every machine for the carried copies (`components/`) to be checkable.
+fn guest_rustflags(target_dir: &Path) -> OsString {
+    let flags = std::env::var("MEDIAGATE_GUEST_RUSTFLAGS").unwrap_or_else(|_| "-C target-feature=+simd128".into());
+    let mut args: Vec<OsString> = flags.split_whitespace().map(OsString::from).collect();
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    for (from, to) in [(cargo_home, "/cargo"), (Some(target_dir.to_path_buf()), "/target")] {
+        if let Some(from) = from {
+            let mut remap = OsString::from("--remap-path-prefix=");
+            remap.push(from.as_os_str());
+            remap.push("=");
+            remap.push(to);
+            args.push(remap);
+        }
+    }
+    let mut encoded = OsString::new();
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            encoded.push("\x1f");
+        }
+        encoded.push(arg);
+    }
+    encoded
 }
 
 fn copy(from: &Path, to: &Path) {

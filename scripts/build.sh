@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release --locked -p mediagate
-echo "+ target/release/mediagate admit examples/screenshot.png --json"
-target/release/mediagate admit examples/screenshot.png --json
-echo "+ target/release/mediagate admit examples/screenshot.png"
-target/release/mediagate admit examples/screenshot.png
+bin=${CARGO_TARGET_DIR:-target}/release/mediagate
+echo "+ $bin admit examples/screenshot.png --json"
+"$bin" admit examples/screenshot.png --json
+echo "+ $bin admit examples/screenshot.png"
+"$bin" admit examples/screenshot.png

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the guest's unit tests, the end-to-end tests of the real component
-# through the real host and CLI, and the other hosts (Python). Installs what is missing.
+# through the real host and CLI, the other hosts (Python, JavaScript), and the packages built and
+# installed into clean places. Installs what is missing. Reuses the release build of scripts/build.sh
+# (one feature set: scripts/check-features.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bin=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate
+echo "== The tests carry their data (tests/corpus/), nothing outside the clone"
+bash scripts/check-self-contained.sh
+echo "== One feature set: the tests reuse the release build's dependencies"
+bash scripts/check-features.sh
 echo "== Rust: guest unit tests, host end-to-end tests (release build)"
 cargo test --release --locked --workspace
+echo "== The components the crate carries are what the guest source builds to"
+bash scripts/check-components.sh
 echo "== Python host (wasmtime-py)"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash hosts/python/test.sh
+MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
 echo "== MCP server, driven by the official Python MCP client"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/mcp/test.sh
+MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
 echo "== MCP proxy in front of the official servers, driven by the official TypeScript SDK client"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash tests/proxy/test.sh
+MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
 echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
-MEDIAGATE_BIN="$PWD/target/release/mediagate" bash js/test.sh
+MEDIAGATE_BIN="$bin" bash js/test.sh
+echo "== Packages: built into dist/, installed into clean places, used"
+bash scripts/package.sh dist
+bash tests/packages/test.sh dist

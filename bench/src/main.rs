@@ -35,7 +35,7 @@ fn root() -> PathBuf {
 }
 
 fn corpus(rel: &str) -> PathBuf {
-    root().join("../shared/corpus").join(rel)
+    root().join("tests/corpus").join(rel)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -3,7 +3,7 @@
 
 wasmtime::component::bindgen!({
     world: "agent-tool",
-    path: "../wit",
+    path: "wit", // host/wit -> ../wit in the repository; a copy in the published crate
     imports: { default: async },
     exports: { default: async },
     with: {

@@ -24,7 +24,7 @@ import httpx
 from mediagate_host import Mediagate, host
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = (REPO / ".." / "shared" / "corpus").resolve()
+CORPUS = REPO / "tests" / "corpus"
 PHOTO = CORPUS / "photos" / "kodim02.png"          # 617,995 bytes, 768x512: admitted unchanged
 BIG = CORPUS / "bench" / "photo-12mp.jpg"          # 4000x3000 JPEG: downsampled to 2000x1500
 

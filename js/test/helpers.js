@@ -8,9 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const PKG_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_ROOT = resolve(PKG_DIR, '..');
-/** The shared corpus sits beside the repository (../shared from the repo root). */
-export const SHARED = process.env.MEDIAGATE_SHARED ? resolve(process.env.MEDIAGATE_SHARED) : resolve(REPO_ROOT, '..', 'shared');
-export const CORPUS = join(SHARED, 'corpus');
+/** The test corpus, carried in the repository (tests/corpus/README.md says where each file comes from). */
+export const CORPUS = join(REPO_ROOT, 'tests', 'corpus');
 export const ARTIFACTS = join(PKG_DIR, 'test-artifacts');
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -14,9 +14,9 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// `../shared/corpus` beside the repository.
+/// `tests/corpus`: the images the tests read, carried in the repository (see its README).
 pub fn corpus() -> PathBuf {
-    let dir = repo_root().join("../shared/corpus");
+    let dir = repo_root().join("tests/corpus");
     assert!(dir.is_dir(), "the test corpus is expected at {}", dir.display());
     dir
 }

@@ -229,8 +229,8 @@ fn animated_gifs_are_refused_for_openai_only() {
 /// Lanczos3, JPEG q80) stays within 32 dB PSNR of a full-decode float Lanczos3 reference.
 #[test]
 fn the_fit_keeps_quality_against_a_float_reference() {
-    let photo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/photos/kodim23.png");
-    let photo = image::open(photo).expect("the corpus beside the repository");
+    let photo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/kodim23.png");
+    let photo = image::open(photo).expect("tests/corpus/photos/kodim23.png");
     // 768x512 upscaled to 4608x3072 and stored as JPEG: fitted to 2000x1333 at a 1/2 DCT scale.
     let big = photo.resize_exact(4608, 3072, image::imageops::FilterType::CatmullRom);
     let jpeg = {

@@ -20,7 +20,7 @@ PY_HOST = HERE.parent
 REPO = PY_HOST.parent.parent
 sys.path.insert(0, str(PY_HOST))
 
-CORPUS = (REPO / ".." / "shared" / "corpus").resolve()
+CORPUS = REPO / "tests" / "corpus"
 SMALL_PNG = CORPUS / "pngsuite" / "basn0g01.png"  # 32x32, 164 bytes: admitted unchanged
 
 

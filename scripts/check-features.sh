@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One feature set: every crate that `cargo build -p mediagate` (scripts/build.sh, `cargo install
+# mediagate`, the CLI wheel) compiles must be compiled with the same features by `cargo test
+# --workspace` (scripts/test.sh), so the tests reuse the release build's wasmtime and cranelift
+# instead of compiling them again. Cargo unifies features over what a command builds; the test build
+# adds dev-dependencies and the guest's and bench's native builds, which can turn on a feature of a
+# crate the host depends on (and so change the hash of everything above it). The pins in
+# host/Cargo.toml keep the sets equal; this fails, naming the crate and the features, when they drift.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(cargo tree --locked -p mediagate -e normal,build --prefix none -f '{p}|{f}')
+tests=$(cargo tree --locked --workspace -e normal,build,dev --prefix none -f '{p}|{f}')
+python3 - "$build" "$tests" <<'EOF'
+import sys
+from collections import defaultdict
+
+def sets(text):
+    out = defaultdict(set)
+    for line in text.splitlines():
+        line = line.removesuffix(" (*)").strip()
+        if "|" not in line:
+            continue
+        pkg, features = line.split("|", 1)
+        out[pkg.strip()].add(features.strip())
+    return out
+
+build, tests = sets(sys.argv[1]), sets(sys.argv[2])
+drift = [(p, build[p], tests[p]) for p in sorted(build) if p in tests and not build[p] <= tests[p]]
+if drift:
+    print("error: the test build compiles these crates with other features than `cargo build -p mediagate`,", file=sys.stderr)
+    print("so scripts/test.sh would compile them (and everything above them) a second time:", file=sys.stderr)
+    for p, b, t in drift:
+        print(f"  {p}\n    build: {sorted(b)}\n    tests: {sorted(t)}", file=sys.stderr)
+    print("Pin the tests' features in host/Cargo.toml [dependencies] (see the comment there).", file=sys.stderr)
+    sys.exit(1)
+print(f"one feature set: the {len(build)} crates of the release build are built alike by the tests")
+EOF

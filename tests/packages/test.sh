@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The packages, installed as a user would, in clean temporary places outside the repository:
+#   the CLI wheel  a fresh venv, `pip install --no-index`: `mediagate` on the venv's PATH admits a
+#                  good image (exit 0), refuses an SVG named .png (exit 1), and `mediagate mcp`
+#                  answers initialize and tools/list over stdio;
+#   the Rust crate unpacked alone (no guest source beside it), `cargo install --path` from there into
+#                  a temporary root: the same admits. Its compiled dependencies come from target/
+#                  (CARGO_BUILD_BUILD_DIR), so only the crate itself is compiled.
+# Usage: bash tests/packages/test.sh [DIST]  — DIST holds what scripts/package.sh wrote; without
+# it, this runs scripts/package.sh into dist/ first.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+here=$root/tests/packages
+target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
+if [ $# -ge 1 ]; then
+    dist=$(realpath "$1")
+else
+    bash scripts/package.sh dist
+    dist=$root/dist
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mediagate-packages.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# Nothing from the user's environment: no cache, no VLM settings.
+export XDG_CACHE_HOME=$work/cache
+unset MEDIAGATE_CACHE_DIR MEDIAGATE_VLM_URL MEDIAGATE_VLM_MODEL MEDIAGATE_VLM_API MEDIAGATE_VLM_API_KEY
+
+one() { # the one file matching a glob, or fail
+    local matches=("$@")
+    if [ "${#matches[@]}" -ne 1 ] || [ ! -f "${matches[0]}" ]; then
+        echo "error: expected exactly one package, found: ${matches[*]}" >&2
+        exit 1
+    fi
+    echo "${matches[0]}"
+}
+size() { stat -c %s "$1"; }
+
+# The images, outside the repository: a good screenshot and an SVG saved as .png.
+cp examples/screenshot.png "$work/good.png"
+printf '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n' >"$work/lying.png"
+
+admits() { # what binary
+    local name=$1 exe=$2 code
+    (cd "$work" && "$exe" admit good.png --json >"$work/good.json")
+    grep -q '"ok":true' "$work/good.json" || { echo "error: $name: good.png not admitted: $(cat "$work/good.json")" >&2; exit 1; }
+    code=0
+    (cd "$work" && "$exe" admit lying.png --json >"$work/lying.json") || code=$?
+    if [ "$code" -ne 1 ] || ! grep -q '"reason":"magic_mismatch"' "$work/lying.json"; then
+        echo "error: $name: lying.png: exit $code, $(cat "$work/lying.json") (expected exit 1, magic_mismatch)" >&2
+        exit 1
+    fi
+    echo "ok: $name: admit good.png -> exit 0, admit lying.png (an SVG) -> exit 1, magic_mismatch"
+}
+
+echo "== the CLI wheel"
+wheel=$(one "$dist"/mediagate-*.whl)
+echo "$(basename "$wheel"): $(size "$wheel") bytes"
+python3 -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index "$wheel"
+found=$(PATH="$work/venv/bin:/usr/bin:/bin" command -v mediagate)
+[ "$found" = "$work/venv/bin/mediagate" ] || { echo "error: mediagate on the venv's PATH is '$found'" >&2; exit 1; }
+admits "wheel" "$found"
+python3 "$here/mcp_stdio.py" "$found"
+
+echo "== the Rust crate"
+crate=$(one "$dist"/mediagate-*.crate)
+echo "$(basename "$crate"): $(size "$crate") bytes"
+# crates.io refuses crates over 10 MB.
+[ "$(size "$crate")" -le 10000000 ] || { echo "error: $crate is over crates.io's 10 MB" >&2; exit 1; }
+mkdir "$work/crate"
+tar -xzf "$crate" -C "$work/crate"
+src=$(echo "$work"/crate/mediagate-*)
+[ -d "$src" ] || { echo "error: $crate did not unpack to one mediagate-<version>/" >&2; exit 1; }
+for f in components/mediagate-preflight.wasm components/mediagate-agent-tool.wasm build.rs Cargo.lock; do
+    [ -f "$src/$f" ] || { echo "error: the crate lacks $f" >&2; exit 1; }
+done
+[ ! -e "$work/crate/guest" ] && [ ! -e "$work/crate/wit" ] || { echo "error: guest source beside the crate" >&2; exit 1; }
+CARGO_BUILD_BUILD_DIR=$target cargo install --locked --path "$src" --root "$work/cargo-root" \
+    --target-dir "$work/cargo-target"
+admits "crate" "$work/cargo-root/bin/mediagate"
