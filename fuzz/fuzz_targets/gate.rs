@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         downsample: selector & 0x10 != 0,
         verify: if selector & 0x20 != 0 { Verify::Full } else { Verify::Header },
         provider: PROVIDERS[usize::from(selector >> 6)],
+        ..Options::default()
     };
     let limit = options.provider.profile().max_base64_len;
     match selector & 0x0f {
