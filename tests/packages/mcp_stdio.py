@@ -54,7 +54,7 @@ def main() -> int:
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
     tools = reply(2)["tools"]
     names = [t["name"] for t in tools]
-    assert names == ["read_image"], names
+    assert names == ["read_image", "view_image"], names
     assert tools[0]["inputSchema"]["type"] == "object", tools[0]
     proc.stdin.close()
     code = proc.wait(timeout=GUARD_SECONDS)
