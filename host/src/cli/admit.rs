@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use clap::Args;
-use mediagate::Gate;
 use mediagate::gate::Verdict;
 
 use super::report::{block_json, verdict_json, verdict_line};
-use super::{EXIT_REFUSED, GateArgs, fail, runtime};
+use super::{EXIT_REFUSED, GateArgs, fail};
 
 /// The host never reads more than this into memory; the gate's own caps are far lower.
 const HOST_READ_CEILING: u64 = 256 << 20;
@@ -128,13 +127,9 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Err(e) => return fail(e),
     };
     let mime = args.mime.clone().unwrap_or_else(|| mime_from_extension(&args.file));
-    let runtime = match runtime(super::Calls::One) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let gate = match Gate::new(runtime) {
+    let gate = match super::gate(super::Calls::One) {
         Ok(g) => g,
-        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+        Err(code) => return code,
     };
     let options = args.gate.options();
     let is_document = mediagate_mime_is_pdf(&mime);
@@ -207,13 +202,9 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let runtime = match runtime(super::Calls::One) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let gate = match Gate::new(runtime) {
+    let gate = match super::gate(super::Calls::One) {
         Ok(g) => g,
-        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+        Err(code) => return code,
     };
     let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options()).await {
         Ok(a) => a,

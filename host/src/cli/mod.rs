@@ -157,6 +157,12 @@ pub fn runtime(calls: Calls) -> Result<Arc<Runtime>, u8> {
     Runtime::new(config).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
 }
 
+/// The gate on the process's runtime; `Err` is the exit code, the error already printed.
+pub fn gate(calls: Calls) -> Result<mediagate::Gate, u8> {
+    let runtime = runtime(calls)?;
+    mediagate::Gate::new(runtime).map_err(|e| fail(format!("cannot load the gate: {e:#}")))
+}
+
 /// Prints `error: …` to stderr and gives the usage/I/O exit code.
 pub fn fail(message: impl std::fmt::Display) -> u8 {
     eprintln!("error: {message}");

@@ -40,7 +40,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{GateArgs, fail, runtime};
+use super::{GateArgs, fail};
 
 /// JSON-RPC error codes the proxy answers with.
 const PARSE_ERROR: i64 = -32700;
@@ -74,13 +74,9 @@ pub struct ProxyArgs {
 
 pub async fn proxy(args: ProxyArgs) -> u8 {
     // One gate call at a time: answers are gated in order, in the one loop.
-    let runtime = match runtime(super::Calls::Many { instances: 1 }) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let gate = match Gate::new(runtime) {
+    let gate = match super::gate(super::Calls::Many { instances: 1 }) {
         Ok(g) => g,
-        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+        Err(code) => return code,
     };
     let name = args.command[0].to_string_lossy().into_owned();
     let mut child = match Command::new(&args.command[0])

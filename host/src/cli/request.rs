@@ -3,12 +3,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use mediagate::Gate;
 use mediagate::gate::{AdmitOptions, MediaFacts, RequestApi, RequestChange, RequestRefusal, RequestVerdict};
 use serde_json::{Value, json};
 
 use super::admit::read_json_text;
-use super::{EXIT_REFUSED, EXIT_USAGE, ProfileArg, VerifyArg, fail, runtime};
+use super::{EXIT_REFUSED, EXIT_USAGE, ProfileArg, VerifyArg, fail};
 
 /// What the gate reads of a request (its own cap: `TOOL_RESULT_MAX_BYTES` in the guest). Larger
 /// input is refused here, unread, as unusable.
@@ -58,13 +57,9 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
         verify: args.verify.verify(),
     };
-    let runtime = match runtime(super::Calls::One) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let gate = match Gate::new(runtime) {
+    let gate = match super::gate(super::Calls::One) {
         Ok(g) => g,
-        Err(e) => return fail(format!("cannot load the gate: {e:#}")),
+        Err(code) => return code,
     };
     let verdict = match gate.admit_request(api, &input, options).await {
         Ok(v) => v,
