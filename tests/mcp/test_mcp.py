@@ -165,9 +165,18 @@ class Session:
     """One `mediagate mcp` subprocess and an SDK client connected to it."""
 
     def __init__(
-        self, workspace: Path, mode: str, vlm: VlmServer | None, *, url: str | None = None, model: str | None = MODEL
+        self,
+        workspace: Path | None,
+        mode: str,
+        vlm: VlmServer | None,
+        *,
+        url: str | None = None,
+        model: str | None = MODEL,
+        cwd: Path | None = None,
+        home: Path | None = None,
+        roots=None,
     ):
-        args = ["mcp", "--workspace", str(workspace)]
+        args = ["mcp"] + (["--workspace", str(workspace)] if workspace is not None else [])
         if vlm is not None:
             args += ["--vlm-url", url or vlm.url]
             if model is not None:
@@ -177,15 +186,18 @@ class Session:
             "MEDIAGATE_VLM_API_KEY": API_KEY,
             "MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"),
         }
+        if home is not None:
+            env["HOME"] = str(home)
         self.incoming: list = []
 
         async def on_message(message):
             self.incoming.append(message)
 
         self.client = Client(
-            StdioServerParameters(command=str(mediagate_bin()), args=args, env=env),
+            StdioServerParameters(command=str(mediagate_bin()), args=args, env=env, cwd=cwd),
             mode=mode,
             message_handler=on_message,
+            list_roots_callback=roots,
             read_timeout_seconds=60,
         )
 
@@ -427,3 +439,113 @@ async def test_view_image_returns_the_admitted_block_to_the_calling_model(worksp
     assert outside.is_error and "outside the workspace" in text_of(outside), text_of(outside)
     assert bad.is_error and "invalid arguments" in text_of(bad)
     assert server.requests == []  # no vision model involved
+
+
+# --- the workspace from the client's roots ------------------------------------------------------
+
+
+def leaves(group: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups."""
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for e in group.exceptions for leaf in leaves(e)]
+    return [group]
+
+
+def roots_callback(dirs: list[Path]):
+    """A client's `roots/list` answer: `dirs` as `file://` roots, read at each call (tests change it)."""
+
+    async def list_roots(context) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=d.resolve().as_uri(), name=d.name) for d in dirs])
+
+    return list_roots
+
+
+@pytest.mark.anyio
+async def test_without_workspace_the_clients_roots_are_the_workspace(tmp_path, mode):
+    first, second, start = tmp_path / "first", tmp_path / "second", tmp_path / "start"
+    for d in (first, second, start):
+        d.mkdir()
+    (first / "a.png").write_bytes(png(3, 3))
+    (second / "b.png").write_bytes(png(5, 5))
+    (start / "c.png").write_bytes(png(7, 7))  # the start directory is not served when the client has roots
+    async with Session(None, mode, None, cwd=start, roots=roots_callback([first, second])) as client:
+        relative = await client.call_tool("view_image", {"path": "a.png"})
+        absolute = await client.call_tool("view_image", {"path": str((second / "b.png").resolve())})
+        not_in_first = await client.call_tool("view_image", {"path": "b.png"})
+        start_file = await client.call_tool("view_image", {"path": "c.png"})
+        outside = await client.call_tool("view_image", {"path": str((start / "c.png").resolve())})
+    assert not relative.is_error, text_of(relative)
+    assert base64.b64decode(relative.content[0].data) == (first / "a.png").read_bytes()
+    # An absolute path is served from the root that holds it; a relative one from the first root.
+    assert not absolute.is_error, text_of(absolute)
+    assert base64.b64decode(absolute.content[0].data) == (second / "b.png").read_bytes()
+    assert not_in_first.is_error and "not found" in text_of(not_in_first).lower(), text_of(not_in_first)
+    assert start_file.is_error, text_of(start_file)
+    assert outside.is_error and "outside the workspace" in text_of(outside), text_of(outside)
+
+
+@pytest.mark.anyio
+async def test_a_change_of_roots_moves_the_workspace(tmp_path, mode):
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d in (old, new):
+        d.mkdir()
+    (old / "shot.png").write_bytes(png(3, 3))
+    (new / "shot.png").write_bytes(png(9, 9))
+    dirs = [old]
+    async with Session(None, mode, None, cwd=tmp_path, roots=roots_callback(dirs)) as client:
+        before = await client.call_tool("view_image", {"path": "shot.png"})
+        dirs[:] = [new]
+        if mode == "legacy":
+            # Up to 2025-11-25 the server lists the roots again when told they changed; the
+            # notification and the next call race, so wait (bounded) for the new list to land.
+            await client.send_roots_list_changed()
+        after = None
+        for _ in range(100):
+            after = await client.call_tool("view_image", {"path": "shot.png"})
+            if not after.is_error and base64.b64decode(after.content[0].data) == (new / "shot.png").read_bytes():
+                break
+            await anyio.sleep(0.05)
+    assert base64.b64decode(before.content[0].data) == (old / "shot.png").read_bytes()
+    assert not after.is_error and base64.b64decode(after.content[0].data) == (new / "shot.png").read_bytes()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("where", ["home", "root"])
+async def test_no_roots_and_started_in_home_or_root_serves_nothing(tmp_path, mode, where):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.png").write_bytes(png())
+    cwd = home if where == "home" else Path("/")
+    if mode == "legacy":
+        # The handshake is refused with the reason: the server does not start.
+        try:
+            async with Session(None, mode, None, cwd=cwd, home=home) as client:
+                await client.call_tool("view_image", {"path": "secret.png"})
+        except* MCPError as refused:  # the SDK raises it inside an exception group
+            message = " ".join(str(e) for e in leaves(refused))
+        else:
+            pytest.fail("the session started")
+    else:
+        # From 2026-07-28 there is no handshake to refuse: every call is refused instead.
+        async with Session(None, mode, None, cwd=cwd, home=home) as client:
+            result = await client.call_tool("view_image", {"path": "secret.png"})
+        assert result.is_error
+        message = text_of(result)
+    assert "--workspace" in message, message
+    assert ("home directory" if where == "home" else "filesystem root") in message, message
+
+
+@pytest.mark.anyio
+async def test_no_roots_serves_the_start_directory_and_an_explicit_workspace_may_be_home(tmp_path, mode):
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    (project / "p.png").write_bytes(png(4, 4))
+    (home / "h.png").write_bytes(png(6, 6))
+    async with Session(None, mode, None, cwd=project, home=home) as client:
+        from_start = await client.call_tool("view_image", {"path": "p.png"})
+    async with Session(home, mode, None, cwd=project, home=home) as client:
+        explicit = await client.call_tool("view_image", {"path": "h.png"})
+    assert not from_start.is_error, text_of(from_start)
+    assert base64.b64decode(from_start.content[0].data) == (project / "p.png").read_bytes()
+    assert not explicit.is_error, text_of(explicit)

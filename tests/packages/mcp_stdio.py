@@ -8,6 +8,7 @@ import json
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 
 # A guard against a hung server, not a measurement: the exchange takes milliseconds.
@@ -16,7 +17,12 @@ GUARD_SECONDS = 120
 
 def main() -> int:
     exe = sys.argv[1]
-    proc = subprocess.Popen([exe, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # In a project directory, as a host starts it (never in / or the home directory, which the
+    # server refuses to serve without roots or --workspace).
+    project = tempfile.mkdtemp(prefix="mediagate-mcp-")
+    proc = subprocess.Popen(
+        [exe, "mcp"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     lines: "queue.Queue[bytes]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout] + [lines.put(b"")], daemon=True).start()
 

@@ -14,7 +14,7 @@
 //! - Every line the client writes gets an answer or reaches rmcp exactly once (`mcp_framing`).
 //! - Stdout carries only protocol messages; the one status line goes to stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -24,16 +24,17 @@ use mediagate::ReadImageTool;
 use mediagate::tool::{Sink, ToolDefinition};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
+    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 
+use super::mcp_roots::{Unresolved, Workspace};
 use super::read_image::VlmArgs;
 use super::{fail, runtime};
 
@@ -48,9 +49,10 @@ const MAX_PROGRESS_NOTIFICATIONS: u64 = 1_000;
 
 #[derive(Args)]
 pub struct McpArgs {
-    /// The directory the tool may read; nothing outside it is reachable.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+    /// The directory the tools may read; nothing outside it is reachable. Without it: the roots the
+    /// client offers, else the directory the server starts in — never `/` or the home directory.
+    #[arg(long)]
+    workspace: Option<PathBuf>,
     #[command(flatten)]
     vlm: VlmArgs,
     /// Memory for all calls' sandboxes together, in MiB. Calls run at once up to this divided by
@@ -69,10 +71,9 @@ pub async fn mcp(args: McpArgs) -> u8 {
         Ok(v) => (v, None),
         Err(e) => (None, Some(Arc::new(e))),
     };
-    let workspace = match std::fs::canonicalize(&args.workspace) {
-        Ok(dir) if dir.is_dir() => dir,
-        Ok(_) => return fail(format!("the workspace {} is not a directory", args.workspace.display())),
-        Err(e) => return fail(format!("the workspace {} cannot be opened: {e}", args.workspace.display())),
+    let workspace = match Workspace::new(args.workspace.as_deref()) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
     };
     let vlm_line = match (&vlm, &vlm_error) {
         (Some(c), _) => format!("{} at {}", c.model, c.base_url),
@@ -110,6 +111,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         definition: Arc::new(published),
         view: Arc::new(view_image_tool()),
         workspace: Arc::new(workspace),
+        refusal: Arc::new(std::sync::Mutex::new(None)),
         vlm_error,
         turns: Arc::new(Turns::new(instances as usize, args.max_queued)),
     };
@@ -117,10 +119,11 @@ pub async fn mcp(args: McpArgs) -> u8 {
         "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}; \
          {instances} calls at once ({} MiB each), {} more queued",
         definition.name,
-        server.workspace.display(),
+        server.workspace.describe(),
         per_call >> 20,
         args.max_queued
     );
+    let refusal = Arc::clone(&server.refusal);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let framing = super::mcp_framing::framing(tokio::io::BufReader::with_capacity(64 << 10, stdin), stdout);
     let code = match server.serve(framing.transport).await {
@@ -128,7 +131,10 @@ pub async fn mcp(args: McpArgs) -> u8 {
             Ok(_) => 0,
             Err(e) => fail(format!("the MCP session ended abnormally: {e}")),
         },
-        Err(e) => fail(format!("the MCP session did not start: {e}")),
+        Err(e) => match refusal.lock().map(|mut r| r.take()) {
+            Ok(Some(why)) => fail(format!("refusing to start: {why}")),
+            _ => fail(format!("the MCP session did not start: {e}")),
+        },
     };
     // Every answer queued is written before the process ends (bounded: a client that stopped
     // reading must not keep the process alive).
@@ -197,7 +203,9 @@ struct McpServer {
     definition: Arc<Tool>,
     /// `view_image`: the file through the gate, as a block the calling model sees itself.
     view: Arc<Tool>,
-    workspace: Arc<PathBuf>,
+    workspace: Arc<Workspace>,
+    /// Why `initialize` was refused (no workspace may be served), for the exit message.
+    refusal: Arc<std::sync::Mutex<Option<String>>>,
     /// Why the configured vision model cannot be used; every call answers with it.
     vlm_error: Option<Arc<String>>,
     turns: Arc<Turns>,
@@ -217,11 +225,35 @@ impl ServerHandler for McpServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("mediagate", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
-                "`{}` looks at an image file with a vision model. Paths are relative to the workspace {}; \
-                 nothing outside it is readable.",
+                "`{}` looks at an image file with a vision model and `{}` shows it to you. Paths are relative \
+                 to the workspace ({}); nothing outside it is readable.",
                 self.definition.name,
-                self.workspace.display()
+                self.view.name,
+                self.workspace.describe()
             ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        if let Err(why) = self.workspace.on_initialize(request.capabilities.roots.is_some()) {
+            if let Ok(mut refusal) = self.refusal.lock() {
+                *refusal = Some(why.clone());
+            }
+            return Err(ErrorData::invalid_request(format!("mediagate mcp refuses to start: {why}"), None));
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.workspace.refresh(context.peer);
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.workspace.refresh(context.peer);
     }
 
     async fn list_tools(
@@ -244,10 +276,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name == self.view.name {
-            return Ok(self.view_image_call(request.arguments.unwrap_or_default(), &context).await.into());
-        }
-        if request.name != self.definition.name {
+        if request.name != self.view.name && request.name != self.definition.name {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`; this server has only `{}` and `{}`",
@@ -255,6 +284,14 @@ impl ServerHandler for McpServer {
                 ),
                 None,
             ));
+        }
+        let workspace = match self.workspace_for(&request, &context).await {
+            Ok(dir) => dir,
+            Err(Unresolved::AskForRoots(ask)) => return Ok(ask.into()),
+            Err(Unresolved::Refused(why)) => return Ok(tool_error(why).into()),
+        };
+        if request.name == self.view.name {
+            return Ok(self.view_image_call(&workspace, request.arguments.unwrap_or_default(), &context).await.into());
         }
         if let Some(e) = &self.vlm_error {
             return Ok(tool_error(format!(
@@ -277,7 +314,7 @@ impl ServerHandler for McpServer {
                 Ok(turn) => turn,
                 Err(busy) => return tool_error(busy),
             };
-            self.read_image(arguments, progress).await
+            self.read_image(&workspace, arguments, progress).await
         };
         tokio::select! {
             result = call => Ok(result.into()),
@@ -289,7 +326,26 @@ impl ServerHandler for McpServer {
 }
 
 impl McpServer {
-    async fn read_image(&self, arguments: ReadImageArguments, progress: Option<Progress>) -> CallToolResult {
+    /// The directory this call reads from: `--workspace`, or the client's roots (the root holding an
+    /// absolute `path`, else the first), or the start directory.
+    async fn workspace_for(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<PathBuf, Unresolved> {
+        let path = request.arguments.as_ref().and_then(|a| a.get("path")).and_then(|p| p.as_str()).unwrap_or("");
+        // From 2026-07-28 a server may not send requests; it asks for input in its result instead.
+        let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let offers_roots = context.client_capabilities().is_some_and(|c| c.roots.is_some());
+        self.workspace.for_call(path, stateless, offers_roots, request.input_responses.as_ref()).await
+    }
+
+    async fn read_image(
+        &self,
+        workspace: &Path,
+        arguments: ReadImageArguments,
+        progress: Option<Progress>,
+    ) -> CallToolResult {
         let (tx, mut chunks) = mpsc::unbounded_channel();
         let sink: Sink = match progress {
             Some(_) => Arc::new(move |kind, text| {
@@ -297,7 +353,7 @@ impl McpServer {
             }),
             None => Arc::new(|_, _| {}),
         };
-        let call = self.tool.read_image(&self.workspace, &arguments.path, arguments.question.as_deref(), sink);
+        let call = self.tool.read_image(workspace, &arguments.path, arguments.question.as_deref(), sink);
         let result = match progress {
             None => call.await,
             Some(mut progress) => {
@@ -371,7 +427,12 @@ fn view_image_tool() -> Tool {
 }
 
 impl McpServer {
-    async fn view_image_call(&self, arguments: JsonObject, context: &RequestContext<RoleServer>) -> CallToolResult {
+    async fn view_image_call(
+        &self,
+        workspace: &Path,
+        arguments: JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let arguments: ViewImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {
             Ok(a) => a,
             Err(e) => return tool_error(format!("error: invalid arguments for view_image: {e}")),
@@ -382,7 +443,7 @@ impl McpServer {
                 Err(busy) => return tool_error(busy),
             };
             let options = mediagate::gate::AdmitOptions::default();
-            match self.tool.admit_file(&self.workspace, &arguments.path, None, options).await {
+            match self.tool.admit_file(workspace, &arguments.path, None, options).await {
                 Ok(Ok(verdict)) => view_image_result(&arguments.path, verdict),
                 Ok(Err(e)) => tool_error(e.message),
                 Err(call_error) => {

@@ -3,6 +3,7 @@
 mod admit;
 mod mcp;
 mod mcp_framing;
+mod mcp_roots;
 mod proxy;
 mod read_image;
 mod report;
