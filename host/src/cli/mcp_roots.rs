@@ -238,12 +238,8 @@ fn roots_of(result: &ListRootsResult) -> Result<Vec<PathBuf>, String> {
 /// The root an absolute `path` lies in (the deepest), else the first: relative paths are relative to it.
 fn root_for<'a>(roots: &'a [PathBuf], path: &str) -> &'a Path {
     let path = Path::new(path);
-    if path.is_absolute() {
-        if let Some(root) = roots.iter().filter(|r| path.starts_with(r)).max_by_key(|r| r.components().count()) {
-            return root;
-        }
-    }
-    &roots[0]
+    let holding = roots.iter().filter(|r| path.is_absolute() && path.starts_with(r));
+    holding.max_by_key(|r| r.components().count()).unwrap_or(&roots[0])
 }
 
 #[cfg(test)]
