@@ -98,6 +98,7 @@ export function rawProxy(server, proxyArgs = []) {
   let stderr = "";
   const queue = [];
   const waiters = [];
+  const rawOf = new WeakMap(); // message → the line it came as
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (d) => {
     buffered += d;
@@ -106,6 +107,7 @@ export function rawProxy(server, proxyArgs = []) {
       const line = buffered.slice(0, at);
       buffered = buffered.slice(at + 1);
       const message = JSON.parse(line);
+      if (message !== null && typeof message === "object") rawOf.set(message, line);
       const waiter = waiters.shift();
       if (waiter) waiter(message);
       else queue.push(message);
@@ -129,6 +131,8 @@ export function rawProxy(server, proxyArgs = []) {
         if (m.method === undefined) return m;
       }
     },
+    /** The line `message` came as, byte for byte. */
+    raw: (message) => rawOf.get(message),
     vmHwmKiB: () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]),
     stderr: () => stderr,
     done,

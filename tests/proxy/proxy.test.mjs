@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 
 import { CreateMessageRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
+import { exactAnswer } from "./peers/exact-answer.mjs";
 import { EVERYTHING, INIT, connect, filesystem, peer, png, pngSize, rawProxy } from "./helpers.mjs";
 
 const T = { timeout: 120_000 };
@@ -161,6 +162,26 @@ describe("bad input and faulty servers", () => {
     assert.equal((await p.response()).error.code, -32600);
     await p.request(8, "ping");
     assert.deepEqual(await p.response(), { jsonrpc: "2.0", id: 8, result: {} });
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("answers pass byte for byte (1e400, lone surrogates, key order), a changed block spliced in", T, async () => {
+    const p = await started(peer("faulty.mjs", "exact"));
+    await p.request(1, "tools/call", { name: "text", arguments: {} });
+    const text = await p.response();
+    assert.equal(p.raw(text), exactAnswer(1, false));
+    await p.request(2, "tools/call", { name: "image", arguments: {} });
+    const image = await p.response();
+    // Everything but the refused block is the server's own text; the block is the placeholder.
+    const sent = exactAnswer(2, true);
+    const block = sent.slice(sent.indexOf(', {"type":"image"') + 2, sent.indexOf("} ],") + 1);
+    const [before, after] = sent.split(block);
+    const got = p.raw(image);
+    assert.ok(got.startsWith(before) && got.endsWith(after), got.slice(0, 400));
+    const placeholder = JSON.parse(got.slice(before.length, got.length - after.length));
+    assert.equal(placeholder.type, "text");
+    assert.match(placeholder.text, /magic_mismatch|mime_unsupported/);
     p.child.stdin.end();
     assert.equal(await p.done, 0);
   });

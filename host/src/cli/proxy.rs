@@ -6,7 +6,8 @@
 //! `resources/read` and the `messages` of `prompts/get`. Every media block, wherever it sits, is
 //! admitted (possibly downsampled) or replaced in its slot by the gate's text placeholder.
 //! Everything else — notifications, progress, cancellation, pings, server-initiated requests and
-//! the client's answers to them — passes through byte for byte.
+//! the client's answers to them — passes through byte for byte, and a gated answer is the
+//! server's line byte for byte outside the blocks the gate changed (spliced, not re-serialised).
 //!
 //! Defined answers (fail closed; the proxy never hangs on a peer):
 //! - a client line that is not JSON: `-32700`; a batch, or an object that is not a JSON-RPC message
@@ -36,6 +37,7 @@ use std::time::Duration;
 use clap::Args;
 use mediagate::Gate;
 use mediagate::gate::{AdmitOptions, ToolResultAdmission};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -228,14 +230,43 @@ struct Proxy {
 }
 
 /// The members of a JSON-RPC message the proxy reads; repeated members are refused by serde.
+/// `params`, `result` and `error` stay raw text of the line: they are read only where the proxy
+/// needs a member of them, and an answer the gate changes is spliced back into the line, so what
+/// serde_json cannot represent (`1e400`, lone surrogates, 30-digit integers) and the server's own
+/// key order and spacing reach the client as the server wrote them.
 #[derive(serde::Deserialize)]
-struct Envelope {
+struct Envelope<'a> {
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     method: Option<String>,
-    params: Option<Value>,
-    result: Option<Value>,
-    error: Option<Value>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// The members of a request's `params` the proxy reads.
+#[derive(serde::Deserialize, Default)]
+struct Params {
+    name: Option<String>,
+    uri: Option<String>,
+    #[serde(rename = "requestId")]
+    request_id: Option<Value>,
+}
+
+impl Envelope<'_> {
+    /// The `params` members the proxy reads; nothing when absent or not an object of that shape.
+    fn params(&self) -> Params {
+        self.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default()
+    }
+}
+
+/// A gated answer: the new `result` text to splice into the server's line, or a result rebuilt.
+enum Gated {
+    Splice(String),
+    Rebuilt(Value),
 }
 
 /// Tells `"id": null` (present) from no `id` at all.
@@ -243,28 +274,59 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     serde::Deserialize::deserialize(d).map(Some)
 }
 
-enum Parsed {
-    Message(Envelope),
+enum Parsed<'a> {
+    Message(Envelope<'a>),
     NotJson(String),
     NotMessage(String),
 }
 
-fn parse(line: &[u8]) -> Parsed {
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => return Parsed::NotJson(e.to_string()),
+/// The line with each lone surrogate escape written as `\ufffd`, the same length, so that serde_json
+/// (which refuses them, though JSON's grammar allows them) reads it and every span of the copy is a
+/// span of the line. The gate does the same for the text it is given (guest `tool_result/scan.rs`).
+fn lone_surrogates_mended(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let surrogate_at = |i: usize| {
+        let hex = line.get(i + 2..i + 6).and_then(|h| std::str::from_utf8(h).ok());
+        let unit = hex.and_then(|h| u16::from_str_radix(h, 16).ok());
+        unit.filter(|u| line[i + 1] == b'u' && (0xD800..=0xDFFF).contains(u))
     };
-    if !value.is_object() {
-        let what =
-            if value.is_array() { "a batch (an array); MCP sends one message per line" } else { "not an object" };
-        return Parsed::NotMessage(format!("the message is {what}"));
+    let mut mended = std::borrow::Cow::Borrowed(line);
+    let mut i = 0;
+    while let Some(at) = line[i..].iter().position(|&b| b == b'\\') {
+        i += at;
+        i += match surrogate_at(i) {
+            Some(0xD800..=0xDBFF) if surrogate_at(i + 6).is_some_and(|low| low >= 0xDC00) => 12,
+            Some(_) => {
+                mended.to_mut()[i + 2..i + 6].copy_from_slice(b"fffd");
+                6
+            }
+            None => 2, // any other escape, `\\` included, skipped whole
+        };
     }
-    // Parsed again from the text, so that repeated members are refused rather than one kept.
+    mended
+}
+
+fn parse(line: &[u8]) -> Parsed<'_> {
     match serde_json::from_slice::<Envelope>(line) {
         Ok(e) if e.method.is_some() || e.result.is_some() || e.error.is_some() => Parsed::Message(e),
         Ok(_) => Parsed::NotMessage("the object has no `method`, `result` or `error`".into()),
-        Err(e) => Parsed::NotMessage(format!("the object is not a JSON-RPC message: {e}")),
+        Err(e) => {
+            // Told apart only now, on the rare bad line: a second pass that checks the syntax alone.
+            if let Err(syntax) = serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+                return Parsed::NotJson(syntax.to_string());
+            }
+            Parsed::NotMessage(match line.trim_ascii_start().first() {
+                Some(b'[') => "the message is a batch (an array); MCP sends one message per line".into(),
+                Some(b'{') => format!("the object is not a JSON-RPC message: {e}"),
+                _ => "the message is not an object".into(),
+            })
+        }
     }
+}
+
+/// Where `raw` (borrowed from `line`) sits in `line`.
+fn span_of(line: &[u8], raw: &RawValue) -> std::ops::Range<usize> {
+    let start = raw.get().as_ptr() as usize - line.as_ptr() as usize;
+    start..start + raw.get().len()
 }
 
 fn error_response(id: &Value, code: i64, message: impl Into<String>) -> Vec<u8> {
@@ -374,31 +436,35 @@ impl Proxy {
     }
 
     async fn on_client(&mut self, line: Vec<u8>) {
-        let envelope = match parse(&line) {
-            Parsed::Message(e) => e,
-            Parsed::NotJson(e) => {
-                let message = format!("parse error: the message is not JSON ({e}); it was not forwarded");
-                return self.send_client(error_response(&Value::Null, PARSE_ERROR, message)).await;
-            }
-            Parsed::NotMessage(e) => {
-                let message = format!("invalid request: {e}; it was not forwarded");
-                return self.send_client(error_response(&Value::Null, INVALID_REQUEST, message)).await;
-            }
+        let (id, method, params) = {
+            let scanned = lone_surrogates_mended(&line);
+            let envelope = match parse(&scanned) {
+                Parsed::Message(e) => e,
+                Parsed::NotJson(e) => {
+                    let message = format!("parse error: the message is not JSON ({e}); it was not forwarded");
+                    return self.send_client(error_response(&Value::Null, PARSE_ERROR, message)).await;
+                }
+                Parsed::NotMessage(e) => {
+                    let message = format!("invalid request: {e}; it was not forwarded");
+                    return self.send_client(error_response(&Value::Null, INVALID_REQUEST, message)).await;
+                }
+            };
+            (envelope.id.clone(), envelope.method.clone(), envelope.params())
         };
-        match (&envelope.method, &envelope.id) {
+        match (method, id) {
             (Some(method), Some(id)) => {
                 let key = id.to_string();
                 if self.pending.contains_key(&key) {
                     let message = format!("invalid request: the id {key} is already in use by an open request");
-                    return self.send_client(error_response(id, INVALID_REQUEST, message)).await;
+                    return self.send_client(error_response(&id, INVALID_REQUEST, message)).await;
                 }
-                let seat = seat_of(method, envelope.params.as_ref());
+                let seat = seat_of(&method, params);
                 let deadline = self.timeout.map(|t| Instant::now() + t);
-                self.pending.insert(key, PendingRequest { method: method.clone(), seat, deadline });
+                self.pending.insert(key, PendingRequest { method, seat, deadline });
             }
             (Some(method), None) if method == "notifications/cancelled" => {
                 // The client will not read the answer: it is dropped if it still comes.
-                if let Some(id) = envelope.params.as_ref().and_then(|p| p.get("requestId")) {
+                if let Some(id) = params.request_id {
                     self.pending.remove(&id.to_string());
                 }
             }
@@ -410,43 +476,58 @@ impl Proxy {
     /// A server message: answers to the client's requests pass the gate where they carry media;
     /// everything else is forwarded as it came. `Err` when the line is not a JSON-RPC message.
     async fn on_server(&mut self, line: Vec<u8>) -> Result<(), String> {
-        let envelope = match parse(&line) {
-            Parsed::Message(e) => e,
-            Parsed::NotJson(e) => {
-                return Err(format!(
-                    "the MCP server `{}` wrote a line that is not JSON ({e}): {}",
-                    self.name,
-                    quote(&line)
-                ));
-            }
-            Parsed::NotMessage(e) => {
-                return Err(format!("the MCP server `{}` wrote a line that is not a message ({e})", self.name));
-            }
+        // What the proxy reads of the line, owned, so the line itself can be forwarded as it came.
+        let (id, is_answer, result) = {
+            let scanned = lone_surrogates_mended(&line);
+            let envelope = match parse(&scanned) {
+                Parsed::Message(e) => e,
+                Parsed::NotJson(e) => {
+                    return Err(format!(
+                        "the MCP server `{}` wrote a line that is not JSON ({e}): {}",
+                        self.name,
+                        quote(&line)
+                    ));
+                }
+                Parsed::NotMessage(e) => {
+                    return Err(format!("the MCP server `{}` wrote a line that is not a message ({e})", self.name));
+                }
+            };
+            let result = envelope.result.map(|r| span_of(&scanned, r));
+            (envelope.id.clone().unwrap_or(Value::Null), envelope.method.is_none(), result)
         };
-        if envelope.method.is_some() {
+        if !is_answer {
             // A notification or a server-initiated request: untouched.
             self.send_client(line).await;
             return Ok(());
         }
-        let id = envelope.id.clone().unwrap_or(Value::Null);
         let Some(request) = self.pending.remove(&id.to_string()) else {
             // Answered already (timed out or cancelled) or never asked: nobody reads it.
             eprintln!("mediagate proxy: dropped an answer to {id}, which no open request has");
             return Ok(());
         };
-        let Some(result) = envelope.result else {
+        let Some(span) = result else {
             self.send_client(line).await; // an error answer
             return Ok(());
         };
+        // The server's own text (the mended copy differs only in ASCII hex digits: still UTF-8).
+        let result = String::from_utf8_lossy(&line[span.clone()]);
         let gated = match &request.seat {
             Seat::None => None,
             Seat::ToolResult(tool) => self.gate_tool_result(tool, &result).await,
-            Seat::Resource(uri) => self.gate_resource(uri, result).await,
+            Seat::Resource(uri) => self.gate_resource(uri, &result).await,
             Seat::Prompt(name) => self.gate_prompt(name, &result).await,
         };
+        drop(result);
         match gated {
             None => self.send_client(line).await,
-            Some(Ok(result)) => {
+            Some(Ok(Gated::Splice(text))) => {
+                let mut spliced = Vec::with_capacity(line.len() - span.len() + text.len());
+                spliced.extend_from_slice(&line[..span.start]);
+                spliced.extend_from_slice(text.as_bytes());
+                spliced.extend_from_slice(&line[span.end..]);
+                self.send_client(spliced).await
+            }
+            Some(Ok(Gated::Rebuilt(result))) => {
                 self.send_client(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string().into_bytes()).await
             }
             Some(Err(message)) => {
@@ -464,33 +545,38 @@ impl Proxy {
             .map_err(|e| format!("the gate could not check it ({e})"))
     }
 
-    /// A `tools/call` result through the seat: `None` when nothing changed. A result the gate
-    /// refused whole becomes an `isError` result holding the gate's text; a block replaced inside
+    /// A `tools/call` result through the seat: `None` when nothing changed; the gate's text (the
+    /// result byte for byte outside the blocks it changed) to splice in. A result the gate refused
+    /// whole becomes an `isError` result holding the gate's text; a block replaced inside
     /// `structuredContent` withholds `structuredContent` (it may no longer match the tool's output
     /// schema) and marks the result `isError`.
-    async fn gate_tool_result(&self, tool: &str, result: &Value) -> Option<Result<Value, String>> {
-        let text = result.to_string();
-        let admission = match self.admit(tool, &text).await {
+    async fn gate_tool_result(&self, tool: &str, result: &str) -> Option<Result<Gated, String>> {
+        let admission = match self.admit(tool, result).await {
             Ok(a) => a,
             Err(e) => {
                 let message = format!("[mediagate] The result of tool \"{tool}\" was not passed to the model: {e}.");
-                return Some(Ok(json!({"content": [{"type": "text", "text": message}], "isError": true})));
+                let rebuilt = json!({"content": [{"type": "text", "text": message}], "isError": true});
+                return Some(Ok(Gated::Rebuilt(rebuilt)));
             }
         };
         let content = admission.content?;
-        let mut gated: Value = match serde_json::from_str(&content) {
-            Ok(v) => v,
-            Err(e) => return Some(Err(format!("the gate's output is not JSON ({e})"))),
-        };
-        if admission.refused.iter().any(|r| r.path.is_empty()) {
-            // Refused whole: the gate's content is the placeholder block list.
-            return Some(Ok(json!({"content": gated, "isError": true})));
-        }
+        let whole = admission.refused.iter().any(|r| r.path.is_empty());
         let in_structured = admission
             .refused
             .iter()
             .any(|r| r.path == "/structuredContent" || r.path.starts_with("/structuredContent/"));
-        if in_structured && let Some(object) = gated.as_object_mut() {
+        if !whole && !in_structured {
+            return Some(Ok(Gated::Splice(content)));
+        }
+        let mut gated: Value = match serde_json::from_str(&content) {
+            Ok(v) => v,
+            Err(e) => return Some(Err(format!("the gate's output cannot be rebuilt as JSON ({e})"))),
+        };
+        if whole {
+            // Refused whole: the gate's content is the placeholder block list.
+            return Some(Ok(Gated::Rebuilt(json!({"content": gated, "isError": true}))));
+        }
+        if let Some(object) = gated.as_object_mut() {
             object.remove("structuredContent");
             object.insert("isError".into(), Value::Bool(true));
             let note = json!({
@@ -507,12 +593,18 @@ impl Proxy {
                 }
             }
         }
-        Some(Ok(gated))
+        Some(Ok(Gated::Rebuilt(gated)))
     }
 
     /// `resources/read`: each content carrying a `blob` is checked as an embedded resource; a
     /// refused one becomes a text content (same `uri`, `text/plain`) holding the gate's text.
-    async fn gate_resource(&self, uri: &str, mut result: Value) -> Option<Result<Value, String>> {
+    async fn gate_resource(&self, uri: &str, result: &str) -> Option<Result<Gated, String>> {
+        let mut result: Value = match serde_json::from_str(result) {
+            Ok(v) => v,
+            // Nothing to rebuild when it carries no blob; otherwise the blob cannot be checked.
+            Err(_) if !result.contains("\"blob\"") => return None,
+            Err(e) => return Some(Err(format!("a blob in it cannot be read as JSON ({e})"))),
+        };
         let contents = result.get_mut("contents")?.as_array_mut()?;
         let blobs: Vec<usize> = (0..contents.len()).filter(|&i| contents[i].get("blob").is_some()).collect();
         if blobs.is_empty() {
@@ -544,12 +636,12 @@ impl Proxy {
                 }
             };
         }
-        Some(Ok(result))
+        Some(Ok(Gated::Rebuilt(result)))
     }
 
     /// `prompts/get`: the messages through the seat; a result refused whole is an error.
-    async fn gate_prompt(&self, name: &str, result: &Value) -> Option<Result<Value, String>> {
-        let admission = match self.admit(name, &result.to_string()).await {
+    async fn gate_prompt(&self, name: &str, result: &str) -> Option<Result<Gated, String>> {
+        let admission = match self.admit(name, result).await {
             Ok(a) => a,
             Err(e) => return Some(Err(e)),
         };
@@ -557,8 +649,7 @@ impl Proxy {
             let reason = admission.refused[0].reason.as_str();
             return Some(Err(format!("the prompt could not be read by the gate ({reason})")));
         }
-        let content = admission.content?;
-        Some(serde_json::from_str(&content).map_err(|e| format!("the gate's output is not JSON ({e})")))
+        admission.content.map(|content| Ok(Gated::Splice(content)))
     }
 
     /// Every open request is answered with an error (the server can no longer answer it).
@@ -595,12 +686,11 @@ impl Proxy {
     }
 }
 
-fn seat_of(method: &str, params: Option<&Value>) -> Seat {
-    let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str).unwrap_or("").to_string();
+fn seat_of(method: &str, params: Params) -> Seat {
     match method {
-        "tools/call" => Seat::ToolResult(param("name")),
-        "resources/read" => Seat::Resource(param("uri")),
-        "prompts/get" => Seat::Prompt(param("name")),
+        "tools/call" => Seat::ToolResult(params.name.unwrap_or_default()),
+        "resources/read" => Seat::Resource(params.uri.unwrap_or_default()),
+        "prompts/get" => Seat::Prompt(params.name.unwrap_or_default()),
         _ => Seat::None,
     }
 }
@@ -660,5 +750,34 @@ mod tests {
         assert!(matches!(parse(b"{\"id\":1}"), Parsed::NotMessage(_)));
         let Parsed::Message(e) = parse(b"{\"id\":null,\"error\":{}}") else { panic!() };
         assert_eq!(e.id, Some(Value::Null));
+        assert!(matches!(parse(b"\"just a string\""), Parsed::NotMessage(_)));
+    }
+
+    #[test]
+    fn what_serde_json_cannot_represent_is_a_message_and_its_result_a_span_of_the_line() {
+        let line = br#"{"jsonrpc":"2.0","id":3,"result":{ "z":1e400, "s":"\ud800 x\udc00", "n":123456789012345678901234567890 }}"#;
+        let scanned = lone_surrogates_mended(line);
+        let Parsed::Message(e) = parse(&scanned) else { panic!("not a message") };
+        let span = span_of(&scanned, e.result.unwrap());
+        assert_eq!(&line[span], br#"{ "z":1e400, "s":"\ud800 x\udc00", "n":123456789012345678901234567890 }"#);
+        let request =
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{"x":1e400},"name":"look"}}"#;
+        let Parsed::Message(e) = parse(request) else { panic!("not a message") };
+        assert_eq!(e.params().name.as_deref(), Some("look"));
+    }
+
+    #[test]
+    fn only_lone_surrogate_escapes_are_mended_and_at_the_same_length() {
+        let cases: [(&[u8], &[u8]); 6] = [
+            (br#""\ud83d\ude00""#, br#""\ud83d\ude00""#), // a pair stays
+            (br#""\ud800 ""#, br#""\ufffd ""#),
+            (br#""\udc00\ud800""#, br#""\ufffd\ufffd""#),
+            (br#""\\ud800""#, br#""\\ud800""#), // an escaped backslash, then text
+            (br#""\u00e9\ud8""#, br#""\u00e9\ud8""#), // too short to be an escape: left to the parser
+            (b"no escapes", b"no escapes"),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(&*lone_surrogates_mended(line), expected, "{}", String::from_utf8_lossy(line));
+        }
     }
 }

@@ -1,7 +1,9 @@
 // A deliberately faulty MCP server for the proxy's fault tests (plain JSON-RPC over stdio):
 // it answers `initialize`, `ping` and `tools/list` properly and misbehaves on `tools/call`
-// according to its mode: die | hang | garbage | flood | huge.
+// according to its mode: die | hang | garbage | flood | huge | exact.
 import { createInterface } from "node:readline";
+
+import { exactAnswer } from "./exact-answer.mjs";
 
 const mode = process.argv[2];
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
@@ -39,6 +41,12 @@ lines.on("line", async (line) => {
       }
       return ok(id, { content: [{ type: "text", text: "after the flood" }] });
     }
+    case "exact": {
+      // Lines written by hand: numbers and strings JSON.parse/serde_json cannot keep (1e400, a lone
+      // surrogate, a 30-digit integer), odd spacing and key order; `image` adds an SVG claiming PNG.
+      process.stdout.write(exactAnswer(id, message.params?.name === "image") + "\n");
+      return;
+    }
     case "huge": {
       // A 100 MB answer, then (to the next call) a small one.
       if (message.params?.name === "small") return ok(id, { content: [{ type: "text", text: "small" }] });
@@ -47,3 +55,4 @@ lines.on("line", async (line) => {
     }
   }
 });
+
