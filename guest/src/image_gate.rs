@@ -70,16 +70,20 @@ pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageEr
     DynamicImage::from_decoder(decoder)
 }
 
+/// More than one frame, told from the frame descriptors alone: the LZW data is skipped, never
+/// decoded, so the check holds no frame whatever the GIF's size (it held two RGBA frames, 376 MiB
+/// for a 7000x7000 GIF).
 fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
-    use image::AnimationDecoder;
-    let mut decoder = image::codecs::gif::GifDecoder::new(Cursor::new(bytes))?;
-    decoder.set_limits(decode_limits())?;
-    let mut frames = decoder.into_frames();
-    let mut count = 0;
-    for frame in frames.by_ref() {
-        frame?;
-        count += 1;
-        if count > 1 {
+    let as_image_error = |e: gif::DecodingError| {
+        image::ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Gif.into(), e))
+    };
+    let mut options = gif::DecodeOptions::new();
+    options.skip_frame_decoding(true);
+    let mut decoder = options.read_info(Cursor::new(bytes)).map_err(as_image_error)?;
+    let mut frames = 0;
+    while decoder.next_frame_info().map_err(as_image_error)?.is_some() {
+        frames += 1;
+        if frames > 1 {
             return Ok(true);
         }
     }

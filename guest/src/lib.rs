@@ -17,6 +17,8 @@ pub mod tool_result;
 pub mod verdict;
 pub mod workspace_path;
 
+#[cfg(test)]
+mod alloc_meter;
 #[cfg(target_arch = "wasm32")]
 mod bindings;
 #[cfg(test)]

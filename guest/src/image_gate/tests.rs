@@ -225,6 +225,24 @@ fn animated_gifs_are_refused_for_openai_only() {
     assert!(admit_image(&still, "image/gif", &opts(true, Provider::OpenAi)).is_ok());
 }
 
+/// The still-GIF check counts frame descriptors and decodes no frame: on a 7000x7000 canvas it held
+/// two RGBA frames (376 MiB); now a few KiB, whatever the canvas.
+#[test]
+fn the_still_gif_check_holds_no_frame() {
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut bytes, 7000, 7000, &[0, 0, 0, 255, 255, 255]).unwrap();
+        for _ in 0..2 {
+            let frame =
+                gif::Frame { width: 1, height: 1, buffer: std::borrow::Cow::Borrowed(&[1]), ..Default::default() };
+            encoder.write_frame(&frame).unwrap();
+        }
+    }
+    let (animated, peak) = crate::alloc_meter::peak_during(|| super::is_animated_gif(&bytes));
+    assert!(animated.unwrap());
+    assert!(peak < 1 << 20, "the check held {peak} bytes");
+}
+
 /// The quality guard of the speed work, on a small image: the fitted output (shrink-on-load,
 /// Lanczos3, JPEG q80) stays within 32 dB PSNR of a full-decode float Lanczos3 reference.
 #[test]
