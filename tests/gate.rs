@@ -265,3 +265,14 @@ fn the_agent_tool_component_imports_exactly_what_its_world_declares() {
     let world = std::fs::read_to_string(repo_root().join("wit/mediagate.wit")).unwrap();
     assert!(world.contains("import wasi:filesystem/preopens@0.2.12;"), "the agent-tool world declares the preopen");
 }
+
+#[test]
+fn a_trap_is_named_as_the_gate_trapping() {
+    // The components import nothing to print with, so no panic message comes out: the trap is named.
+    let err = CallError::classify(wasmtime::Trap::UnreachableCodeReached.into(), 512 << 20);
+    assert!(matches!(err, CallError::Trap { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)"
+    );
+}

@@ -34,7 +34,8 @@ impl CallError {
             if *trap == wasmtime::Trap::Interrupt {
                 return CallError::DeadlineExceeded(Duration::ZERO);
             }
-            return CallError::Trap { trap: trap.to_string() };
+            let trap = trap.to_string();
+            return CallError::Trap { trap: trap.trim_start_matches("wasm trap: ").to_string() };
         }
         CallError::Host(err.into())
     }
