@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use wasmtime::component::{HasSelf, Resource};
+use wasmtime::component::{HasData, HasSelf, Linker, Resource, ResourceTable};
+use wasmtime_wasi::clocks::WasiClocksView;
+use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::AgentToolPre;
@@ -74,11 +76,10 @@ impl ReadImageTool {
     /// `vlm: None` — the deployment has no VLM; the tool then answers so at once.
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
-        let mut linker = wasmtime::component::Linker::new(runtime.engine());
-        // The component imports the filesystem preopen and the interfaces its types use (the world's
-        // declared imports; tests/gate.rs checks the list), the VLM and the output sink. wasmtime-wasi
-        // links the rest of WASI too; nothing in the component can reach it.
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
+        let mut linker = Linker::new(runtime.engine());
+        // The world's imports and nothing else: the filesystem preopen and the interfaces its types
+        // use (tests/gate.rs checks the component's list), the VLM and the output sink.
+        add_declared_wasi_to_linker(&mut linker).map_err(anyhow::Error::from)?;
         wit_vlm::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         output::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
@@ -173,6 +174,30 @@ impl ReadImageTool {
     fn finish<R>(&self, result: wasmtime::Result<R>) -> Result<R, CallError> {
         result.map_err(|e| CallError::classify(e, self.runtime.limits().memory_bytes))
     }
+}
+
+/// The WASI interfaces the `agent-tool` world imports (`wasi:filesystem/preopens` and what its types
+/// use: `wasi:filesystem/types`, `wasi:clocks/wall-clock`, `wasi:io/{error,poll,streams}`), with
+/// wasmtime-wasi's implementations. No cli, environment, random, sockets or monotonic clock.
+fn add_declared_wasi_to_linker(linker: &mut Linker<CallState<ToolCtx>>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::clocks::WasiClocks;
+    use wasmtime_wasi::filesystem::WasiFilesystem;
+    use wasmtime_wasi::p2::bindings::{clocks, filesystem, io};
+    type T = CallState<ToolCtx>;
+    filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(linker, T::clocks)?;
+    io::error::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    io::poll::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    io::streams::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    Ok(())
+}
+
+/// The wasi:io host implementations work on the resource table alone.
+struct HasTable;
+
+impl HasData for HasTable {
+    type Data<'a> = &'a mut ResourceTable;
 }
 
 fn noop_sink() -> Sink {
