@@ -3,7 +3,12 @@
 //!
 //! - In the repository (the guest source `../guest` and the contract `../wit` beside this crate):
 //!   builds the guest, once per world, into `target/guest/` (the guest has its own target
-//!   directory: a nested cargo cannot share the outer one's lock).
+//!   directory: a nested cargo cannot share the outer one's lock). The guest is a core module for
+//!   `wasm32-unknown-unknown` (no WASI, no libc), made into a component here with
+//!   `wit_component::ComponentEncoder` from the world wit-bindgen embeds in it: the component
+//!   imports exactly what its world declares (nothing for `preflight`; the filesystem preopen, the
+//!   VLM and the output sink for `agent-tool`), not the ~14 WASI interfaces Rust's std on
+//!   `wasm32-wasip2` links in.
 //! - From the published crate (nothing beside it): uses the components the crate carries,
 //!   `components/mediagate-{preflight,agent-tool}.wasm`. `scripts/check-components.sh` (run by
 //!   `scripts/test.sh`) checks that they are byte for byte what the guest source builds to, and
@@ -58,19 +63,34 @@ fn build_from_source(root: &Path, out_dir: &Path) {
     let guest_target = target_root.join("guest");
     for (world, features) in WORLDS {
         build_guest(root, &guest_target, features);
-        let built = guest_target.join("wasm32-wasip2/guest/mediagate_guest.wasm");
+        let core = guest_target.join(format!("{GUEST_TARGET}/guest/mediagate_guest.wasm"));
+        let component = componentize(&core);
         let name = format!("mediagate-{world}.wasm");
         // A stable path for the JS and Python hosts and the packages, and the copy this crate embeds.
-        copy(&built, &guest_target.join(&name));
-        copy(&built, &out_dir.join(&name));
+        write(&guest_target.join(&name), &component);
+        write(&out_dir.join(&name), &component);
     }
+}
+
+/// The guest's target: no WASI, no libc, so std imports nothing (printing, the environment, exit and
+/// hash-map seeds are no-ops or constants there; a panic aborts with a trap).
+const GUEST_TARGET: &str = "wasm32-unknown-unknown";
+
+/// The core module → a component, typed by the world wit-bindgen embedded in its custom section.
+/// Deterministic: the same module gives the same bytes.
+fn componentize(core: &Path) -> Vec<u8> {
+    let module = std::fs::read(core).unwrap_or_else(|e| panic!("read {}: {e}", core.display()));
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .unwrap_or_else(|e| panic!("making {} into a component: {e:#}", core.display()))
 }
 
 fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "--locked", "-p", "mediagate-guest", "--target", "wasm32-wasip2", "--profile", "guest"])
+        .args(["build", "--locked", "-p", "mediagate-guest", "--target", GUEST_TARGET, "--profile", "guest"])
         .arg("--target-dir")
         .arg(target_dir)
         // The outer build's flags are for the host, not the guest.
@@ -88,7 +108,7 @@ fn build_guest(root: &Path, target_dir: &Path, features: Option<&str>) {
     if !status.success() {
         panic!(
             "building the guest component failed ({status}). Is the target installed? \
-             Run: rustup target add wasm32-wasip2"
+             Run: rustup target add {GUEST_TARGET} (or bash scripts/setup.sh)"
         );
     }
 }
@@ -122,6 +142,10 @@ fn guest_rustflags(target_dir: &Path) -> OsString {
         encoded.push(arg);
     }
     encoded
+}
+
+fn write(to: &Path, bytes: &[u8]) {
+    std::fs::write(to, bytes).unwrap_or_else(|e| panic!("write {}: {e}", to.display()));
 }
 
 fn copy(from: &Path, to: &Path) {

@@ -226,3 +226,53 @@ async fn concurrent_calls_each_get_their_own_instance() {
         assert!(matches!(call.await.unwrap(), Verdict::Admitted(_)));
     }
 }
+
+/// The import names of a built component, as the engine reads its type (what `jco wit` and
+/// `wasm-tools component wit` list), with `mediagate:gate`'s own version left off.
+fn imports_of(wasm: &[u8]) -> std::collections::BTreeSet<String> {
+    let runtime = runtime();
+    let (component, _) = runtime.load(wasm).unwrap();
+    component
+        .component_type()
+        .imports(runtime.engine())
+        .map(|(name, _)| match name.split_once('@') {
+            Some((interface, _)) if interface.starts_with("mediagate:gate/") => interface.to_string(),
+            _ => name.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn the_preflight_component_imports_nothing() {
+    let imports = imports_of(mediagate::component::PREFLIGHT);
+    assert!(imports.is_empty(), "the preflight world declares no import; the component imports {imports:?}");
+}
+
+#[test]
+fn the_agent_tool_component_imports_exactly_what_its_world_declares() {
+    // `import wasi:filesystem/preopens@0.2.12` in wit/mediagate.wit brings in the interfaces whose
+    // types it uses; the component imports those its functions mention (the `datetime` of a stat),
+    // and nothing of WASI's cli, random, environment or exit.
+    let expected = [
+        "wasi:clocks/wall-clock@0.2.12",
+        "wasi:filesystem/types@0.2.12",
+        "wasi:filesystem/preopens@0.2.12",
+        "mediagate:gate/vlm",
+        "mediagate:gate/output",
+    ];
+    let imports = imports_of(mediagate::component::AGENT_TOOL);
+    assert_eq!(imports, expected.iter().map(|s| s.to_string()).collect());
+    let world = std::fs::read_to_string(repo_root().join("wit/mediagate.wit")).unwrap();
+    assert!(world.contains("import wasi:filesystem/preopens@0.2.12;"), "the agent-tool world declares the preopen");
+}
+
+#[test]
+fn a_trap_is_named_as_the_gate_trapping() {
+    // The components import nothing to print with, so no panic message comes out: the trap is named.
+    let err = CallError::classify(wasmtime::Trap::UnreachableCodeReached.into(), 512 << 20);
+    assert!(matches!(err, CallError::Trap { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)"
+    );
+}

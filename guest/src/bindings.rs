@@ -2,8 +2,10 @@
 
 #[cfg(not(feature = "agent-tool"))]
 wit_bindgen::generate!({ world: "preflight", path: "../wit" });
+// The WASI interfaces the world imports (the filesystem preopen and the types it uses) are generated
+// here from the vendored `wit/deps/`, like the world's own interfaces.
 #[cfg(feature = "agent-tool")]
-wit_bindgen::generate!({ world: "agent-tool", path: "../wit" });
+wit_bindgen::generate!({ world: "agent-tool", path: "../wit", generate_all });
 
 use exports::mediagate::gate::admission as wit;
 

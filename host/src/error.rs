@@ -10,19 +10,17 @@ pub enum CallError {
     WallDeadlineExceeded(Duration),
     #[error("the guest ran out of memory (limit {limit_mib} MiB) and was stopped")]
     OutOfMemory { limit_mib: usize },
-    #[error("the guest crashed (wasm trap: {trap}){}", panic_suffix(.panic))]
-    Trap { trap: String, panic: String },
+    /// A fault in the gate, not a verdict. The components import nothing to print with, so a panic's
+    /// message stays inside the sandbox: the trap (an `unreachable` for a panic) is what is known.
+    #[error("the gate trapped: {trap} (a fault in the gate, not a verdict on the input)")]
+    Trap { trap: String },
     #[error("the sandbox could not run the call: {0:#}")]
     Host(anyhow::Error),
 }
 
-fn panic_suffix(panic: &str) -> String {
-    if panic.is_empty() { String::new() } else { format!(": {panic}") }
-}
-
 impl CallError {
-    /// Classifies the error of a call; `stderr` is what the guest printed (its panic message).
-    pub fn classify(err: wasmtime::Error, stderr: String, memory_limit: usize) -> CallError {
+    /// Classifies the error of a call.
+    pub fn classify(err: wasmtime::Error, memory_limit: usize) -> CallError {
         match err.downcast_ref::<CallError>() {
             Some(CallError::DeadlineExceeded(d)) => return CallError::DeadlineExceeded(*d),
             Some(CallError::WallDeadlineExceeded(d)) => return CallError::WallDeadlineExceeded(*d),
@@ -36,7 +34,8 @@ impl CallError {
             if *trap == wasmtime::Trap::Interrupt {
                 return CallError::DeadlineExceeded(Duration::ZERO);
             }
-            return CallError::Trap { trap: trap.to_string(), panic: stderr };
+            let trap = trap.to_string();
+            return CallError::Trap { trap: trap.trim_start_matches("wasm trap: ").to_string() };
         }
         CallError::Host(err.into())
     }

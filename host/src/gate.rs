@@ -3,8 +3,6 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use wasmtime_wasi::WasiCtxBuilder;
-
 use wasmtime::component::InstancePre;
 
 use crate::bindings::exports::mediagate::gate::admission::{self, GuestIndices};
@@ -100,8 +98,8 @@ pub struct Gate {
 impl Gate {
     pub fn new(runtime: Arc<Runtime>) -> Result<Self> {
         let (component, origin) = runtime.load(World::Preflight.bytes())?;
-        let mut linker = wasmtime::component::Linker::new(runtime.engine());
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // The preflight component imports nothing: an empty linker, and no WASI context per call.
+        let linker = wasmtime::component::Linker::new(runtime.engine());
         let pre = linker.instantiate_pre(&component)?;
         let indices = Arc::new(GuestIndices::new(&pre)?);
         Ok(Gate { runtime, pre, indices, origin })
@@ -135,7 +133,7 @@ impl Gate {
         };
         let result = self.runtime.bounded(result).await;
         let stats = CallStats { peak_memory: store.data().peak_memory() };
-        self.finish(result, &store).map(|v| (v, stats))
+        self.finish(result).map(|v| (v, stats))
     }
 
     pub async fn admit_document(
@@ -150,7 +148,7 @@ impl Gate {
             gate.call_admit_document(&mut store, bytes, claimed_mime, options).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     pub async fn admit_tool_result(
@@ -165,7 +163,7 @@ impl Gate {
             gate.call_admit_tool_result(&mut store, tool, content_json, options).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     /// Admit a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON): every
@@ -184,7 +182,7 @@ impl Gate {
             gate.call_admit_request(&mut store, api, request_json, options).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
@@ -194,7 +192,7 @@ impl Gate {
             gate.call_sniff(&mut store, bytes).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     async fn instantiate(&self, store: &mut wasmtime::Store<CallState<()>>) -> wasmtime::Result<admission::Guest> {
@@ -203,10 +201,10 @@ impl Gate {
     }
 
     fn store(&self) -> wasmtime::Store<CallState<()>> {
-        self.runtime.store(WasiCtxBuilder::new(), ())
+        self.runtime.store(())
     }
 
-    fn finish<R>(&self, result: wasmtime::Result<R>, store: &wasmtime::Store<CallState<()>>) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+    fn finish<R>(&self, result: wasmtime::Result<R>) -> Result<R, CallError> {
+        result.map_err(|e| CallError::classify(e, self.runtime.limits().memory_bytes))
     }
 }

@@ -11,8 +11,6 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder,
     UpdateDeadline,
 };
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::cache::{self, Origin};
 use crate::error::CallError;
@@ -113,18 +111,14 @@ impl Runtime {
         cache::load(&self.engine, wasm, self.config.cache_dir.as_deref())
     }
 
-    /// A fresh store for one call: memory limit, CPU deadline, WASI with nothing granted beyond
-    /// `wasi` (no preopens, no environment, no network unless the builder added them — it never does).
-    pub fn store<T: Send + 'static>(&self, mut wasi: WasiCtxBuilder, extra: T) -> Store<CallState<T>> {
-        let stderr = MemoryOutputPipe::new(16 * 1024);
-        wasi.stderr(stderr.clone());
+    /// A fresh store for one call: memory limit, CPU deadline, and `extra` (the caller's state: nothing
+    /// for the gate, whose component imports nothing; the WASI context of the workspace for the tool).
+    pub fn store<T: Send + 'static>(&self, extra: T) -> Store<CallState<T>> {
         let limits =
             StoreLimitsBuilder::new().memory_size(self.config.limits.memory_bytes).trap_on_grow_failure(true).build();
         let state = CallState {
-            wasi: wasi.build(),
             table: ResourceTable::new(),
             limits: MemoryLimiter { limits, peak: 0 },
-            stderr,
             running_since: Arc::new(std::sync::Mutex::new(Instant::now())),
             host_time: Duration::ZERO,
             host_time_at_resume: Duration::ZERO,
@@ -193,10 +187,8 @@ fn spawn_epoch_ticker(engine: &Engine) {
 
 /// The data of one call's store.
 pub struct CallState<T> {
-    wasi: WasiCtx,
     table: ResourceTable,
     limits: MemoryLimiter,
-    stderr: MemoryOutputPipe,
     /// When the guest last resumed after a yield (or the call started).
     running_since: Arc<std::sync::Mutex<Instant>>,
     /// Time spent waiting in host imports (the VLM); it does not count against the CPU deadline.
@@ -209,13 +201,13 @@ pub struct CallState<T> {
 }
 
 impl<T> CallState<T> {
-    /// What the guest wrote to stderr (a panic message, for instance).
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents()).trim().to_string()
-    }
-
     pub fn table(&mut self) -> &mut ResourceTable {
         &mut self.table
+    }
+
+    /// The caller's state and the resource table, borrowed together (a WASI view needs both).
+    pub(crate) fn extra_and_table(&mut self) -> (&mut T, &mut ResourceTable) {
+        (&mut self.extra, &mut self.table)
     }
 
     /// The largest linear memory the call's instance grew to, in bytes.
@@ -261,11 +253,5 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 
     fn memories(&self) -> usize {
         self.limits.memories()
-    }
-}
-
-impl<T: Send> WasiView for CallState<T> {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }

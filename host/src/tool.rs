@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use wasmtime::component::{HasSelf, Resource};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime::component::{HasData, HasSelf, Linker, Resource, ResourceTable};
+use wasmtime_wasi::clocks::WasiClocksView;
+use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::bindings::AgentToolPre;
 use crate::bindings::exports::mediagate::gate::tool as wit_tool;
 use crate::bindings::mediagate::gate::{output, vlm as wit_vlm};
-use crate::bindings::{AgentTool, AgentToolPre};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
@@ -24,8 +26,10 @@ pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
 /// Receives the tool's live output as it arrives.
 pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
 
-/// What one call's store holds besides WASI.
+/// What one call's store holds: the WASI context (the workspace preopen and nothing else), the VLM
+/// and the sink.
 pub struct ToolCtx {
+    wasi: WasiCtx,
     vlm: Option<Arc<VlmClient>>,
     sink: Sink,
     budget: SinkBudget,
@@ -72,9 +76,12 @@ impl ReadImageTool {
     /// `vlm: None` — the deployment has no VLM; the tool then answers so at once.
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
-        let mut linker = wasmtime::component::Linker::new(runtime.engine());
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
-        AgentTool::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
+        let mut linker = Linker::new(runtime.engine());
+        // The world's imports and nothing else: the filesystem preopen and the interfaces its types
+        // use (tests/gate.rs checks the component's list), the VLM and the output sink.
+        add_declared_wasi_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+        wit_vlm::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
+        output::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
             .map_err(anyhow::Error::from)?;
         let vlm = match vlm {
@@ -96,7 +103,7 @@ impl ReadImageTool {
             tool.mediagate_gate_tool().call_definition(&mut store).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     /// Runs `read_image(path, question)` against `workspace`, streaming to `sink`.
@@ -123,7 +130,7 @@ impl ReadImageTool {
             tool.mediagate_gate_tool().call_read_image(&mut store, path, question).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     /// The gate on a workspace file, read through the preopen.
@@ -143,7 +150,7 @@ impl ReadImageTool {
             tool.mediagate_gate_workspace_admission().call_admit_file(&mut store, path, claimed_mime, options).await
         };
         let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.finish(result)
     }
 
     fn store(&self, workspace: Option<&Path>, sink: Sink) -> Result<wasmtime::Store<CallState<ToolCtx>>> {
@@ -156,16 +163,41 @@ impl ReadImageTool {
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open the workspace {}", root.display()))?;
         }
-        Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink, budget: SinkBudget::default() }))
+        Ok(self.runtime.store(ToolCtx {
+            wasi: wasi.build(),
+            vlm: self.vlm.clone(),
+            sink,
+            budget: SinkBudget::default(),
+        }))
     }
 
-    fn finish<R>(
-        &self,
-        result: wasmtime::Result<R>,
-        store: &wasmtime::Store<CallState<ToolCtx>>,
-    ) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+    fn finish<R>(&self, result: wasmtime::Result<R>) -> Result<R, CallError> {
+        result.map_err(|e| CallError::classify(e, self.runtime.limits().memory_bytes))
     }
+}
+
+/// The WASI interfaces the `agent-tool` world imports (`wasi:filesystem/preopens` and what its types
+/// use: `wasi:filesystem/types`, `wasi:clocks/wall-clock`, `wasi:io/{error,poll,streams}`), with
+/// wasmtime-wasi's implementations. No cli, environment, random, sockets or monotonic clock.
+fn add_declared_wasi_to_linker(linker: &mut Linker<CallState<ToolCtx>>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::clocks::WasiClocks;
+    use wasmtime_wasi::filesystem::WasiFilesystem;
+    use wasmtime_wasi::p2::bindings::{clocks, filesystem, io};
+    type T = CallState<ToolCtx>;
+    filesystem::types::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    filesystem::preopens::add_to_linker::<T, WasiFilesystem>(linker, T::filesystem)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(linker, T::clocks)?;
+    io::error::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    io::poll::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    io::streams::add_to_linker::<T, HasTable>(linker, |t| t.table())?;
+    Ok(())
+}
+
+/// The wasi:io host implementations work on the resource table alone.
+struct HasTable;
+
+impl HasData for HasTable {
+    type Data<'a> = &'a mut ResourceTable;
 }
 
 fn noop_sink() -> Sink {
@@ -187,6 +219,13 @@ fn check_workspace(ws: &Path) -> Result<(), ToolError> {
             code: ToolErrorCode::Io,
             message: format!("error: the workspace {} cannot be opened: {e}", ws.display()),
         }),
+    }
+}
+
+impl WasiView for CallState<ToolCtx> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        let (extra, table) = self.extra_and_table();
+        WasiCtxView { ctx: &mut extra.wasi, table }
     }
 }
 

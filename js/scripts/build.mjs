@@ -41,7 +41,7 @@ const jcoPkg = JSON.parse(readFileSync(jcoPkgPath, 'utf8'));
 const jcoBin = join(dirname(jcoPkgPath), jcoPkg.bin.jco);
 
 const TRANSPILE_FLAGS = [
-  // The wrapper passes the imports (WASI given nothing) and compiles the core modules itself.
+  // The wrapper compiles the core module itself (the component imports nothing: no imports to pass).
   '--instantiation',
   'async',
   // The wrapper reads the core modules itself in Node; without this the glue carries a literal
@@ -51,8 +51,9 @@ const TRANSPILE_FLAGS = [
 ];
 const FLAGS = TRANSPILE_FLAGS.join(' ');
 
-// The core modules the wrapper (src/index.js, CORE_URLS) names one by one for bundlers.
-const CORE_MODULES = ['mediagate.core.wasm', 'mediagate.core2.wasm', 'mediagate.core3.wasm'];
+// The core module the wrapper (src/index.js, CORE_URLS) names for bundlers: one, since the component
+// imports nothing (jco adds shim modules only to wire imports).
+const CORE_MODULES = ['mediagate.core.wasm'];
 const EXPECTED = ['mediagate.js', 'mediagate.d.ts', ...CORE_MODULES];
 
 const bytes = readFileSync(wasm);

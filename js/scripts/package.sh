@@ -33,9 +33,8 @@ tarball="$dist/$name"
 
 listing=$(tar -tzf "$tarball")
 for want in package/package.json package/README.md package/src/index.js package/src/worker.js \
-  package/src/worker-thread.js package/src/wasi.js package/examples/agent-host.mjs \
-  package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
-  package/dist/generated/mediagate.core2.wasm package/dist/generated/mediagate.core3.wasm; do
+  package/src/worker-thread.js package/examples/agent-host.mjs \
+  package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm; do
   grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"
 done
 say "$tarball ($(wc -c <"$tarball") bytes)"

@@ -6,14 +6,14 @@ import { gzipSync } from 'node:zlib';
 
 const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The files the page loads: the wrapper, the WASI shim, jco's module and the core modules. */
+/** The files the page loads: the wrapper, jco's module and the core module (no WASI shim: none is imported). */
 export function bundleFiles() {
   const generated = join(pkgDir, 'dist', 'generated');
   const files = readdirSync(generated)
     .filter((f) => f.endsWith('.js') || f.endsWith('.wasm'))
     .sort()
     .map((f) => join(generated, f));
-  return [join(pkgDir, 'src', 'index.js'), join(pkgDir, 'src', 'wasi.js'), ...files];
+  return [join(pkgDir, 'src', 'index.js'), ...files];
 }
 
 export function bundleSize() {

@@ -154,12 +154,12 @@ export type CliVerdictJson =
     }
   | { ok: false; reason: RefusalReason; raw_bytes: number; message: string; limit?: number };
 
-/** The core module files the gate loads: the keys of `wasmUrls`. */
-export type CoreModuleName = 'mediagate.core.wasm' | 'mediagate.core2.wasm' | 'mediagate.core3.wasm';
+/** The core module file the gate loads: the key of `wasmUrls` (one: the component imports nothing). */
+export type CoreModuleName = 'mediagate.core.wasm';
 
 /** How the component is loaded (give at most one of wasmBase, wasmUrls, getCoreModule). */
 export interface LoadOptions {
-  /** Where the `mediagate.core*.wasm` files are served from (default: dist/generated/ beside the module). */
+  /** Where `mediagate.core.wasm` is served from (default: dist/generated/ beside the module). */
   wasmBase?: string | URL;
   /** The URL of each core module (for bundlers that hand out one URL per asset, e.g. esbuild's `file` loader). */
   wasmUrls?: Record<CoreModuleName, string | URL>;
@@ -167,10 +167,6 @@ export interface LoadOptions {
   getCoreModule?: (name: string) => WebAssembly.Module | Promise<WebAssembly.Module>;
   /** Keep compiled core modules for the next instance (default true). */
   cache?: boolean;
-  /** The guest's stdout lines (default console.log). */
-  stdout?: (line: string) => void;
-  /** The guest's stderr lines, e.g. a panic message (default console.error). */
-  stderr?: (line: string) => void;
 }
 
 /**
@@ -209,7 +205,6 @@ export function ready(options?: CreateGateOptions): Promise<Gate>;
 /** Checks createGate's options (throws TypeError) and splits them. */
 export function checkGateOptions(options?: CreateGateOptions): {
   load: Pick<LoadOptions, 'wasmBase' | 'wasmUrls' | 'getCoreModule' | 'cache'>;
-  sinks: Pick<LoadOptions, 'stdout' | 'stderr'>;
   defaults: AdmitOptions;
 };
 
@@ -250,7 +245,3 @@ export const REQUEST_APIS: readonly RequestApi[];
 
 /** The component trapped (a fault in the gate, not a refusal). */
 export class GateError extends Error {}
-/** The guest called wasi:cli/exit (it never ends the host process). */
-export class GuestExit extends Error {
-  readonly code: number;
-}

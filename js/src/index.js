@@ -11,19 +11,15 @@
 // API run in a dedicated Worker, so a downsample never blocks a page's main thread.
 
 import { instantiate } from '../dist/generated/mediagate.js';
-import { nothingWasi, GuestExit } from './wasi.js';
-
-export { GuestExit };
 
 const GENERATED = new URL('../dist/generated/', import.meta.url);
 
-// The core modules jco's glue asks for, each named by a literal `new URL('…', import.meta.url)` so
-// that bundlers which follow that pattern (webpack 5, Vite, Parcel) emit the files on their own.
-// esbuild does not: pass `wasmUrls` (its `file` loader) or `wasmBase` (files copied) instead.
+// The core module jco's glue asks for, named by a literal `new URL('…', import.meta.url)` so that
+// bundlers which follow that pattern (webpack 5, Vite, Parcel) emit the file on their own. esbuild
+// does not: pass `wasmUrls` (its `file` loader) or `wasmBase` (files copied) instead. The component
+// imports nothing, so jco makes one core module and no shim: no WASI to give it.
 const CORE_URLS = {
   'mediagate.core.wasm': () => new URL('../dist/generated/mediagate.core.wasm', import.meta.url),
-  'mediagate.core2.wasm': () => new URL('../dist/generated/mediagate.core2.wasm', import.meta.url),
-  'mediagate.core3.wasm': () => new URL('../dist/generated/mediagate.core3.wasm', import.meta.url),
 };
 /** The core module files the gate loads (the keys `wasmUrls` must give). */
 export const CORE_MODULES = Object.freeze(Object.keys(CORE_URLS));
@@ -31,7 +27,7 @@ export const CORE_MODULES = Object.freeze(Object.keys(CORE_URLS));
 /** The admission options (per call, or as an instance's defaults given to `createGate`). */
 export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify']);
 /** The options `createGate` takes besides the admission defaults. */
-export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'stdout', 'stderr']);
+export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache']);
 
 export const PROVIDERS = Object.freeze(['anthropic', 'openai', 'gemini', 'ollama']);
 export const VERIFY_MODES = Object.freeze(['header', 'full']);
@@ -139,7 +135,7 @@ export function checkGateOptions(options) {
       );
     }
   }
-  const { wasmBase, wasmUrls, getCoreModule, cache, stdout, stderr } = options;
+  const { wasmBase, wasmUrls, getCoreModule, cache } = options;
   const given = [wasmBase, wasmUrls, getCoreModule].filter((o) => o !== undefined).length;
   if (given > 1) throw new TypeError('createGate: give at most one of wasmBase, wasmUrls, getCoreModule');
   if (wasmBase !== undefined && typeof wasmBase !== 'string' && !(wasmBase instanceof URL)) {
@@ -156,16 +152,10 @@ export function checkGateOptions(options) {
     throw new TypeError('createGate: getCoreModule must be a function');
   }
   if (cache !== undefined && typeof cache !== 'boolean') throw new TypeError('createGate: cache must be a boolean');
-  for (const [name, sink] of [
-    ['stdout', stdout],
-    ['stderr', stderr],
-  ]) {
-    if (sink !== undefined && typeof sink !== 'function') throw new TypeError(`createGate: ${name} must be a function`);
-  }
   const defaults = {};
   for (const key of ADMIT_OPTION_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
   toOptions(defaults); // the defaults are checked now, not at the first call
-  return { load: { wasmBase, wasmUrls, getCoreModule, cache }, sinks: { stdout, stderr }, defaults };
+  return { load: { wasmBase, wasmUrls, getCoreModule, cache }, defaults };
 }
 
 function coreUrl(name, load) {
@@ -185,28 +175,26 @@ function coreUrl(name, load) {
  * Compiles (once per location, then cached) and instantiates the gate.
  *
  * @param {object} [options]
- * @param {string|URL} [options.wasmBase] where the `mediagate.core*.wasm` files are served from
+ * @param {string|URL} [options.wasmBase] where `mediagate.core.wasm` is served from
  *   (default: `dist/generated/` next to this module)
  * @param {Record<string, string|URL>} [options.wasmUrls] the URL of each core module (`CORE_MODULES`)
  * @param {(name: string) => WebAssembly.Module|Promise<WebAssembly.Module>} [options.getCoreModule]
  * @param {boolean} [options.cache] keep compiled modules for the next instance (default true)
- * @param {(line: string) => void} [options.stdout]
- * @param {(line: string) => void} [options.stderr]
  * @param {boolean} [options.downsample] the instance's default (each call may override it)
  * @param {string} [options.provider] the instance's default
  * @param {string} [options.verify] the instance's default
  */
 export async function createGate(options = {}) {
-  const { load, sinks, defaults } = checkGateOptions(options);
-  const wasi = nothingWasi(sinks);
+  const { load, defaults } = checkGateOptions(options);
   const getCoreModule =
     load.getCoreModule ??
     ((name) => {
       const url = coreUrl(name, load);
       return load.cache === false ? compileCore(url) : compileCached(url);
     });
-  const root = await instantiate(getCoreModule, wasi.imports);
-  return new Gate(root.admission, wasi, defaults);
+  // The preflight component imports nothing: no import object to give.
+  const root = await instantiate(getCoreModule, {});
+  return new Gate(root.admission, defaults);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,13 +389,11 @@ export function admittedBytes(verdict) {
 
 export class Gate {
   #api;
-  #wasi;
   #defaults;
   #trapped = null;
 
-  constructor(api, wasi, defaults = {}) {
+  constructor(api, defaults = {}) {
     this.#api = api;
-    this.#wasi = wasi;
     this.#defaults = Object.freeze({ ...defaults });
   }
 
@@ -432,13 +418,10 @@ export class Gate {
     try {
       return fn();
     } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError || e instanceof GuestExit) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        // The component has no output, so a panic's message stays inside it: the trap is what is known.
         this.#trapped = e;
-        this.#wasi.flush();
-        const stderr = this.#wasi.lastStderr().join('\n');
-        throw new GateError(`${what}: the gate component failed: ${e.message}${stderr ? `\n${stderr}` : ''}`, {
-          cause: e,
-        });
+        throw new GateError(`${what}: the gate trapped: ${e.message} (a fault in the gate, not a verdict)`, { cause: e });
       }
       throw e;
     }

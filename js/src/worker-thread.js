@@ -32,13 +32,7 @@ let options = null;
 let gate = null;
 
 function gateOptions(init) {
-  const { forwardStdout, forwardStderr, ...rest } = init ?? {};
-  return {
-    ...rest,
-    // The page's sinks cannot cross; the lines do.
-    stdout: forwardStdout ? (line) => port.post({ stream: 'stdout', line }) : undefined,
-    stderr: forwardStderr ? (line) => port.post({ stream: 'stderr', line }) : undefined,
-  };
+  return { ...(init ?? {}) };
 }
 
 async function handle(message) {

@@ -35,20 +35,20 @@ function here() {
   return globalThis.location?.href;
 }
 
-/** The options as they cross to the Worker: URLs made absolute (against the page), sinks as flags. */
+/** The options as they cross to the Worker: URLs made absolute (against the page). */
 function crossingOptions(options) {
   if (options?.getCoreModule !== undefined) {
     throw new TypeError('createWorkerGate: getCoreModule cannot cross to a Worker; pass wasmBase or wasmUrls');
   }
-  const { load, sinks, defaults } = checkGateOptions(options);
+  const { load, defaults } = checkGateOptions(options);
   const absolute = (url) => (here() ? new URL(String(url), here()).href : String(url));
-  const out = { ...defaults, forwardStdout: Boolean(sinks.stdout), forwardStderr: Boolean(sinks.stderr) };
+  const out = { ...defaults };
   if (load.cache !== undefined) out.cache = load.cache;
   if (load.wasmBase !== undefined) out.wasmBase = absolute(load.wasmBase);
   if (load.wasmUrls !== undefined) {
     out.wasmUrls = Object.fromEntries(CORE_MODULES.map((name) => [name, absolute(load.wasmUrls[name])]));
   }
-  return { crossing: out, sinks };
+  return out;
 }
 
 /** Starts the Worker: a module Worker where `Worker` exists (browsers), worker_threads in Node. */
@@ -111,7 +111,6 @@ function rebuildError(error) {
 /** A gate running in a dedicated Worker: the module-level API, every method async. */
 export class WorkerGate {
   #thread;
-  #sinks;
   #pending = new Map(); // id -> { resolve, reject }
   #nextId = 1;
   #inflight = 0;
@@ -119,9 +118,8 @@ export class WorkerGate {
   #started;
 
   /** Use `createWorkerGate()`. */
-  constructor(thread, sinks) {
+  constructor(thread) {
     this.#thread = thread;
-    this.#sinks = sinks;
     let started;
     this.#started = new Promise((resolve, reject) => {
       started = { resolve, reject };
@@ -130,7 +128,6 @@ export class WorkerGate {
     thread.listen(
       (message) => {
         if (message?.started) started.resolve();
-        else if (message?.stream) this.#line(message.stream, message.line);
         else this.#settle(message);
       },
       (error) => {
@@ -141,11 +138,6 @@ export class WorkerGate {
         this.#fail(failure);
       },
     );
-  }
-
-  #line(stream, line) {
-    const sink = this.#sinks[stream];
-    if (sink) sink(line);
   }
 
   #settle({ id, ok, value, error }) {
@@ -226,13 +218,13 @@ export class WorkerGate {
 
 /**
  * Starts a dedicated Worker and a gate in it. Takes `createGate`'s options (admission defaults,
- * `wasmBase`, `wasmUrls`, `cache`, `stdout`, `stderr`; not `getCoreModule`, a function cannot cross)
+ * `wasmBase`, `wasmUrls`, `cache`; not `getCoreModule`, a function cannot cross)
  * and `workerUrl`, the URL of `worker-thread.js` when a bundler moved it.
  */
 export async function createWorkerGate(options = {}) {
   const { workerUrl, ...rest } = options ?? {};
-  const { crossing, sinks } = crossingOptions(rest);
-  const gate = new WorkerGate(await spawn(workerUrl), sinks);
+  const crossing = crossingOptions(rest);
+  const gate = new WorkerGate(await spawn(workerUrl));
   try {
     await gate._request('init', [crossing]);
   } catch (error) {

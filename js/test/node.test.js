@@ -6,7 +6,6 @@ import { describe, it, before } from 'node:test';
 
 import * as mediagate from '../src/index.js';
 import { instantiate } from '../dist/generated/mediagate.js';
-import { nothingWasi } from '../src/wasi.js';
 import { CORPUS, PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
 
 const PNG_FILE = join(CORPUS, 'pngsuite', 'basn2c08.png');
@@ -186,39 +185,36 @@ describe('gate instances', () => {
     assert.equal(a.trapped, false);
   });
 
-  it('give the component nothing: no filesystem, clock, socket, HTTP; empty environment', async () => {
-    const wasi = nothingWasi();
+  it('instantiate with no imports at all: the component imports nothing, jco made no shim', async () => {
     const asked = new Set();
-    const recording = new Proxy(wasi.imports, {
+    const recording = new Proxy({}, {
       get(target, key) {
-        asked.add(String(key).split('@')[0]);
+        if (typeof key === 'string') asked.add(key);
         return target[key];
       },
     });
-    const root = await instantiate((name) => WebAssembly.compile(readFileSync(join(PKG_DIR, 'dist', 'generated', name))), recording);
+    const modules = [];
+    const root = await instantiate(async (name) => {
+      const module = await WebAssembly.compile(readFileSync(join(PKG_DIR, 'dist', 'generated', name)));
+      modules.push([name, module]);
+      return module;
+    }, recording);
     assert.equal(typeof root.admission.admitImage, 'function');
-    for (const iface of asked) {
-      assert.match(iface, /^wasi:(cli|io|random)\//, `the component imports ${iface}`);
-      assert.doesNotMatch(iface, /^wasi:random\/random$/, 'no cryptographic randomness is needed');
-    }
-    assert.deepEqual(wasi.imports['wasi:cli/environment'].getEnvironment(), []);
-    assert.throws(() => wasi.imports['wasi:cli/exit'].exit({ tag: 'err' }), { name: 'GuestExit', code: 1 });
-    assert.throws(() => wasi.imports['wasi:cli/stdin'].getStdin().blockingRead(1n), (e) => e.tag === 'closed');
+    assert.deepEqual([...asked], [], 'the glue asked the import object for nothing');
+    assert.deepEqual(modules.map(([name]) => name), ['mediagate.core.wasm']);
+    for (const [name, module] of modules) assert.deepEqual(WebAssembly.Module.imports(module), [], `${name} imports`);
   });
 
-  it('turn a trap into a GateError that quotes the guest stderr, then refuse to run', () => {
-    const wasi = nothingWasi({ stderr: () => {} });
+  it('turn a trap into a GateError naming the trap, then refuse to run', () => {
     const api = {
       admitImage() {
-        const stderr = wasi.imports['wasi:cli/stderr'].getStderr();
-        stderr.write(new TextEncoder().encode("thread 'main' panicked at src/lib.rs:1:1:\nboom"));
         throw new WebAssembly.RuntimeError('unreachable');
       },
     };
-    const gate = new mediagate.Gate(api, wasi);
+    const gate = new mediagate.Gate(api);
     assert.throws(
       () => gate.admitImage(new Uint8Array([1]), 'image/png'),
-      (e) => e instanceof mediagate.GateError && /panicked at src\/lib.rs/.test(e.message) && /boom/.test(e.message),
+      (e) => e instanceof mediagate.GateError && /admit-image: the gate trapped: unreachable/.test(e.message),
     );
     assert.equal(gate.trapped, true);
     assert.throws(() => gate.admitImage(new Uint8Array([1]), 'image/png'), /trapped earlier/);
@@ -228,17 +224,6 @@ describe('gate instances', () => {
     const gate = await mediagate.createGate({ wasmBase: new URL('../dist/generated/', import.meta.url) });
     const bytes = readFileSync(PNG_FILE);
     assert.deepEqual(gate.admitImage(bytes, 'image/png', null), gate.admitImage(bytes, 'image/png'));
-  });
-
-  it('route the guest stderr to the given sink, line by line', () => {
-    const lines = [];
-    const wasi = nothingWasi({ stderr: (l) => lines.push(l) });
-    const err = wasi.imports['wasi:cli/stderr'].getStderr();
-    err.write(new TextEncoder().encode('thread panicked at src/x.rs:1:1:\nboom'));
-    assert.deepEqual(lines, ['thread panicked at src/x.rs:1:1:']);
-    err.blockingFlush();
-    assert.deepEqual(lines, ['thread panicked at src/x.rs:1:1:', 'boom']);
-    assert.deepEqual(wasi.lastStderr(), lines);
   });
 });
 

@@ -1,8 +1,9 @@
 //! The `read_image` tool's capabilities, taken from the component's imports: the workspace is the
-//! one WASI filesystem preopen; the VLM and the output sink are the host's interfaces.
+//! one WASI filesystem preopen (bindings generated from the world's own `wasi:filesystem` import);
+//! the VLM and the output sink are the host's interfaces.
 
-use wasip2::filesystem::preopens;
-use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
+use super::wasi::filesystem::preopens;
+use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
 
 use super::Component;
 use super::exports::mediagate::gate::tool as wit;

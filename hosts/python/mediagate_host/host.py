@@ -4,8 +4,8 @@ One `Engine` per process (epoch interruption on, a ticker thread), the component
 `Mediagate` (and cached on disk), one `Linker` per `Mediagate` carrying WASI p2 and the
 `mediagate:gate/vlm` and `mediagate:gate/output` imports defined in Python. Each call gets a fresh
 `Store` and instance: a memory limit, a CPU deadline, and a WASI context with nothing but the
-workspace as one read-only preopen (no environment, no arguments, no network, no stdin/stdout;
-the guest's stderr goes to the `mediagate.guest` logger and into trap messages).
+workspace as one read-only preopen. The component imports only that preopen (with the filesystem
+types it uses), the VLM and the output sink: no stdio, no environment, no random source.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from .vlm import NoVlm, Reply, Vlm, VlmConfigError, VlmError, vlm_from_env
 _wit.install()
 
 log = logging.getLogger("mediagate")
-guest_log = logging.getLogger("mediagate.guest")
 
 ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
 ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
@@ -93,36 +92,33 @@ class GuestTrap(MediagateError):
     """The guest trapped (a panic, out of memory, the CPU deadline) or the call was stopped at its
     wall-clock deadline. Only that call ended.
 
-    `kind` is `deadline` (CPU), `wall-deadline`, `memory`, `panic` or `trap`; `detail` is
-    wasmtime's full report (with the wasm backtrace); `stderr` is what the guest wrote to stderr."""
+    `kind` is `deadline` (CPU), `wall-deadline`, `abort` (the guest aborted: a panic, or an
+    allocation past the memory limit — the component has no output to say which) or `trap`;
+    `detail` is wasmtime's full report (with the wasm backtrace)."""
 
-    def __init__(self, message: str, kind: str = "trap", detail: str = "", stderr: str = ""):
+    def __init__(self, message: str, kind: str = "trap", detail: str = ""):
         self.kind = kind
         self.detail = detail
-        self.stderr = stderr
         super().__init__(message)
 
     @classmethod
-    def from_error(cls, func: str, error: Exception, stderr: str, gate: Any, wall_expired: bool = False) -> "GuestTrap":
+    def from_error(cls, func: str, error: Exception, gate: Any, wall_expired: bool = False) -> "GuestTrap":
         detail = str(error)
         if wall_expired:
             return cls(f"the call to {func} took longer than its wall-clock deadline of {gate.wall_deadline:g} s "
-                       "and was stopped", kind="wall-deadline", detail=detail, stderr=stderr)
+                       "and was stopped", kind="wall-deadline", detail=detail)
         cause = detail.rsplit("Caused by:", 1)[-1].strip().splitlines()[0] if "Caused by:" in detail \
             else detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
         if "interrupt" in cause:
             kind, what = "deadline", f"the CPU deadline ({gate.cpu_deadline:g} s of guest time) was exceeded"
-        elif "memory allocation" in stderr or "out of memory" in cause.lower():
-            kind, what = "memory", f"it ran out of memory (limit {gate.memory_limit} bytes)"
-        elif "panicked" in stderr:
-            kind, what = "panic", "it panicked"
+        elif "unreachable" in cause:
+            # Rust's abort: a panic, or an allocation the memory limit refused (wasmtime-py's limit
+            # makes `memory.grow` fail rather than trap). The component imports nothing to print with.
+            kind, what = "abort", (f"it aborted ({cause}): a panic, or out of memory "
+                                   f"(limit {gate.memory_limit} bytes)")
         else:
             kind, what = "trap", cause
-        message = f"the mediagate component trapped in {func}: {what}"
-        tail = stderr.strip().splitlines()[:3]
-        if tail and kind != "deadline":
-            message += " — " + " ".join(line.strip() for line in tail)
-        return cls(message, kind=kind, detail=detail, stderr=stderr)
+        return cls(f"the mediagate component trapped in {func}: {what}", kind=kind, detail=detail)
 
 
 class ToolError(Exception):
@@ -375,7 +371,6 @@ class _Call:
     started: float = field(default_factory=time.monotonic)
     host_time: float = 0.0
     replies: Dict[int, Reply] = field(default_factory=dict)
-    stderr: bytearray = field(default_factory=bytearray)
     wall_expired: bool = False
 
     @property
@@ -546,7 +541,6 @@ class Mediagate:
             wasi = wasmtime.WasiConfig()
             preopen = workspace or self.workspace
             wasi.preopen_dir(preopen, preopen, fs_mutable=False)
-            wasi.stderr_custom = _stderr_sink(call)
             store.set_wasi(wasi)
             try:
                 instance = self.linker.instantiate(store, self.component)
@@ -566,14 +560,11 @@ class Mediagate:
         finally:
             _current.call = previous
             call.close()
-            store.close()  # flushes the guest's stderr
-            if call.stderr:
-                guest_log.warning("%s", call.stderr.decode("utf-8", "replace").rstrip())
+            store.close()
             if fault is not None:
                 if not call.wall_expired and time.monotonic() >= call.wall_deadline_at and "interrupt" in str(fault):
                     call.wall_expired = True  # the epoch deadline was the wall-clock one
-                raise GuestTrap.from_error(name, fault, call.stderr.decode("utf-8", "replace").strip(),
-                                           self, wall_expired=call.wall_expired) from fault
+                raise GuestTrap.from_error(name, fault, self, wall_expired=call.wall_expired) from fault
 
     def tool_definition(self) -> Dict[str, Any]:
         """`{"name", "description", "parameters"}` — `parameters` is the JSON schema, parsed."""
@@ -860,12 +851,3 @@ def _write(_store: Any, kind: str, text: str) -> None:
     finally:
         call.leave_host(entered)
 
-
-def _stderr_sink(call: _Call) -> Callable[[bytes], None]:
-    cap = 64 * 1024
-
-    def write(data: bytes) -> None:
-        if len(call.stderr) < cap:
-            call.stderr += data[: cap - len(call.stderr)]
-
-    return write

@@ -1,14 +1,12 @@
 // A user's page, bundled by esbuild from the installed @mediagate/preflight (test/package.test.js).
-// esbuild does not follow `new URL('…', import.meta.url)`: the core modules are imported through the
+// esbuild does not follow `new URL('…', import.meta.url)`: the core module is imported through the
 // package's `./wasm/*.wasm` export with the `file` loader, and the Worker script is an entry point of
 // its own (gate-worker.js: `import '@mediagate/preflight/worker-thread'`).
 import * as mediagate from '@mediagate/preflight';
 import * as inWorker from '@mediagate/preflight/worker';
 import core from '@mediagate/preflight/wasm/mediagate.core.wasm';
-import core2 from '@mediagate/preflight/wasm/mediagate.core2.wasm';
-import core3 from '@mediagate/preflight/wasm/mediagate.core3.wasm';
 
-const wasmUrls = { 'mediagate.core.wasm': core, 'mediagate.core2.wasm': core2, 'mediagate.core3.wasm': core3 };
+const wasmUrls = { 'mediagate.core.wasm': core };
 const workerUrl = new URL('./gate-worker.js', import.meta.url);
 mediagate.configure({ wasmUrls });
 inWorker.configure({ wasmUrls, workerUrl });
