@@ -277,3 +277,25 @@ fn a_webp_canvas_larger_than_its_frame_is_not_admitted_at_the_declared_size() {
         }
     }
 }
+
+/// A decode that fails after the header passed: the refusal names no dimensions (it used to report
+/// the header's `WxH px` as if measured), whether the decoder's limits or corrupt data stopped it.
+#[test]
+fn no_dimensions_are_reported_for_pixels_that_could_not_be_decoded() {
+    use image::error::{LimitError, LimitErrorKind};
+    let limits = image::ImageError::Limits(LimitError::from_kind(LimitErrorKind::InsufficientMemory));
+    let r = decode_failed(1234, ImageType::Png, &limits);
+    assert_eq!((r.reason, r.limit), (Reason::DimensionsTooLarge, Some(crate::limits::DECODE_MAX_PIXELS)));
+    assert!(r.message.contains("cannot be decoded within the decoder's strict limits"), "{}", r.message);
+    assert!(!r.message.contains(" px decode") && !r.message.contains("declared"), "{}", r.message);
+    // Corrupt pixel data through the whole gate: undecodable, and no size in the words.
+    let mut bytes = png(64, 48);
+    let idat = bytes.windows(4).position(|w| w == b"IDAT").unwrap();
+    for b in &mut bytes[idat + 8..idat + 40] {
+        *b ^= 0x5a;
+    }
+    let full = Options { verify: Verify::Full, ..opts(true, Provider::Anthropic) };
+    let r = refused(admit_image(&bytes, "image/png", &full));
+    assert_eq!(r.reason, Reason::Undecodable, "{r:?}");
+    assert!(!r.message.contains("64x48"), "{}", r.message);
+}
