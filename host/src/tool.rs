@@ -195,6 +195,14 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         self.extra.vlm.is_some()
     }
 
+    async fn api(&mut self) -> wit_vlm::ApiDialect {
+        match self.extra.vlm.as_ref().map(|v| v.config().api) {
+            Some(crate::vlm::Api::Anthropic) => wit_vlm::ApiDialect::Anthropic,
+            // With no VLM the guest never asks; OpenAI-compatible is the default dialect.
+            Some(crate::vlm::Api::OpenAi) | None => wit_vlm::ApiDialect::Openai,
+        }
+    }
+
     async fn ask(&mut self, prompt: String, image: wit_vlm::Image) -> Result<Resource<ReplyStream>, wit_vlm::VlmError> {
         let Some(vlm) = self.extra.vlm.clone() else {
             return Err(wit_vlm::VlmError::NotConfigured);
@@ -254,6 +262,7 @@ fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
         }
         VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
         VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
+        VlmError::StoppedEarly(m) => wit_vlm::VlmError::StoppedEarly(m),
     }
 }
 

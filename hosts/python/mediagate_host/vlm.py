@@ -258,6 +258,10 @@ def _sse_data(lines: Iterator[str]) -> Iterator[str]:
 
 
 class _Dialect:
+    #: Why the model stopped before its reply was complete (its output limit, a filter), once the
+    #: stream said so; the reply then ends with a `stopped-early` error after its text.
+    stopped_early: Optional[str] = None
+
     #: Whether the stream may end without an explicit end marker.
     def may_end_without_marker(self) -> bool:
         return False
@@ -298,6 +302,11 @@ class _OpenAIDialect(_Dialect):
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
+                reason = choice.get("finish_reason")
+                if reason == "length":
+                    self.stopped_early = 'the model reached its output limit (finish_reason "length")'
+                elif reason == "content_filter":
+                    self.stopped_early = "the provider's content filter stopped the reply (finish_reason \"content_filter\")"
             delta = choice.get("delta") or choice.get("message") or {}
             if not isinstance(delta, dict):
                 continue
@@ -332,6 +341,16 @@ class _AnthropicDialect(_Dialect):
             if delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
                 return [Chunk(REASONING, delta["thinking"])], False
             return [], False
+        if event.event == "message_delta":
+            delta = parse().get("delta")
+            reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+            if reason == "max_tokens":
+                self.stopped_early = 'the model reached its output limit (stop_reason "max_tokens")'
+            elif reason == "model_context_window_exceeded":
+                self.stopped_early = 'the model ran out of context window (stop_reason "model_context_window_exceeded")'
+            elif reason == "refusal":
+                self.stopped_early = "the provider's safety filter stopped the reply (stop_reason \"refusal\")"
+            return [], False
         if event.event == "message_stop":
             return [], True
         if event.event == "error":
@@ -339,7 +358,7 @@ class _AnthropicDialect(_Dialect):
             message = err.get("message") if isinstance(err, dict) else None
             raise VlmError("malformed-stream",
                            f"the provider reported an error mid-stream: {_clip(str(message or 'unknown error'))}")
-        # message_start, content_block_start/stop, message_delta, ping, and future events.
+        # message_start, content_block_start/stop, ping, and future events.
         return [], False
 
 
@@ -363,6 +382,7 @@ class _StreamReply(Reply):
         self._pending: List[Chunk] = []
         self._done = False
         self._ended = False  # the dialect's end marker was seen
+        self._stop_reported = False
         self._idle_timeout = idle_timeout
         self._max_reply_time = max_reply_time
         self._redact = redact
@@ -407,6 +427,10 @@ class _StreamReply(Reply):
             if self._pending:
                 return self._pending.pop(0)
             if self._done:
+                # A reply the model stopped short is never handed out as if it were complete.
+                if self._dialect.stopped_early and not self._stop_reported:
+                    self._stop_reported = True
+                    raise VlmError("stopped-early", self._dialect.stopped_early)
                 return None
             now = time.monotonic()
             if self._expired.is_set() or now >= self._deadline:
