@@ -150,7 +150,8 @@ async fn connection_refused_is_reported_then_the_port_comes_back() {
 #[tokio::test]
 async fn a_name_that_does_not_resolve_is_reported() {
     let ws = workspace();
-    let t = openai_tool("http://mediagate-test-vlm.invalid/v1".into());
+    // https: the key never goes over plain http to a host that is not loopback; DNS fails first.
+    let t = openai_tool("https://mediagate-test-vlm.invalid/v1".into());
     let err = fails_with(&t, ws.path(), &["could not be reached", "mediagate-test-vlm.invalid"]).await;
     assert!(err.message.to_lowercase().contains("dns"), "{}", err.message);
     // The endpoint can never work: the same clear error again, and the tool's other paths work.

@@ -182,15 +182,12 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     }
 }
 
-/// The type a file without `--mime` claims: the one its bytes carry when the gate knows it (a PDF
-/// named `report.png` is the document it is), else the one its extension names (so an SVG named
-/// `.png` is still refused for its signature).
+/// The type a file without `--mime` claims: the one its bytes carry when it is a type the gate
+/// admits (a PDF named `report.png` is the document it is), else the one its extension names (so
+/// an SVG named `.png` is still refused for its signature).
 fn claimed_type(sniffed: &str, file: &Path) -> String {
-    if sniffed.starts_with("image/") || mediagate_mime_is_pdf(sniffed) {
-        sniffed.to_string()
-    } else {
-        mime_from_extension(file)
-    }
+    const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
+    if ADMISSIBLE.contains(&sniffed) { sniffed.to_string() } else { mime_from_extension(file) }
 }
 
 fn mediagate_mime_is_pdf(mime: &str) -> bool {
