@@ -62,11 +62,12 @@ class Chunk:
 class VlmError(Exception):
     """A VLM failure, one of the WIT `vlm-error` cases.
 
-    `kind` is `not-configured`, `unreachable`, `refused`, `timed-out` or `malformed-stream`;
+    `kind` is `not-configured`, `unreachable`, `refused`, `timed-out`, `malformed-stream` or
+    `stopped-early` (the model ended before its reply was complete: its output limit, a filter);
     `status` is the HTTP status for `refused`, else `None`.
     """
 
-    KINDS = ("not-configured", "unreachable", "refused", "timed-out", "malformed-stream")
+    KINDS = ("not-configured", "unreachable", "refused", "timed-out", "malformed-stream", "stopped-early")
 
     def __init__(self, kind: str, message: str, status: Optional[int] = None):
         if kind not in self.KINDS:
