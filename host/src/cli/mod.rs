@@ -270,6 +270,17 @@ pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+fn write_component(args: &ComponentArgs) -> u8 {
+    let world = match args.world {
+        WorldArg::Preflight => mediagate::component::World::Preflight,
+        WorldArg::AgentTool => mediagate::component::World::AgentTool,
+    };
+    match std::fs::write(&args.out, world.bytes()) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,16 +293,5 @@ mod tests {
         assert_eq!(terminal_text("line\r\nnext\rover"), "line\nnext\\u{d}over");
         assert_eq!(terminal_text("\u{9b}31m \u{7f} \u{202e}txt"), "\\u{9b}31m \\u{7f} \\u{202e}txt");
         assert_eq!(terminal_text("café ☃"), "café ☃");
-    }
-}
-
-fn write_component(args: &ComponentArgs) -> u8 {
-    let world = match args.world {
-        WorldArg::Preflight => mediagate::component::World::Preflight,
-        WorldArg::AgentTool => mediagate::component::World::AgentTool,
-    };
-    match std::fs::write(&args.out, world.bytes()) {
-        Ok(()) => 0,
-        Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
     }
 }
