@@ -505,6 +505,31 @@ def _single_json_reply(body: bytes) -> Reply:
 # The client
 
 
+def _check_key_transport(base_url: str) -> None:
+    """An API key travels only over TLS or to this machine: a key with an `http://` URL whose host
+    is not loopback (127.0.0.0/8, ::1, `localhost`) is refused before anything connects."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname or ""
+    except ValueError as e:
+        raise VlmConfigError(f"the VLM URL is not a URL ({e})") from None
+    if parts.scheme.lower() != "http":
+        return
+    try:
+        ip = ipaddress.ip_address(host)
+        loopback = ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and bool(ip.ipv4_mapped)
+                                      and ip.ipv4_mapped.is_loopback)
+    except ValueError:
+        loopback = host.lower() == "localhost"
+    if not loopback:
+        raise VlmConfigError(
+            f"refusing to send the API key in clear text to {parts.scheme}://{host}: plain http is allowed only "
+            f"to this machine (127.0.0.1, ::1, localhost); use https or a loopback address; nothing was sent")
+
+
 class HttpVlm(Vlm):
     """A streaming VLM client for one endpoint; `api` is `"openai"` (`POST {base_url}/chat/completions`,
     OpenAI, Ollama, vLLM, LiteLLM, llama.cpp…) or `"anthropic"` (`POST {base_url}/v1/messages`).
@@ -544,6 +569,8 @@ class HttpVlm(Vlm):
         if api_key is None:
             api_key = os.environ.get(ENV_API_KEY) or os.environ.get(FALLBACK_KEYS[api]) or None
         self.api_key = api_key or None
+        if self.api_key and self.base_url:
+            _check_key_transport(self.base_url)
         self.retries = max(0, retries)
         self.max_tokens = max_tokens
         self.connect_timeout = connect_timeout

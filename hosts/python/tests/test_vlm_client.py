@@ -400,3 +400,13 @@ def test_an_anthropic_reply_stopped_at_max_tokens_ends_with_stopped_early(vlm_se
     with pytest.raises(VlmError) as e:
         drain(reply)
     assert e.value.kind == "stopped-early" and "max_tokens" in e.value.message
+
+
+def test_an_api_key_is_never_sent_over_plain_http_to_another_host():
+    for url in ("http://192.0.2.1/v1", "http://example.com/v1", "http://[2001:db8::1]/v1"):
+        with pytest.raises(VlmConfigError) as e:
+            OpenAICompatibleVlm(base_url=url, model="m", api_key="sk-secret-key")
+        assert "clear text" in str(e.value) and "use https" in str(e.value) and "sk-secret" not in str(e.value)
+    for url in ("https://192.0.2.1/v1", "http://127.0.0.1:9/v1", "http://localhost:9", "http://[::1]:9/v1"):
+        OpenAICompatibleVlm(base_url=url, model="m", api_key="sk-secret-key")
+    OpenAICompatibleVlm(base_url="http://192.0.2.1/v1", model="m")  # no key, nothing secret
