@@ -71,16 +71,17 @@ pub struct ReadImageTool {
 impl ReadImageTool {
     /// `vlm: None` — the deployment has no VLM; the tool then answers so at once.
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
+        // The VLM configuration first: one that is refused (a key over plain http) costs no compile.
+        let vlm = match vlm {
+            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
+            None => None,
+        };
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
         let mut linker = wasmtime::component::Linker::new(runtime.engine());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from)?;
         AgentTool::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
             .map_err(anyhow::Error::from)?;
-        let vlm = match vlm {
-            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
-            None => None,
-        };
         Ok(ReadImageTool { runtime, pre, vlm, origin })
     }
 
