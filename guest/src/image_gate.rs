@@ -70,20 +70,43 @@ pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageEr
     DynamicImage::from_decoder(decoder)
 }
 
-fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
-    use image::AnimationDecoder;
-    let mut decoder = image::codecs::gif::GifDecoder::new(Cursor::new(bytes))?;
-    decoder.set_limits(decode_limits())?;
-    let mut frames = decoder.into_frames();
-    let mut count = 0;
-    for frame in frames.by_ref() {
-        frame?;
-        count += 1;
-        if count > 1 {
-            return Ok(true);
+/// Whether a GIF holds more than one frame, from its block structure alone: no frame is decoded or
+/// composited (a still 7000x7000 GIF would otherwise fill a 196 MB canvas per frame just to be
+/// counted). `Err` names where the structure breaks.
+fn is_animated_gif(bytes: &[u8]) -> Result<bool, String> {
+    let cut = || "the GIF ends inside a block".to_string();
+    let byte = |at: usize| bytes.get(at).copied().ok_or_else(cut);
+    // Sub-blocks (a size byte, that many bytes) until the zero-size terminator; the offset after it.
+    let skip_sub_blocks = |mut at: usize| -> Result<usize, String> {
+        loop {
+            let size = usize::from(byte(at)?);
+            at += 1 + size;
+            if size == 0 {
+                return Ok(at);
+            }
+        }
+    };
+    let table = |flags: u8| if flags & 0x80 != 0 { 3 << ((flags & 0x07) + 1) } else { 0 };
+    let mut at = 13 + table(byte(10)?);
+    let mut frames = 0;
+    loop {
+        if at == bytes.len() {
+            return Ok(false); // no trailer after the last block: tolerated, as decoders do
+        }
+        match byte(at)? {
+            0x2C => {
+                frames += 1;
+                if frames > 1 {
+                    return Ok(true);
+                }
+                let flags = byte(at + 9)?;
+                at = skip_sub_blocks(at + 10 + table(flags) + 1)?;
+            }
+            0x21 => at = skip_sub_blocks(at + 2)?,
+            0x3B => return Ok(false),
+            other => return Err(format!("an unknown GIF block 0x{other:02x} at byte {at}")),
         }
     }
-    Ok(false)
 }
 
 /// What one caller may still spend on decoding: a tool result shares one budget among its blocks.
@@ -211,7 +234,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
                     format!("{provider} accepts only still GIFs; this one is animated"),
                 ));
             }
-            Err(e) => return Err(undecodable(raw, t, &e)),
+            Err(why) => return Err(Refusal::new(Reason::Undecodable, raw, None, why)),
         }
     }
 

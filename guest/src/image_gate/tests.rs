@@ -223,6 +223,17 @@ fn animated_gifs_are_refused_for_openai_only() {
     assert_eq!(r.reason, Reason::MimeUnsupported);
     let still = encode(&gradient(8, 8), ImageFormat::Gif);
     assert!(admit_image(&still, "image/gif", &opts(true, Provider::OpenAi)).is_ok());
+    assert_eq!(is_animated_gif(&bytes), Ok(true));
+    assert_eq!(is_animated_gif(&still), Ok(false));
+    // Counted from the block structure: a still 7000x7000 screen is not composited to be counted.
+    let mut big = b"GIF89a".to_vec();
+    big.extend_from_slice(&7000u16.to_le_bytes());
+    big.extend_from_slice(&7000u16.to_le_bytes());
+    big.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 255, 255, 255]);
+    big.extend_from_slice(&[0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0]);
+    big.extend_from_slice(&[0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]);
+    assert_eq!(is_animated_gif(&big), Ok(false));
+    assert!(is_animated_gif(&big[..big.len() - 3]).is_err(), "cut inside a block");
 }
 
 /// The quality guard of the speed work, on a small image: the fitted output (shrink-on-load,
