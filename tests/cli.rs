@@ -469,3 +469,73 @@ fn unusable_input_exits_2() {
     let (code, _, _) = admit_request(&["--api", "mistral"], "{}");
     assert_eq!(code, 2);
 }
+
+// Issue 12: faults found in review.
+
+/// With `--json` an error is one JSON object on stdout (`{"error": {"code", "message"}}`), with the
+/// same exit code as the `error: …` line it replaces, for every command that takes `--json`.
+#[test]
+fn json_errors_are_json_on_stdout_with_the_same_exit_code() {
+    let error_of = |out: &Output| -> Value {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        v
+    };
+    let out = mediagate(&["admit", "--json", "/nonexistent/file.png"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = error_of(&out);
+    assert_eq!(v["error"]["code"], "io");
+    assert!(v["error"]["message"].as_str().unwrap().contains("cannot read /nonexistent/file.png"), "{v}");
+    // A command line clap refuses, `--json` anywhere in it.
+    let out = mediagate(&["admit", "--json", "--profile", "nosuch", path(&fixture("hello.pdf"))]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = error_of(&out);
+    assert_eq!(v["error"]["code"], "usage");
+    assert!(v["error"]["message"].as_str().unwrap().contains("nosuch"), "{v}");
+    let out = mediagate(&["admit-request", "--api", "anthropic", "--json", "/nonexistent/request.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(error_of(&out)["error"]["code"], "io");
+    // Without --json the error stays a line on stderr; help is still help.
+    let out = mediagate(&["admit", "/nonexistent/file.png"]);
+    assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).starts_with("error: cannot read"));
+    let out = mediagate(&["admit", "--json", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
+}
+
+/// A PDF named `report.png` is the document it is when no type is claimed; a claimed image type
+/// still meets the signature check.
+#[test]
+fn a_pdf_under_another_name_is_admitted_as_the_document_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let misnamed = dir.path().join("report.png");
+    std::fs::copy(fixture("hello.pdf"), &misnamed).unwrap();
+    let (code, v) = admit_json(&[path(&misnamed)]);
+    assert_eq!((code, v["kind"].as_str(), v["mime"].as_str()), (0, Some("document"), Some("application/pdf")), "{v}");
+    let (code, v) = admit_json(&["--mime", "image/png", path(&misnamed)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("magic_mismatch")), "{v}");
+    // A PNG named .jpg is the PNG it is.
+    let png = dir.path().join("photo.jpg");
+    std::fs::copy(corpus().join("photos/kodim23.png"), &png).unwrap();
+    let (code, v) = admit_json(&[path(&png)]);
+    assert_eq!((code, v["mime"].as_str()), (0, Some("image/png")), "{v}");
+}
+
+/// An API key from the environment is never sent in clear text to a host that is not this
+/// machine: the CLI refuses before connecting and names the fix.
+#[test]
+fn the_cli_refuses_to_send_a_key_over_plain_http() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mediagate"))
+        .args(["read-image", "icon.png", "--workspace", path(&repo_root().join("examples"))])
+        .args(["--vlm-url", "http://192.0.2.1/v1", "--vlm-model", "m"])
+        .env("MEDIAGATE_CACHE_DIR", cache_dir())
+        .env("MEDIAGATE_VLM_API_KEY", "sk-cli-secret-123456")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("clear text") && stderr.contains("--vlm-url https://192.0.2.1/v1"), "{stderr}");
+    assert!(!stderr.contains("sk-cli-secret"), "{stderr}");
+}

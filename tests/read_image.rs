@@ -245,7 +245,8 @@ async fn an_oversize_image_is_downsampled_before_it_is_sent() {
     assert_eq!(call(&tool(openai(&server)), ws.path(), "retina.png", None).await.unwrap(), "a screenshot");
     let url = server.requests()[0].body["messages"][0]["content"][1]["image_url"]["url"].as_str().unwrap().to_string();
     let b64 = url.strip_prefix("data:image/png;base64,").expect("kept as PNG");
-    assert!(b64.len() <= 5_242_880);
+    // An OpenAI-compatible model: the openai profile's limit applies (20 MB of base64).
+    assert!(b64.len() <= 20_000_000);
     let png = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
     let (w, h) =
         (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
@@ -347,4 +348,105 @@ async fn each_call_gets_a_fresh_instance_and_calls_run_concurrently() {
     assert!(started.elapsed() < Duration::from_millis(8 * 100));
     assert_eq!(server.requests().len(), 8);
     let _ = Runtime::new;
+}
+
+/// A two-frame GIF: Anthropic admits animated GIFs, OpenAI takes still ones only.
+fn animated_gif() -> Vec<u8> {
+    use image::codecs::gif::GifEncoder;
+    use image::{Delay, Frame, Rgba, RgbaImage};
+    let mut bytes = Vec::new();
+    let mut encoder = GifEncoder::new(&mut bytes);
+    for shade in [0u8, 200] {
+        let frame = Frame::from_parts(
+            RgbaImage::from_pixel(8, 8, Rgba([shade, 0, 0, 255])),
+            0,
+            0,
+            Delay::from_numer_denom_ms(100, 1),
+        );
+        encoder.encode_frame(frame).unwrap();
+    }
+    drop(encoder);
+    bytes
+}
+
+/// `read_image` admits the image under the profile of the API the model speaks, not always
+/// Anthropic's: an animated GIF goes to an Anthropic model and is refused, unsent, for an
+/// OpenAI-compatible one.
+#[tokio::test]
+async fn the_image_is_admitted_under_the_profile_of_the_vlms_api() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("anim.gif"), animated_gif()).unwrap();
+    let server = VlmServer::start(vec![anthropic_reply("", &["Two frames."])]).await;
+    let mut c = VlmConfig::new(Api::Anthropic, server.anthropic_url(), "claude");
+    c.api_key = Some("sk-test-secret".into());
+    assert_eq!(call(&tool(Some(c)), ws.path(), "anim.gif", None).await.unwrap(), "Two frames.");
+    assert_eq!(server.requests().len(), 1);
+
+    let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
+    let e = call(&tool(openai(&server)), ws.path(), "anim.gif", None).await.unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::Refused, "{}", e.message);
+    assert!(e.message.contains("mime_unsupported") && e.message.contains("animated"), "{}", e.message);
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+/// A reply cut at the model's output limit, through the CLI: what arrived is printed with the
+/// marker, never as if it were the whole answer.
+#[tokio::test]
+async fn the_cli_marks_a_reply_cut_at_the_output_limit() {
+    let server = VlmServer::start(vec![openai_reply_finishing(&["A small ", "ic"], "length")]).await;
+    let ws = workspace();
+    let (url, ws_arg) = (server.openai_url(), ws.path().to_str().unwrap().to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mediagate"))
+            .args(["read-image", "icon.png", "--workspace", &ws_arg, "--vlm-url", &url, "--vlm-model", "m"])
+            .env("MEDIAGATE_CACHE_DIR", cache_dir())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("A small ic\n\n[mediagate: the reply was cut off ("), "{stdout}");
+    assert!(stdout.contains("output limit") && stdout.ends_with("the answer above is incomplete]\n"), "{stdout}");
+}
+
+/// A model's text cannot drive the terminal: escape sequences (a window title, a screen clear) and
+/// other control characters come out escaped, on stdout and in the reasoning on stderr, and the
+/// reasoning is not styled when stderr is not a terminal.
+#[tokio::test]
+async fn the_cli_escapes_control_sequences_from_the_model() {
+    let hostile = openai_pieces(vec![
+        piece(0, openai_data(json!({"reasoning_content": "think \u{1b}[31mred\u{1b}[0m"}))),
+        piece(0, openai_data(json!({"content": "title \u{1b}]0;pwned\u{7} then "}))),
+        piece(0, openai_data(json!({"content": "clear \u{1b}[2J\rover\nnext\tline"}))),
+        piece(0, format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))),
+        piece(0, "data: [DONE]\n\n"),
+    ]);
+    let server = VlmServer::start(vec![hostile]).await;
+    let ws = workspace();
+    let (url, ws_arg) = (server.openai_url(), ws.path().to_str().unwrap().to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mediagate"))
+            .args(["read-image", "icon.png", "--workspace", &ws_arg, "--vlm-url", &url, "--vlm-model", "m"])
+            .arg("--show-reasoning")
+            .env("MEDIAGATE_CACHE_DIR", cache_dir())
+            .env_remove("NO_COLOR")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        assert!(
+            !bytes.iter().any(|&b| b == 0x1b || b == 0x07 || b == b'\r'),
+            "{name}: {:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout, "title \\u{1b}]0;pwned\\u{7} then clear \\u{1b}[2J\\u{d}over\nnext\tline\n");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("think \\u{1b}[31mred\\u{1b}[0m"), "{stderr}");
 }

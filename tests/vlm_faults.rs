@@ -150,7 +150,8 @@ async fn connection_refused_is_reported_then_the_port_comes_back() {
 #[tokio::test]
 async fn a_name_that_does_not_resolve_is_reported() {
     let ws = workspace();
-    let t = openai_tool("http://mediagate-test-vlm.invalid/v1".into());
+    // https: the key never goes over plain http to a host that is not loopback; DNS fails first.
+    let t = openai_tool("https://mediagate-test-vlm.invalid/v1".into());
     let err = fails_with(&t, ws.path(), &["could not be reached", "mediagate-test-vlm.invalid"]).await;
     assert!(err.message.to_lowercase().contains("dns"), "{}", err.message);
     // The endpoint can never work: the same clear error again, and the tool's other paths work.
@@ -372,6 +373,89 @@ async fn retry_after_is_bounded_by_the_configured_longest_wait() {
     c.max_retry_wait = Duration::from_millis(100);
     succeeds(&tool(c), ws.path(), "fine").await;
     assert_eq!(server.requests().len(), 2);
+}
+
+/// `Retry-After: 1e20` made `Duration::from_secs_f64` panic the host. Huge, infinite, negative,
+/// NaN and HTTP-date values are each clamped to the longest wait or ignored: the retry happens and
+/// the answer comes back.
+#[tokio::test]
+async fn odd_or_huge_retry_after_values_never_panic_and_are_clamped() {
+    let ws = workspace();
+    for value in [
+        "1e20",
+        "1e300",
+        "inf",
+        "-1",
+        "NaN",
+        "18446744073709551616",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Wed, 21 Oct 2015 07:28:00 GMT",
+        "soon",
+    ] {
+        let limited = error_reply(429, json!({"error": {"message": "slow down"}}), &[("retry-after", value)]);
+        let server = VlmServer::start(vec![limited, good()]).await;
+        let mut c = config(Api::OpenAi, server.openai_url());
+        c.max_retry_wait = Duration::from_millis(50);
+        succeeds(&tool(c), ws.path(), "fine").await;
+        assert_eq!(server.requests().len(), 2, "Retry-After: {value}");
+    }
+}
+
+/// An API key never travels in clear text off this machine: `http://` to a host that is not
+/// loopback is refused when the tool is built, before anything connects (192.0.2.1 is TEST-NET-1,
+/// routed nowhere: a connection attempt would hang until the connect timeout, not fail with this).
+#[tokio::test]
+async fn an_api_key_is_never_sent_over_plain_http_to_another_host() {
+    for url in ["http://192.0.2.1/v1", "http://example.com/v1", "HTTP://10.0.0.1:11434/v1", "http://[2001:db8::1]/v1"] {
+        let e = match ReadImageTool::new(runtime(), Some(config(Api::OpenAi, url.into()))) {
+            Ok(_) => panic!("{url}: a key over plain http was accepted"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(e.contains("clear text") && e.contains("use https"), "{url}: {e}");
+        assert!(!e.contains(KEY), "{e}");
+    }
+    // Without a key, plain http goes anywhere (nothing secret travels); loopback and https take one.
+    let mut keyless = config(Api::OpenAi, "http://192.0.2.1/v1".into());
+    keyless.api_key = None;
+    assert!(ReadImageTool::new(runtime(), Some(keyless)).is_ok());
+    for url in [
+        "http://127.0.0.1:9/v1",
+        "http://127.8.9.10/v1",
+        "http://localhost:9",
+        "http://[::1]:9/v1",
+        "https://192.0.2.1/v1",
+    ] {
+        assert!(ReadImageTool::new(runtime(), Some(config(Api::Anthropic, url.into()))).is_ok(), "{url}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replies the model stopped short
+
+/// A reply cut at the model's output limit is marked as cut, like a stream cut mid-way, in both
+/// dialects; one with no text before the stop is an error, never an empty answer.
+#[tokio::test]
+async fn a_reply_stopped_at_the_output_limit_is_marked_incomplete() {
+    let ws = workspace();
+    let server = VlmServer::start(vec![
+        openai_reply_finishing(&["The first ", "half"], "length"),
+        openai_reply_finishing(&[], "length"),
+        openai_reply_finishing(&["All of it."], "stop"),
+    ])
+    .await;
+    let t = openai_tool(server.openai_url());
+    partial_with(&t, ws.path(), "The first half", "output limit (finish_reason \"length\")").await;
+    fails_with(&t, ws.path(), &["stopped before its reply was complete", "output limit"]).await;
+    succeeds(&t, ws.path(), "All of it.").await;
+
+    let server = VlmServer::start(vec![
+        anthropic_reply_stopping(&["A cat ", "on a"], "max_tokens"),
+        anthropic_reply_stopping(&["A whole answer."], "end_turn"),
+    ])
+    .await;
+    let t = tool(config(Api::Anthropic, server.anthropic_url()));
+    partial_with(&t, ws.path(), "A cat on a", "output limit (stop_reason \"max_tokens\"").await;
+    succeeds(&t, ws.path(), "A whole answer.").await;
 }
 
 #[tokio::test]

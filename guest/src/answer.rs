@@ -96,17 +96,28 @@ impl AnswerBuffer {
             out.extend(self.tail);
             return out;
         }
-        // The marker's own length counts against the cap; head and tail share what is left.
-        let mut marker = String::new();
-        let (mut head_keep, mut tail_keep) = (0, 0);
-        let mut cut = self.total;
-        for _ in 0..3 {
-            marker = format!("\n\n[… {cut} characters cut from the middle by mediagate …]\n\n");
-            let budget = self.cap.saturating_sub(marker.chars().count());
-            head_keep = self.head_chars.min(budget - budget / 2);
-            tail_keep = (budget - head_keep).min(self.tail.len());
+        // The marker's own length counts against the cap, and its number is the count it states:
+        // a fixed point, found by trying each digit count from the most. With `d` digits the cut is
+        // `total - cap + marker length`, which falls by one as `d` does, so some `d` states its own
+        // cut exactly (a fixed number of passes could print a count one higher than what was cut).
+        let marker_for = |cut: usize| format!("\n\n[… {cut} characters cut from the middle by mediagate …]\n\n");
+        let keep = |marker_chars: usize| {
+            let budget = self.cap.saturating_sub(marker_chars);
+            let head_keep = self.head_chars.min(budget - budget / 2);
+            let tail_keep = (budget - head_keep).min(self.tail.len());
+            (head_keep, tail_keep)
+        };
+        let digits = |n: usize| n.checked_ilog10().unwrap_or(0) as usize + 1;
+        let base_chars = marker_for(0).chars().count() - 1;
+        let (mut head_keep, mut tail_keep, mut cut) = (0, 0, self.total);
+        for d in (1..=digits(self.total)).rev() {
+            (head_keep, tail_keep) = keep(base_chars + d);
             cut = self.total - head_keep - tail_keep;
+            if digits(cut) == d {
+                break;
+            }
         }
+        let marker = marker_for(cut);
         let mut out: String = out.chars().take(head_keep).collect();
         out.push_str(&marker);
         out.extend(self.tail.iter().skip(self.tail.len() - tail_keep));
@@ -168,6 +179,36 @@ mod tests {
         let tail = &out[out.find("…]\n\n").unwrap() + "…]\n\n".len()..];
         assert!(text.ends_with(tail));
         assert_eq!(head.len() + cut + tail.chars().count(), 1000, "every character is kept or counted as cut");
+    }
+
+    /// The count in the marker, and the text either side of it.
+    fn parts(out: &str) -> (&str, usize, &str) {
+        let head = &out[..out.find("\n\n[… ").unwrap()];
+        let rest = &out[out.find("[… ").unwrap() + "[… ".len()..];
+        let cut = rest.split(' ').next().unwrap().parse().unwrap();
+        let tail = &out[out.find("…]\n\n").unwrap() + "…]\n\n".len()..];
+        (head, cut, tail)
+    }
+
+    #[test]
+    fn the_marker_states_exactly_what_was_cut_at_every_digit_boundary() {
+        // The cut crosses 100 / 1000 (the marker's number loses a digit, which frees one
+        // character) for some of these caps; the count must match the characters cut, never one
+        // more.
+        for total in [1_000usize, 1_001, 10_000, 10_050] {
+            let text: String = (0..total).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            for cap in (total.saturating_sub(1_100)..total).step_by(1) {
+                if cap < 80 {
+                    continue;
+                }
+                let mut b = AnswerBuffer::new(cap);
+                b.push_str(&text);
+                let out = b.finish();
+                let (head, cut, tail) = parts(&out);
+                assert_eq!(head.len() + cut + tail.len(), total, "total {total}, cap {cap}: {cut} stated");
+                assert_eq!(out.chars().count(), cap, "total {total}, cap {cap}");
+            }
+        }
     }
 
     #[test]

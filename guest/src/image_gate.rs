@@ -13,7 +13,7 @@ use crate::options::{Options, Verify};
 use crate::profile::Profile;
 use crate::signature::{ImageType, sniff};
 use crate::structure::{self, Broken};
-use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Verdict, base64_len};
+use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
 
 /// What the header declares, read without decoding pixels.
 #[derive(Clone, Copy, Debug)]
@@ -229,8 +229,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         },
         Verify::Full => match decode(bytes, t) {
             Ok(img) => Some(img),
-            Err(image::ImageError::Limits(_)) => return Err(bomb(raw, Some(header))),
-            Err(e) => return Err(undecodable(raw, t, &e)),
+            Err(e) => return Err(decode_failed(raw, t, &e)),
         },
         Verify::Header => None,
     };
@@ -249,9 +248,9 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
                     profile.max_base64_len
                 ),
             )),
-            // Pixels that cannot be decoded cannot be measured: the declared size is no proof.
-            Err(image::ImageError::Limits(_)) => Err(bomb(raw, Some(header))),
-            Err(e) => Err(undecodable(raw, t, &e)),
+            // Pixels that cannot be decoded cannot be measured: the declared size is no proof, and
+            // is not reported.
+            Err(e) => Err(decode_failed(raw, t, &e)),
         };
     }
     if !options.downsample
@@ -266,7 +265,8 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
                 "{}x{} px exceeds {provider}'s largest side of {max_side} px and downsampling is off",
                 header.width, header.height
             ),
-        ));
+        )
+        .in_unit(Unit::PixelsPerSide));
     }
     // A request-level rule (many images in one request) with downsampling off. With it on, the
     // ladder has already fitted every image inside FIT_SIDE, which no rule undercuts.
@@ -281,7 +281,8 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
                 "{}x{} px exceeds the largest side of {} px {} and downsampling is off",
                 header.width, header.height, rule.max_side, rule.why
             ),
-        ));
+        )
+        .in_unit(Unit::PixelsPerSide));
     }
 
     let b64 = base64_len(raw);
@@ -319,9 +320,10 @@ fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
     }
 }
 
+/// Refused from the header, before any pixel is decoded: the size named is the one it declares.
 fn bomb(raw: u64, header: Option<Header>) -> Refusal {
     let declared = match header {
-        Some(h) => format!("{}x{} px", h.width, h.height),
+        Some(h) => format!("the declared {}x{} px", h.width, h.height),
         None => "its declared size".to_string(),
     };
     Refusal::new(
@@ -330,6 +332,29 @@ fn bomb(raw: u64, header: Option<Header>) -> Refusal {
         Some(DECODE_MAX_PIXELS),
         format!(
             "{declared} exceeds the decoder's strict limits ({DECODE_MAX_SIDE} px per side, {DECODE_MAX_PIXELS} pixels); not decoded"
+        ),
+    )
+}
+
+/// The header passed but the pixels did not decode. Nothing was measured, so no dimensions are
+/// reported (the header's are a claim the pixels did not bear out): over the decoder's strict
+/// limits it is `dimensions_too_large`, otherwise `undecodable`.
+fn decode_failed(raw: u64, t: ImageType, e: &image::ImageError) -> Refusal {
+    match e {
+        image::ImageError::Limits(_) => decode_over_limits(raw, t),
+        other => undecodable(raw, t, other),
+    }
+}
+
+fn decode_over_limits(raw: u64, t: ImageType) -> Refusal {
+    Refusal::new(
+        Reason::DimensionsTooLarge,
+        raw,
+        Some(DECODE_MAX_PIXELS),
+        format!(
+            "the {} pixels cannot be decoded within the decoder's strict limits ({DECODE_MAX_SIDE} px per side, \
+             {DECODE_MAX_PIXELS} pixels, {DECODE_MAX_ALLOC} bytes); not decoded",
+            t.mime()
         ),
     )
 }

@@ -15,7 +15,7 @@ use crate::limits::TOOL_RESULT_MAX_BYTES;
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules};
 use crate::tool_result::{Block, Payload, Ruled, Rules, placeholder_text, scan, shape, walk};
-use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal};
+use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Unit};
 
 /// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
 /// a refusal are a few hundred bytes. The final length is checked against the cap regardless.
@@ -310,7 +310,8 @@ impl Rules for RequestSeat {
                         0,
                         Some(u64::from(rule.limit)),
                         format!("{}; this is image {} of the request", rule.words, self.images_seen + 1),
-                    ),
+                    )
+                    .in_unit(Unit::Images),
                     Some(rule.name),
                 ));
             }

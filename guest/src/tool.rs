@@ -5,6 +5,7 @@
 use crate::answer::{AnswerBuffer, ThinkSplitter};
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
+use crate::profile::Provider;
 use crate::signature::sniff;
 use crate::workspace_path::{PathError, confine};
 
@@ -43,9 +44,14 @@ pub struct Chunk {
 pub enum VlmError {
     NotConfigured,
     Unreachable(String),
-    Refused { status: u16, message: String },
+    Refused {
+        status: u16,
+        message: String,
+    },
     TimedOut(String),
     MalformedStream(String),
+    /// The model stopped before its reply was complete (its output limit, a filter).
+    StoppedEarly(String),
 }
 
 impl std::fmt::Display for VlmError {
@@ -58,6 +64,7 @@ impl std::fmt::Display for VlmError {
             }
             VlmError::TimedOut(m) => write!(f, "the vision model timed out: {m}"),
             VlmError::MalformedStream(m) => write!(f, "the vision model's reply stream was malformed: {m}"),
+            VlmError::StoppedEarly(m) => write!(f, "the vision model stopped before its reply was complete: {m}"),
         }
     }
 }
@@ -93,6 +100,8 @@ pub trait Reply {
 
 pub trait Vlm {
     fn configured(&self) -> bool;
+    /// The provider whose API the model speaks: the image is admitted under its profile.
+    fn provider(&self) -> Provider;
     fn ask(&self, prompt: &str, mime: &str, data_base64: String) -> Result<Box<dyn Reply + '_>, VlmError>;
 }
 
@@ -145,8 +154,8 @@ pub fn read_image(
         return Err(ToolError::new(ToolErrorCode::NotAnImage, format!("not an image (detected {detected}): {path}")));
     }
     // Every pixel is decoded: a truncated file caught here costs milliseconds; one that reaches
-    // the provider poisons the session.
-    let options = Options { verify: Verify::Full, ..Options::default() };
+    // the provider poisons the session. The rules are those of the API the model speaks.
+    let options = Options { verify: Verify::Full, provider: vlm.provider(), ..Options::default() };
     let admitted = crate::admit_image(&bytes, &detected, &options).map_err(|r| {
         ToolError::new(
             ToolErrorCode::Refused,

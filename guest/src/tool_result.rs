@@ -282,12 +282,12 @@ pub(crate) fn apply(text: &str, edits: &mut [(Range<usize>, String)]) -> String 
     out
 }
 
+/// `, limit N <unit>`: pixels for dimensions, px per side for a side, images for a count, bytes
+/// (or base64 bytes) for sizes.
 pub(crate) fn limit_words(refusal: &Refusal) -> String {
-    match (refusal.reason, refusal.limit) {
-        (_, None) => String::new(),
-        (Reason::DimensionsTooLarge, Some(l)) => format!(", limit {l} px"),
-        (Reason::RequestLimit, Some(l)) => format!(", limit {l}"),
-        (_, Some(l)) => format!(", limit {l} bytes"),
+    match refusal.limit {
+        None => String::new(),
+        Some(l) => format!(", limit {}", refusal.unit.words(l)),
     }
 }
 

@@ -28,17 +28,57 @@ impl Reason {
     }
 }
 
+/// What a refusal's `limit` counts, for the words that show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Bytes,
+    Base64Bytes,
+    /// Pixels in all (width × height).
+    Pixels,
+    /// Pixels along the largest side.
+    PixelsPerSide,
+    Images,
+}
+
+impl Unit {
+    /// The unit a reason's limit is in unless the refusal says otherwise.
+    fn of(reason: Reason) -> Unit {
+        match reason {
+            Reason::DimensionsTooLarge => Unit::Pixels,
+            Reason::Base64TooLarge => Unit::Base64Bytes,
+            _ => Unit::Bytes,
+        }
+    }
+
+    pub fn words(self, n: u64) -> String {
+        match self {
+            Unit::Bytes => format!("{n} bytes"),
+            Unit::Base64Bytes => format!("{n} base64 bytes"),
+            Unit::Pixels => format!("{n} pixels"),
+            Unit::PixelsPerSide => format!("{n} px per side"),
+            Unit::Images => format!("{n} images"),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     pub reason: Reason,
     pub raw_bytes: u64,
     pub limit: Option<u64>,
+    /// What `limit` counts.
+    pub unit: Unit,
     pub message: String,
 }
 
 impl Refusal {
     pub fn new(reason: Reason, raw_bytes: u64, limit: Option<u64>, message: impl Into<String>) -> Self {
-        Refusal { reason, raw_bytes, limit, message: message.into() }
+        Refusal { reason, raw_bytes, limit, unit: Unit::of(reason), message: message.into() }
+    }
+
+    /// The same refusal with its limit counted in `unit`.
+    pub fn in_unit(self, unit: Unit) -> Self {
+        Refusal { unit, ..self }
     }
 }
 

@@ -75,6 +75,11 @@ pub struct ReadImageTool {
 impl ReadImageTool {
     /// `vlm: None` — the deployment has no VLM; the tool then answers so at once.
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
+        // The VLM configuration first: one that is refused (a key over plain http) costs no compile.
+        let vlm = match vlm {
+            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
+            None => None,
+        };
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
         let mut linker = Linker::new(runtime.engine());
         // The world's imports and nothing else: the filesystem preopen and the interfaces its types
@@ -84,10 +89,6 @@ impl ReadImageTool {
         output::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
             .map_err(anyhow::Error::from)?;
-        let vlm = match vlm {
-            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
-            None => None,
-        };
         Ok(ReadImageTool { runtime, pre, vlm, origin })
     }
 
@@ -234,6 +235,14 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         self.extra.vlm.is_some()
     }
 
+    async fn api(&mut self) -> wit_vlm::ApiDialect {
+        match self.extra.vlm.as_ref().map(|v| v.config().api) {
+            Some(crate::vlm::Api::Anthropic) => wit_vlm::ApiDialect::Anthropic,
+            // With no VLM the guest never asks; OpenAI-compatible is the default dialect.
+            Some(crate::vlm::Api::OpenAi) | None => wit_vlm::ApiDialect::Openai,
+        }
+    }
+
     async fn ask(&mut self, prompt: String, image: wit_vlm::Image) -> Result<Resource<ReplyStream>, wit_vlm::VlmError> {
         let Some(vlm) = self.extra.vlm.clone() else {
             return Err(wit_vlm::VlmError::NotConfigured);
@@ -293,6 +302,7 @@ fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
         }
         VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
         VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
+        VlmError::StoppedEarly(m) => wit_vlm::VlmError::StoppedEarly(m),
     }
 }
 

@@ -319,3 +319,35 @@ pub async fn serve_endless_openai(mut stream: tokio::net::TcpStream, text: &str)
     }
     written
 }
+
+/// An OpenAI-dialect reply the model ended with `finish_reason` (e.g. `"length"`: its output limit).
+pub fn openai_reply_finishing(texts: &[&str], finish_reason: &str) -> Script {
+    let mut pieces: Vec<Piece> = texts.iter().map(|t| piece(0, openai_data(json!({"content": t})))).collect();
+    pieces.push(piece(
+        0,
+        format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]})),
+    ));
+    pieces.push(piece(0, "data: [DONE]\n\n"));
+    Script { status: 200, headers: sse(), pieces }
+}
+
+/// An Anthropic-dialect reply the model ended with `stop_reason` (e.g. `"max_tokens"`).
+pub fn anthropic_reply_stopping(texts: &[&str], stop_reason: &str) -> Script {
+    let mut pieces =
+        vec![piece(0, anthropic_event("message_start", json!({"type": "message_start", "message": {"id": "msg_1"}})))];
+    for t in texts {
+        pieces.push(piece(
+            0,
+            anthropic_event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}),
+            ),
+        ));
+    }
+    pieces.push(piece(
+        0,
+        anthropic_event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}})),
+    ));
+    pieces.push(piece(0, anthropic_event("message_stop", json!({"type": "message_stop"}))));
+    Script { status: 200, headers: sse(), pieces }
+}

@@ -96,6 +96,13 @@ impl tool::Vlm for HostVlm {
         vlm::configured()
     }
 
+    fn provider(&self) -> crate::Provider {
+        match vlm::api() {
+            vlm::ApiDialect::Openai => crate::Provider::OpenAi,
+            vlm::ApiDialect::Anthropic => crate::Provider::Anthropic,
+        }
+    }
+
     fn ask(&self, prompt: &str, mime: &str, data_base64: String) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
         let image = vlm::Image { mime: mime.to_string(), data: data_base64 };
         let reply = vlm::ask(prompt, &image).map_err(vlm_error)?;
@@ -124,6 +131,7 @@ fn vlm_error(e: vlm::VlmError) -> VlmError {
         vlm::VlmError::Refused(r) => VlmError::Refused { status: r.status, message: r.message },
         vlm::VlmError::TimedOut(m) => VlmError::TimedOut(m),
         vlm::VlmError::MalformedStream(m) => VlmError::MalformedStream(m),
+        vlm::VlmError::StoppedEarly(m) => VlmError::StoppedEarly(m),
     }
 }
 

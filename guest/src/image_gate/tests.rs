@@ -223,6 +223,17 @@ fn animated_gifs_are_refused_for_openai_only() {
     assert_eq!(r.reason, Reason::MimeUnsupported);
     let still = encode(&gradient(8, 8), ImageFormat::Gif);
     assert!(admit_image(&still, "image/gif", &opts(true, Provider::OpenAi)).is_ok());
+    assert!(is_animated_gif(&bytes).unwrap());
+    assert!(!is_animated_gif(&still).unwrap());
+    // Counted from the block structure: a still 7000x7000 screen is not composited to be counted.
+    let mut big = b"GIF89a".to_vec();
+    big.extend_from_slice(&7000u16.to_le_bytes());
+    big.extend_from_slice(&7000u16.to_le_bytes());
+    big.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 255, 255, 255]);
+    big.extend_from_slice(&[0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0]);
+    big.extend_from_slice(&[0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]);
+    assert!(!is_animated_gif(&big).unwrap());
+    assert!(is_animated_gif(&big[..big.len() - 3]).is_err(), "cut inside a block");
 }
 
 /// The still-GIF check counts frame descriptors and decodes no frame: on a 7000x7000 canvas it held
@@ -294,4 +305,26 @@ fn a_webp_canvas_larger_than_its_frame_is_not_admitted_at_the_declared_size() {
             Err(r) => assert_eq!(r.reason, Reason::Undecodable, "{verify:?}: {}", r.message),
         }
     }
+}
+
+/// A decode that fails after the header passed: the refusal names no dimensions (it used to report
+/// the header's `WxH px` as if measured), whether the decoder's limits or corrupt data stopped it.
+#[test]
+fn no_dimensions_are_reported_for_pixels_that_could_not_be_decoded() {
+    use image::error::{LimitError, LimitErrorKind};
+    let limits = image::ImageError::Limits(LimitError::from_kind(LimitErrorKind::InsufficientMemory));
+    let r = decode_failed(1234, ImageType::Png, &limits);
+    assert_eq!((r.reason, r.limit), (Reason::DimensionsTooLarge, Some(crate::limits::DECODE_MAX_PIXELS)));
+    assert!(r.message.contains("cannot be decoded within the decoder's strict limits"), "{}", r.message);
+    assert!(!r.message.contains(" px decode") && !r.message.contains("declared"), "{}", r.message);
+    // Corrupt pixel data through the whole gate: undecodable, and no size in the words.
+    let mut bytes = png(64, 48);
+    let idat = bytes.windows(4).position(|w| w == b"IDAT").unwrap();
+    for b in &mut bytes[idat + 8..idat + 40] {
+        *b ^= 0x5a;
+    }
+    let full = Options { verify: Verify::Full, ..opts(true, Provider::Anthropic) };
+    let r = refused(admit_image(&bytes, "image/png", &full));
+    assert_eq!(r.reason, Reason::Undecodable, "{r:?}");
+    assert!(!r.message.contains("64x48"), "{}", r.message);
 }

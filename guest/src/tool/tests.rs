@@ -42,13 +42,14 @@ impl Workspace for FakeWorkspace {
 
 struct FakeVlm {
     configured: bool,
+    provider: Provider,
     script: Vec<Result<Chunk, VlmError>>,
     asked: RefCell<Vec<(String, String, String)>>,
 }
 
 impl FakeVlm {
     fn replying(script: Vec<Result<Chunk, VlmError>>) -> Self {
-        FakeVlm { configured: true, script, asked: RefCell::new(Vec::new()) }
+        FakeVlm { configured: true, provider: Provider::Anthropic, script, asked: RefCell::new(Vec::new()) }
     }
 }
 
@@ -63,6 +64,9 @@ impl Reply for FakeReply {
 impl Vlm for FakeVlm {
     fn configured(&self) -> bool {
         self.configured
+    }
+    fn provider(&self) -> Provider {
+        self.provider
     }
     fn ask(&self, prompt: &str, mime: &str, data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
         self.asked.borrow_mut().push((prompt.to_string(), mime.to_string(), data));
@@ -117,7 +121,7 @@ fn no_question_asks_the_describe_prompt() {
 #[test]
 fn no_vlm_answers_at_once_without_reading() {
     let ws = ws_with_png();
-    let vlm = FakeVlm { configured: false, script: vec![], asked: RefCell::new(vec![]) };
+    let vlm = FakeVlm { configured: false, provider: Provider::Anthropic, script: vec![], asked: RefCell::new(vec![]) };
     let e = read_image(&ws, &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
     assert_eq!(e.code, ToolErrorCode::NoVlm);
     assert!(e.message.starts_with("error: ") && e.message.contains("Do not retry"));
@@ -227,6 +231,9 @@ impl Vlm for EndlessVlm {
     fn configured(&self) -> bool {
         true
     }
+    fn provider(&self) -> Provider {
+        Provider::Anthropic
+    }
     fn ask(&self, _prompt: &str, _mime: &str, _data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
         Ok(Box::new(EndlessReply(self)))
     }
@@ -277,4 +284,60 @@ fn endless_reasoning_is_cut_and_named() {
     let vlm = FakeVlm::replying(vec![content("The answer"), reasoning(&"r".repeat(STREAM_CAP_CHARS + 1))]);
     let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
     assert_eq!(answer, format!("The answer{}", cut_marker()));
+}
+
+fn animated_gif() -> Vec<u8> {
+    use image::codecs::gif::GifEncoder;
+    use image::{Delay, Frame};
+    let mut bytes = Vec::new();
+    let mut enc = GifEncoder::new(&mut bytes);
+    for _ in 0..2 {
+        let frame =
+            Frame::from_parts(crate::test_images::gradient(8, 8).to_rgba8(), 0, 0, Delay::from_numer_denom_ms(100, 1));
+        enc.encode_frame(frame).unwrap();
+    }
+    drop(enc);
+    bytes
+}
+
+#[test]
+fn the_image_is_admitted_under_the_profile_of_the_api_the_model_speaks() {
+    let ws = FakeWorkspace::default().with("anim.gif", EntryType::File, animated_gif());
+    // Anthropic accepts animated GIFs; OpenAI takes still GIFs only.
+    let vlm = FakeVlm::replying(vec![content("frames")]);
+    assert_eq!(read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None).unwrap(), "frames");
+    let vlm = FakeVlm { provider: Provider::OpenAi, ..FakeVlm::replying(vec![content("frames")]) };
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::Refused);
+    assert!(e.message.contains("mime_unsupported") && e.message.contains("animated"), "{}", e.message);
+    assert!(vlm.asked.borrow().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn a_reply_stopped_at_the_output_limit_is_marked_incomplete() {
+    let stop = || Err(VlmError::StoppedEarly("the model reached its output limit (finish_reason \"length\")".into()));
+    let vlm = FakeVlm::replying(vec![content("The first half"), stop()]);
+    let sink = RecordingSink::default();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    assert!(answer.starts_with("The first half\n\n[mediagate: the reply was cut off ("), "{answer}");
+    assert!(answer.contains("output limit") && answer.ends_with("the answer above is incomplete]"), "{answer}");
+    let streamed: String = sink.0.borrow().iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(streamed, answer, "the sink saw the marker too");
+    // Nothing before the stop: an error, not an empty answer.
+    let vlm = FakeVlm::replying(vec![stop()]);
+    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::VlmFailed);
+    assert!(e.message.contains("stopped before its reply was complete"), "{}", e.message);
+}
+
+#[test]
+fn a_reply_of_exactly_the_stream_cap_is_whole_and_one_more_character_is_cut() {
+    let exact = "a".repeat(STREAM_CAP_CHARS);
+    let vlm = FakeVlm::replying(vec![content(&exact[..1000]), content(&exact[1000..])]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(answer, exact, "not marked as cut");
+    let vlm = FakeVlm::replying(vec![content(&exact), content("b")]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    assert_eq!(answer, format!("{exact}{}", cut_marker()));
+    assert!(answer.chars().count() <= ANSWER_CAP_CHARS);
 }

@@ -368,3 +368,26 @@ fn line_wrapped_base64_is_accepted() {
     assert!(refused.is_empty());
     assert_eq!(content.unwrap()[0]["data"], b64(&good));
 }
+
+#[test]
+fn the_placeholder_names_the_unit_of_every_limit() {
+    use crate::verdict::{Reason, Refusal, Unit};
+    let words = |r: Refusal| super::limit_words(&r);
+    assert_eq!(words(Refusal::new(Reason::RawTooLarge, 9, Some(5), "")), ", limit 5 bytes");
+    assert_eq!(words(Refusal::new(Reason::Base64TooLarge, 9, Some(5), "")), ", limit 5 base64 bytes");
+    assert_eq!(words(Refusal::new(Reason::DimensionsTooLarge, 9, Some(5), "")), ", limit 5 pixels");
+    let side = Refusal::new(Reason::DimensionsTooLarge, 9, Some(8000), "").in_unit(Unit::PixelsPerSide);
+    assert_eq!(words(side), ", limit 8000 px per side");
+    assert_eq!(words(Refusal::new(Reason::RequestLimit, 9, Some(5), "")), ", limit 5 bytes");
+    let count = Refusal::new(Reason::RequestLimit, 0, Some(100), "").in_unit(Unit::Images);
+    assert_eq!(words(count), ", limit 100 images");
+    assert_eq!(words(Refusal::new(Reason::Undecodable, 9, None, "")), "");
+    // End to end: an 8001-px-wide PNG with downsampling off is refused for its side, in px per side.
+    let wide = png(8001, 1);
+    let content = json!([{"type": "image", "data": b64(&wide), "mimeType": "image/png"}]).to_string();
+    let options = crate::Options { downsample: false, verify: crate::Verify::Header, ..crate::Options::default() };
+    let a = admit_tool_result("t", &content, &options);
+    let text = a.content.unwrap();
+    assert!(text.contains("dimensions_too_large") && text.contains("limit 8000 px per side"), "{text}");
+    assert!(!text.contains("8000 bytes"), "{text}");
+}

@@ -8,7 +8,7 @@ use clap::Args;
 use mediagate::gate::Verdict;
 
 use super::report::{block_json, verdict_json, verdict_line};
-use super::{EXIT_REFUSED, GateArgs, fail};
+use super::{Code, EXIT_REFUSED, GateArgs, Report, fail};
 
 /// The host never reads more than this into memory; the gate's own caps are far lower.
 const HOST_READ_CEILING: u64 = 256 << 20;
@@ -17,7 +17,8 @@ const HOST_READ_CEILING: u64 = 256 << 20;
 pub struct AdmitArgs {
     /// The image or PDF file.
     file: PathBuf,
-    /// The claimed media type; by default the one the file's extension names.
+    /// The claimed media type; by default the one the file's bytes carry (a PDF named `x.png` is
+    /// admitted as the document it is), else the one its extension names.
     #[arg(long)]
     mime: Option<String>,
     #[command(flatten)]
@@ -122,14 +123,21 @@ fn over_ceiling(what: &str) -> String {
 }
 
 pub async fn admit(args: AdmitArgs) -> u8 {
+    let report = Report::json(args.json);
     let bytes = match read_capped(&args.file) {
         Ok(b) => b,
-        Err(e) => return fail(e),
+        Err(e) => return report.fail(Code::Io, e),
     };
-    let mime = args.mime.clone().unwrap_or_else(|| mime_from_extension(&args.file));
-    let gate = match super::gate(super::Calls::One) {
+    let gate = match super::gate_reporting(super::Calls::One, report) {
         Ok(g) => g,
         Err(code) => return code,
+    };
+    let mime = match &args.mime {
+        Some(m) => m.clone(),
+        None => match gate.sniff(&bytes).await {
+            Ok(sniffed) => claimed_type(&sniffed, &args.file),
+            Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
+        },
     };
     let options = args.gate.options();
     let is_document = mediagate_mime_is_pdf(&mime);
@@ -140,31 +148,46 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     };
     let verdict = match verdict {
         Ok(v) => v,
-        Err(e) => return fail(format!("{}: {e}", args.file.display())),
+        Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
     };
     if let Verdict::Admitted(admitted) = &verdict {
         if let Some(out) = &args.out {
-            let decoded =
-                base64::engine::general_purpose::STANDARD.decode(&admitted.data).expect("the gate emits base64");
+            let decoded = match base64::engine::general_purpose::STANDARD.decode(&admitted.data) {
+                Ok(d) => d,
+                Err(e) => {
+                    return report.fail(Code::GuestOutput, format!("the gate's admitted data is not base64 ({e})"));
+                }
+            };
             if let Err(e) = std::fs::write(out, decoded) {
-                return fail(format!("cannot write {}: {e}", out.display()));
+                return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
             }
         }
         if let Some(out) = &args.block_out
             && let Err(e) = std::fs::write(out, block_json(admitted).to_string())
         {
-            return fail(format!("cannot write {}: {e}", out.display()));
+            return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
         }
     }
     if args.json {
         println!("{}", verdict_json(&verdict));
     } else {
-        println!("{}", verdict_line(&args.file, &verdict));
+        match verdict_line(&args.file, &verdict) {
+            Ok(line) => println!("{}", super::terminal_text(&line)),
+            Err(e) => return report.fail(Code::GuestOutput, e),
+        }
     }
     match verdict {
         Verdict::Admitted(_) => 0,
         Verdict::Refused(_) => EXIT_REFUSED,
     }
+}
+
+/// The type a file without `--mime` claims: the one its bytes carry when it is a type the gate
+/// admits (a PDF named `report.png` is the document it is), else the one its extension names (so
+/// an SVG named `.png` is still refused for its signature).
+fn claimed_type(sniffed: &str, file: &Path) -> String {
+    const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
+    if ADMISSIBLE.contains(&sniffed) { sniffed.to_string() } else { mime_from_extension(file) }
 }
 
 fn mediagate_mime_is_pdf(mime: &str) -> bool {
@@ -210,8 +233,13 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    println!("{}", super::report::tool_result_json(&input, &admission));
-    0
+    match super::report::tool_result_json(&input, &admission) {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(e) => fail(e),
+    }
 }
 
 /// Stdin, whole, or an error when it holds more than [`HOST_READ_CEILING`]: a cut-off document

@@ -124,7 +124,10 @@ enum WorldArg {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(usage_error(e)),
+    };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async {
         match cli.command {
@@ -151,23 +154,121 @@ pub enum Calls {
 
 /// The process's runtime: the default limits and the on-disk compiled-component cache.
 pub fn runtime(calls: Calls) -> Result<Arc<Runtime>, u8> {
+    runtime_reporting(calls, Report::Text)
+}
+
+/// [`runtime`], its errors printed as `report` says.
+pub fn runtime_reporting(calls: Calls, report: Report) -> Result<Arc<Runtime>, u8> {
     let mut config = RuntimeConfig { pooling: calls != Calls::One, ..RuntimeConfig::default() };
     if let Calls::Many { instances } = calls {
         config.limits.max_concurrent_calls = instances;
     }
-    Runtime::new(config).map_err(|e| fail(format!("cannot start the sandbox: {e:#}")))
+    Runtime::new(config).map_err(|e| report.fail(Code::Sandbox, format!("cannot start the sandbox: {e:#}")))
 }
 
 /// The gate on the process's runtime; `Err` is the exit code, the error already printed.
 pub fn gate(calls: Calls) -> Result<mediagate::Gate, u8> {
-    let runtime = runtime(calls)?;
-    mediagate::Gate::new(runtime).map_err(|e| fail(format!("cannot load the gate: {e:#}")))
+    gate_reporting(calls, Report::Text)
+}
+
+/// [`gate`], its errors printed as `report` says.
+pub fn gate_reporting(calls: Calls, report: Report) -> Result<mediagate::Gate, u8> {
+    let runtime = runtime_reporting(calls, report)?;
+    mediagate::Gate::new(runtime).map_err(|e| report.fail(Code::Sandbox, format!("cannot load the gate: {e:#}")))
 }
 
 /// Prints `error: …` to stderr and gives the usage/I/O exit code.
 pub fn fail(message: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_USAGE
+    Report::Text.fail(Code::Io, message)
+}
+
+/// How a command reports an error: `error: …` on stderr for a person, or, with `--json`, one
+/// object `{"error": {"code", "message"}}` on stdout for a script. The exit code is the same.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    Text,
+    Json,
+}
+
+/// What kind of error a `--json` error object names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// The command line cannot be parsed.
+    Usage,
+    /// A file could not be read or written.
+    Io,
+    /// The sandbox could not start, or the call in it failed (deadline, memory, trap).
+    Sandbox,
+    /// The component answered with something the host cannot use (a malformed value).
+    GuestOutput,
+}
+
+impl Code {
+    fn as_str(self) -> &'static str {
+        match self {
+            Code::Usage => "usage",
+            Code::Io => "io",
+            Code::Sandbox => "sandbox",
+            Code::GuestOutput => "guest_output",
+        }
+    }
+}
+
+impl Report {
+    pub fn json(json: bool) -> Report {
+        if json { Report::Json } else { Report::Text }
+    }
+
+    /// Prints the error and gives the usage/I/O exit code.
+    pub fn fail(self, code: Code, message: impl std::fmt::Display) -> u8 {
+        let message = message.to_string();
+        match self {
+            Report::Text => eprintln!("error: {}", terminal_text(&message)),
+            Report::Json => {
+                println!("{}", serde_json::json!({"error": {"code": code.as_str(), "message": message}}))
+            }
+        }
+        EXIT_USAGE
+    }
+}
+
+/// A command line clap cannot parse: clap's own report, or with `--json` among the arguments the
+/// JSON error object (help and version print as usual).
+fn usage_error(e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    let json = std::env::args_os().skip(1).any(|a| a == "--json");
+    if !json || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let message = text.lines().next().unwrap_or("").trim_start_matches("error: ").trim().to_string();
+    Report::Json.fail(Code::Usage, message)
+}
+
+/// Text from elsewhere (a model, a provider, a file name) made safe for a terminal: every control
+/// character but newline and tab, and the bidirectional overrides, is shown escaped (`\u{1b}`), so
+/// no escape sequence reaches the terminal (titles, clears, cursor moves, hyperlinks) and no line is
+/// overwritten by a carriage return. A carriage return before a newline is dropped.
+pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.contains(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            continue;
+        }
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn write_component(args: &ComponentArgs) -> u8 {
@@ -178,5 +279,20 @@ fn write_component(args: &ComponentArgs) -> u8 {
     match std::fs::write(&args.out, world.bytes()) {
         Ok(()) => 0,
         Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_text_escapes_every_control_sequence_but_keeps_lines_and_tabs() {
+        assert_eq!(terminal_text("plain\ttext\nnext"), "plain\ttext\nnext");
+        assert_eq!(terminal_text("\x1b]0;pwned\x07"), "\\u{1b}]0;pwned\\u{7}");
+        assert_eq!(terminal_text("\x1b[2Jclear"), "\\u{1b}[2Jclear");
+        assert_eq!(terminal_text("line\r\nnext\rover"), "line\nnext\\u{d}over");
+        assert_eq!(terminal_text("\u{9b}31m \u{7f} \u{202e}txt"), "\\u{9b}31m \\u{7f} \\u{202e}txt");
+        assert_eq!(terminal_text("café ☃"), "café ☃");
     }
 }

@@ -1,6 +1,6 @@
 //! `mediagate read-image`: the tool from a terminal; the reply streams to stdout as it arrives.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use mediagate::ReadImageTool;
 use mediagate::tool::Sink;
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
 
-use super::{EXIT_REFUSED, fail, runtime};
+use super::{EXIT_REFUSED, fail, runtime, terminal_text};
 
 #[derive(Args)]
 pub struct ReadImageArgs {
@@ -23,7 +23,8 @@ pub struct ReadImageArgs {
     workspace: PathBuf,
     #[command(flatten)]
     vlm: VlmArgs,
-    /// Also print the model's reasoning (to stderr, dimmed); it never enters the answer.
+    /// Also print the model's reasoning (to stderr; dimmed on a terminal unless NO_COLOR is set); it
+    /// never enters the answer.
     #[arg(long)]
     show_reasoning: bool,
 }
@@ -74,15 +75,20 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         Err(e) => return fail(format!("cannot load the tool: {e:#}")),
     };
     let show_reasoning = args.show_reasoning;
+    let dim = show_reasoning && styled(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR"));
+    // The model's text is escaped before it is written, to a terminal or not: a reply piped to a
+    // file reaches a terminal later (`cat`, `tail -f`), and a model's answer has no use for control
+    // sequences. Newlines and tabs pass.
     let sink: Sink = Arc::new(move |kind, text| match kind {
         ChunkKind::Content => {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(terminal_text(text).as_bytes());
             let _ = out.flush();
         }
         ChunkKind::Reasoning if show_reasoning => {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\x1b[2m{text}\x1b[0m");
+            let text = terminal_text(text);
+            let _ = if dim { write!(err, "\x1b[2m{text}\x1b[0m") } else { write!(err, "{text}") };
             let _ = err.flush();
         }
         ChunkKind::Reasoning => {}
@@ -94,9 +100,28 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
             0
         }
         Ok(Err(tool_error)) => {
-            eprintln!("{}", tool_error.message);
+            eprintln!("{}", terminal_text(&tool_error.message));
             EXIT_REFUSED
         }
         Err(e) => fail(e),
+    }
+}
+
+/// Whether the reasoning is dimmed: only on a terminal, and never when `NO_COLOR` is set to
+/// anything but the empty string (https://no-color.org).
+fn styled(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_is_styled_only_on_a_terminal_without_no_color() {
+        assert!(styled(true, None));
+        assert!(styled(true, Some("".into())), "an empty NO_COLOR is unset");
+        assert!(!styled(true, Some("1".into())));
+        assert!(!styled(false, None));
     }
 }

@@ -7,7 +7,8 @@ use mediagate::gate::{AdmitOptions, MediaFacts, RequestApi, RequestChange, Reque
 use serde_json::{Value, json};
 
 use super::admit::read_json_text;
-use super::{EXIT_REFUSED, EXIT_USAGE, ProfileArg, VerifyArg, fail};
+use super::report::check_json;
+use super::{Code, EXIT_REFUSED, EXIT_USAGE, ProfileArg, Report, VerifyArg};
 
 /// What the gate reads of a request (its own cap: `TOOL_RESULT_MAX_BYTES` in the guest). Larger
 /// input is refused here, unread, as unusable.
@@ -44,9 +45,10 @@ enum ApiArg {
 }
 
 pub async fn admit_request(args: RequestArgs) -> u8 {
+    let errors = Report::json(args.json);
     let input = match read_json_text(args.file.as_deref(), REQUEST_READ_CAP) {
         Ok(s) => s,
-        Err(e) => return fail(e),
+        Err(e) => return errors.fail(Code::Io, e),
     };
     let api = match args.api {
         ApiArg::Anthropic => RequestApi::Anthropic,
@@ -57,14 +59,21 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
         verify: args.verify.verify(),
     };
-    let gate = match super::gate(super::Calls::One) {
+    let gate = match super::gate_reporting(super::Calls::One, errors) {
         Ok(g) => g,
         Err(code) => return code,
     };
     let verdict = match gate.admit_request(api, &input, options).await {
         Ok(v) => v,
-        Err(e) => return fail(e),
+        Err(e) => return errors.fail(Code::Sandbox, e),
     };
+    // The gate's text is spliced into the output as it is: it must be JSON.
+    if let RequestVerdict::Admitted(a) = &verdict
+        && let Some(request) = &a.request
+        && let Err(e) = check_json(request, "admitted request")
+    {
+        return errors.fail(Code::GuestOutput, e);
+    }
     let code = match &verdict {
         RequestVerdict::Admitted(a) if a.request.is_none() && a.changes.is_empty() => 0,
         RequestVerdict::Admitted(_) => EXIT_REFUSED,
@@ -78,12 +87,12 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
     match &verdict {
         RequestVerdict::Admitted(a) => {
             for c in &a.changes {
-                eprintln!("mediagate: {}", change_line(c));
+                eprintln!("mediagate: {}", super::terminal_text(&change_line(c)));
             }
             // The request exactly as admitted: no newline added, nothing reformatted.
             print!("{}", a.request.as_deref().unwrap_or(&input));
         }
-        RequestVerdict::Refused(r) => eprintln!("error: {}", refusal_line(r)),
+        RequestVerdict::Refused(r) => eprintln!("error: {}", super::terminal_text(&refusal_line(r))),
     }
     code
 }

@@ -25,7 +25,10 @@ pub fn request(model: &str, prompt: &str, mime: &str, data_base64: &str) -> Valu
 }
 
 #[derive(Default)]
-pub struct AnthropicDialect;
+pub struct AnthropicDialect {
+    /// A `stop_reason` that says the reply is not complete (`max_tokens`, `refusal`…).
+    stopped_early: Option<String>,
+}
 
 impl Dialect for AnthropicDialect {
     fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
@@ -50,19 +53,45 @@ impl Dialect for AnthropicDialect {
                 };
                 Ok(Step::Chunks(chunk.into_iter().collect()))
             }
+            "message_delta" => {
+                let json = parse()?;
+                if let Some(reason) = json.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stopped_early = early_stop_words(reason);
+                }
+                Ok(Step::Chunks(Vec::new()))
+            }
             "message_stop" => Ok(Step::Done),
             "error" => {
                 let json = parse()?;
                 let message = json.pointer("/error/message").and_then(Value::as_str).unwrap_or("unknown error");
                 Err(VlmError::MalformedStream(format!("the provider reported an error mid-stream: {message}")))
             }
-            // message_start, content_block_start/stop, message_delta, ping, and future events.
+            // message_start, content_block_start/stop, ping, and future events.
             _ => Ok(Step::Chunks(Vec::new())),
         }
     }
 
     fn may_end_without_marker(&self) -> bool {
         false
+    }
+
+    fn stopped_early(&self) -> Option<String> {
+        self.stopped_early.clone()
+    }
+}
+
+/// What a `stop_reason` means when the reply is not whole; `None` for `end_turn`, `stop_sequence`,
+/// `tool_use` (the model ended on its own).
+fn early_stop_words(reason: &str) -> Option<String> {
+    match reason {
+        "max_tokens" => Some(format!(
+            "the model reached its output limit (stop_reason \"max_tokens\", {MAX_TOKENS} tokens asked for)"
+        )),
+        "model_context_window_exceeded" => {
+            Some("the model ran out of context window (stop_reason \"model_context_window_exceeded\")".into())
+        }
+        "refusal" => Some("the provider's safety filter stopped the reply (stop_reason \"refusal\")".into()),
+        _ => None,
     }
 }
 
@@ -76,7 +105,7 @@ mod tests {
 
     #[test]
     fn text_and_thinking_deltas() {
-        let mut d = AnthropicDialect;
+        let mut d = AnthropicDialect::default();
         let Step::Chunks(c) = d
             .on_event(&ev(
                 "content_block_delta",
@@ -98,6 +127,19 @@ mod tests {
         assert!(
             matches!(d.on_event(&ev("error", r#"{"error":{"message":"Overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("Overloaded"))
         );
+    }
+
+    #[test]
+    fn a_reply_cut_at_max_tokens_says_so() {
+        let delta = |reason: &str| ev("message_delta", &format!(r#"{{"delta":{{"stop_reason":"{reason}"}}}}"#));
+        let mut d = AnthropicDialect::default();
+        d.on_event(&delta("end_turn")).unwrap();
+        assert_eq!(d.stopped_early(), None);
+        d.on_event(&delta("max_tokens")).unwrap();
+        assert!(d.stopped_early().is_some_and(|w| w.contains("output limit") && w.contains("max_tokens")));
+        let mut d = AnthropicDialect::default();
+        d.on_event(&delta("refusal")).unwrap();
+        assert!(d.stopped_early().is_some_and(|w| w.contains("refusal")));
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub enum VlmError {
     TimedOut(String),
     #[error("malformed stream: {0}")]
     MalformedStream(String),
+    /// The model ended its reply before it was complete: its output limit (OpenAI
+    /// `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"`) or the provider's filter.
+    /// The text before it is partial.
+    #[error("stopped early: {0}")]
+    StoppedEarly(String),
 }
 
 /// One dialect's view of the stream: what each SSE event means.
@@ -46,6 +51,9 @@ trait Dialect: Send {
     fn on_event(&mut self, event: &Event) -> Result<Step, VlmError>;
     /// Whether the stream may end here without an explicit end marker.
     fn may_end_without_marker(&self) -> bool;
+    /// Why the model stopped before its reply was complete (its output limit, a filter), once the
+    /// stream has said so; `None` for a reply that ended on its own.
+    fn stopped_early(&self) -> Option<String>;
 }
 
 enum Step {
@@ -76,6 +84,8 @@ pub struct ReplyStream {
     reply_deadline: tokio::time::Instant,
     max_reply_time: Duration,
     done: bool,
+    /// The dialect's early stop was reported (it is reported once).
+    stop_reported: bool,
     /// Redacted from every error (a provider may echo it).
     api_key: Option<String>,
     /// Redacts the key from the text itself, across chunk boundaries.
@@ -126,6 +136,13 @@ impl ReplyStream {
                 return Ok(Some(chunk));
             }
             if self.done {
+                // A reply the model stopped short is never handed out as if it were complete.
+                if !self.stop_reported
+                    && let Some(why) = self.dialect.stopped_early()
+                {
+                    self.stop_reported = true;
+                    return Err(VlmError::StoppedEarly(why));
+                }
                 return Ok(None);
             }
             let next = tokio::time::timeout_at(deadline, self.events.next()).await.map_err(|_| {
@@ -182,7 +199,10 @@ pub struct VlmClient {
 }
 
 impl VlmClient {
+    /// Refuses, before anything connects, a configuration that would send its API key in clear
+    /// text: `http://` to a host that is not loopback (see [`check_key_transport`]).
     pub fn new(config: VlmConfig) -> Result<Self, VlmError> {
+        check_key_transport(&config)?;
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             // A redirect would carry the body and `x-api-key` (a custom header reqwest does not
@@ -216,7 +236,7 @@ impl VlmClient {
             Api::Anthropic => (
                 format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
                 anthropic::request(&self.config.model, prompt, mime, data_base64),
-                Box::new(anthropic::AnthropicDialect),
+                Box::new(anthropic::AnthropicDialect::default()),
             ),
         };
         let body = serde_json::to_vec(&body).expect("a JSON value serialises");
@@ -263,7 +283,7 @@ impl VlmClient {
                     if status.is_success() {
                         return self.stream(response, dialect);
                     }
-                    let retry_after = parse_retry_after(response.headers());
+                    let retry_after = parse_retry_after(response.headers(), std::time::SystemTime::now());
                     let location = status
                         .is_redirection()
                         .then(|| response.headers().get(reqwest::header::LOCATION)?.to_str().ok().map(str::to_string))
@@ -293,7 +313,10 @@ impl VlmClient {
             if attempt >= self.config.max_retries {
                 return Err(error);
             }
-            let backoff = self.config.retry_backoff * 2u32.pow(attempt);
+            let backoff = 2u32
+                .checked_pow(attempt)
+                .and_then(|m| self.config.retry_backoff.checked_mul(m))
+                .unwrap_or(self.config.max_retry_wait);
             let wait = retry_after.unwrap_or(backoff).min(self.config.max_retry_wait);
             tokio::time::sleep(wait).await;
             attempt += 1;
@@ -323,6 +346,7 @@ impl VlmClient {
             reply_deadline: tokio::time::Instant::now() + self.config.max_reply_time,
             max_reply_time: self.config.max_reply_time,
             done: false,
+            stop_reported: false,
             api_key: self.config.api_key.clone(),
             redactor: KeyRedactor::new(self.config.api_key.as_deref()),
             ready: Default::default(),
@@ -447,9 +471,53 @@ fn transport_message(e: &reqwest::Error) -> String {
     msg
 }
 
-fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+/// The wait a `Retry-After` header asks for: delay-seconds (fractions tolerated) or an HTTP date.
+/// Never panics: a value too large for a `Duration` (`1e20`, `inf`) is the longest wait there is,
+/// and the caller clamps every wait to `max_retry_wait`; a negative, `NaN` or unreadable value is
+/// ignored (the backoff applies); a date in the past is no wait.
+fn parse_retry_after(headers: &reqwest::header::HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        if seconds.is_nan() || seconds < 0.0 {
+            return None;
+        }
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// An API key travels only over TLS, or to this machine: a configuration with a key and an
+/// `http://` URL whose host is not loopback (127.0.0.0/8, ::1, `localhost`) is refused before
+/// any connection is made. Without a key, plain http goes anywhere (a local Ollama on the LAN).
+pub fn check_key_transport(config: &VlmConfig) -> Result<(), VlmError> {
+    if config.api_key.is_none() {
+        return Ok(());
+    }
+    let url = reqwest::Url::parse(&config.base_url).map_err(|e| {
+        VlmError::Unreachable(format!("the VLM URL {} is not a URL ({e})", shown_url(&config.base_url)))
+    })?;
+    if url.scheme() != "http" || is_loopback(&url) {
+        return Ok(());
+    }
+    let mut https = url.clone();
+    let _ = https.set_scheme("https");
+    Err(VlmError::Unreachable(format!(
+        "refusing to send the API key in clear text to {}: plain http is allowed only to this machine \
+         (127.0.0.1, ::1, localhost); use https (--vlm-url {}) or a loopback address; nothing was sent",
+        shown_url(&config.base_url),
+        shown_url(https.as_str())
+    )))
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
 }
 
 /// Most of an error body read for its message; the rest is never read.
@@ -619,6 +687,7 @@ fn redact(e: VlmError, key: Option<&str>) -> VlmError {
         VlmError::Refused { status, message } => VlmError::Refused { status, message: r(message) },
         VlmError::TimedOut(m) => VlmError::TimedOut(r(m)),
         VlmError::MalformedStream(m) => VlmError::MalformedStream(r(m)),
+        VlmError::StoppedEarly(m) => VlmError::StoppedEarly(r(m)),
     }
 }
 
@@ -739,6 +808,64 @@ mod tests {
         let hint =
             endpoint_hint(Api::OpenAi, "http://me:secret@h/api?key=k", "http://me:secret@h/api/chat/completions?key=k");
         assert!(!hint.contains("secret") && !hint.contains("key=k") && !hint.contains("me@"), "{hint}");
+    }
+
+    #[test]
+    fn retry_after_never_panics_and_reads_seconds_and_dates() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let wait = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(reqwest::header::RETRY_AFTER, v.parse().unwrap());
+            parse_retry_after(&h, now)
+        };
+        assert_eq!(wait("2"), Some(Duration::from_secs(2)));
+        assert_eq!(wait(" 0.5 "), Some(Duration::from_millis(500)));
+        for huge in ["1e20", "inf", "+inf", "1e308", "18446744073709551616"] {
+            assert_eq!(wait(huge), Some(Duration::MAX), "{huge}");
+        }
+        for ignored in ["-1", "NaN", "-inf", "soon", ""] {
+            assert_eq!(wait(ignored), None, "{ignored}");
+        }
+        // 2023-11-14T22:13:20Z is 1_700_000_000; ten seconds later, and a date long past.
+        assert_eq!(wait("Tue, 14 Nov 2023 22:13:30 GMT"), Some(Duration::from_secs(10)));
+        assert_eq!(wait("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_key_travels_only_over_tls_or_to_loopback() {
+        let check = |url: &str, key: Option<&str>| {
+            let mut c = VlmConfig::new(Api::OpenAi, url, "m");
+            c.api_key = key.map(str::to_string);
+            check_key_transport(&c)
+        };
+        for ok in [
+            "https://api.openai.com/v1",
+            "http://127.0.0.1:11434/v1",
+            "http://127.1.2.3/v1",
+            "http://localhost:8080",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8000/v1",
+            "http://[::ffff:127.0.0.1]/v1",
+        ] {
+            assert!(check(ok, Some("sk-key")).is_ok(), "{ok}");
+        }
+        for refused in [
+            "http://192.0.2.1/v1",
+            "http://10.0.0.5:11434/v1",
+            "http://api.example.com/v1",
+            "http://localhost.example.com/v1",
+            "http://127.0.0.1.nip.io/v1",
+            "http://[2001:db8::1]/v1",
+            "not a url",
+        ] {
+            let e = check(refused, Some("sk-key")).unwrap_err().to_string();
+            assert!(!e.contains("sk-key"), "{e}");
+            if refused != "not a url" {
+                assert!(e.contains("clear text") && e.contains("use https"), "{refused}: {e}");
+            }
+        }
+        // No key, nothing secret: any URL.
+        assert!(check("http://192.0.2.1/v1", None).is_ok());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub fn request(model: &str, prompt: &str, mime: &str, data_base64: &str) -> Valu
 #[derive(Default)]
 pub struct OpenAiDialect {
     finished: bool,
+    /// A `finish_reason` that says the reply is not complete (`length`, `content_filter`).
+    stopped_early: Option<String>,
 }
 
 impl Dialect for OpenAiDialect {
@@ -53,8 +55,9 @@ impl Dialect for OpenAiDialect {
                     chunks.push(Chunk { kind: ChunkKind::Content, text: t.to_string() });
                 }
             }
-            if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+            if let Some(reason) = choice.get("finish_reason").filter(|f| !f.is_null()) {
                 self.finished = true;
+                self.stopped_early = early_stop_words(reason);
             }
         }
         Ok(Step::Chunks(chunks))
@@ -63,6 +66,22 @@ impl Dialect for OpenAiDialect {
     fn may_end_without_marker(&self) -> bool {
         // Some servers omit `[DONE]`; a finish_reason already said the reply is whole.
         self.finished
+    }
+
+    fn stopped_early(&self) -> Option<String> {
+        self.stopped_early.clone()
+    }
+}
+
+/// What a `finish_reason` means when the reply is not whole; `None` for `stop`, `tool_calls` and
+/// the like (the model ended on its own).
+fn early_stop_words(reason: &Value) -> Option<String> {
+    match reason.as_str()? {
+        "length" => Some("the model reached its output limit (finish_reason \"length\")".into()),
+        "content_filter" => {
+            Some("the provider's content filter stopped the reply (finish_reason \"content_filter\")".into())
+        }
+        _ => None,
     }
 }
 
@@ -97,6 +116,22 @@ mod tests {
         d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#)).unwrap();
         assert!(d.may_end_without_marker());
         assert!(matches!(d.on_event(&ev("[DONE]")).unwrap(), Step::Done));
+    }
+
+    #[test]
+    fn a_reply_cut_at_the_output_limit_says_so() {
+        let mut d = OpenAiDialect::default();
+        d.on_event(&ev(r#"{"choices":[{"delta":{"content":"Hal"}}]}"#)).unwrap();
+        assert_eq!(d.stopped_early(), None);
+        d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#)).unwrap();
+        assert!(d.may_end_without_marker());
+        assert!(d.stopped_early().is_some_and(|w| w.contains("output limit") && w.contains("length")));
+        let mut d = OpenAiDialect::default();
+        d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"content_filter"}]}"#)).unwrap();
+        assert!(d.stopped_early().is_some_and(|w| w.contains("content filter")));
+        let mut d = OpenAiDialect::default();
+        d.on_event(&ev(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#)).unwrap();
+        assert_eq!(d.stopped_early(), None);
     }
 
     #[test]

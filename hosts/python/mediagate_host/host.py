@@ -518,6 +518,7 @@ class Mediagate:
             with root.add_instance(VLM_IFACE) as vlm:
                 vlm.add_resource("reply", wc.ResourceType.host(_REPLY_TYPE), _drop_reply)
                 vlm.add_func("configured", _configured)
+                vlm.add_func("api", _api)
                 vlm.add_func("ask", _ask)
                 vlm.add_func("[method]reply.next-chunk", _next_chunk)
             with root.add_instance(OUTPUT_IFACE) as output:
@@ -776,6 +777,13 @@ def _configured(_store: Any) -> bool:
         return bool(call.vlm.configured)
     finally:
         call.leave_host(entered)
+
+
+def _api(_store: Any) -> str:
+    """The dialect the model speaks (`openai` | `anthropic`): the guest admits under its profile."""
+    call = _call_state()
+    api = getattr(call.vlm, "api", "openai")
+    return "anthropic" if api == "anthropic" else "openai"
 
 
 def _ask(store: Any, prompt: str, image: Any) -> Any:

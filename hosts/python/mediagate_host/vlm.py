@@ -62,11 +62,12 @@ class Chunk:
 class VlmError(Exception):
     """A VLM failure, one of the WIT `vlm-error` cases.
 
-    `kind` is `not-configured`, `unreachable`, `refused`, `timed-out` or `malformed-stream`;
+    `kind` is `not-configured`, `unreachable`, `refused`, `timed-out`, `malformed-stream` or
+    `stopped-early` (the model ended before its reply was complete: its output limit, a filter);
     `status` is the HTTP status for `refused`, else `None`.
     """
 
-    KINDS = ("not-configured", "unreachable", "refused", "timed-out", "malformed-stream")
+    KINDS = ("not-configured", "unreachable", "refused", "timed-out", "malformed-stream", "stopped-early")
 
     def __init__(self, kind: str, message: str, status: Optional[int] = None):
         if kind not in self.KINDS:
@@ -258,6 +259,10 @@ def _sse_data(lines: Iterator[str]) -> Iterator[str]:
 
 
 class _Dialect:
+    #: Why the model stopped before its reply was complete (its output limit, a filter), once the
+    #: stream said so; the reply then ends with a `stopped-early` error after its text.
+    stopped_early: Optional[str] = None
+
     #: Whether the stream may end without an explicit end marker.
     def may_end_without_marker(self) -> bool:
         return False
@@ -298,6 +303,11 @@ class _OpenAIDialect(_Dialect):
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
+                reason = choice.get("finish_reason")
+                if reason == "length":
+                    self.stopped_early = 'the model reached its output limit (finish_reason "length")'
+                elif reason == "content_filter":
+                    self.stopped_early = "the provider's content filter stopped the reply (finish_reason \"content_filter\")"
             delta = choice.get("delta") or choice.get("message") or {}
             if not isinstance(delta, dict):
                 continue
@@ -332,6 +342,16 @@ class _AnthropicDialect(_Dialect):
             if delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str) and delta["thinking"]:
                 return [Chunk(REASONING, delta["thinking"])], False
             return [], False
+        if event.event == "message_delta":
+            delta = parse().get("delta")
+            reason = delta.get("stop_reason") if isinstance(delta, dict) else None
+            if reason == "max_tokens":
+                self.stopped_early = 'the model reached its output limit (stop_reason "max_tokens")'
+            elif reason == "model_context_window_exceeded":
+                self.stopped_early = 'the model ran out of context window (stop_reason "model_context_window_exceeded")'
+            elif reason == "refusal":
+                self.stopped_early = "the provider's safety filter stopped the reply (stop_reason \"refusal\")"
+            return [], False
         if event.event == "message_stop":
             return [], True
         if event.event == "error":
@@ -339,7 +359,7 @@ class _AnthropicDialect(_Dialect):
             message = err.get("message") if isinstance(err, dict) else None
             raise VlmError("malformed-stream",
                            f"the provider reported an error mid-stream: {_clip(str(message or 'unknown error'))}")
-        # message_start, content_block_start/stop, message_delta, ping, and future events.
+        # message_start, content_block_start/stop, ping, and future events.
         return [], False
 
 
@@ -363,6 +383,7 @@ class _StreamReply(Reply):
         self._pending: List[Chunk] = []
         self._done = False
         self._ended = False  # the dialect's end marker was seen
+        self._stop_reported = False
         self._idle_timeout = idle_timeout
         self._max_reply_time = max_reply_time
         self._redact = redact
@@ -407,6 +428,10 @@ class _StreamReply(Reply):
             if self._pending:
                 return self._pending.pop(0)
             if self._done:
+                # A reply the model stopped short is never handed out as if it were complete.
+                if self._dialect.stopped_early and not self._stop_reported:
+                    self._stop_reported = True
+                    raise VlmError("stopped-early", self._dialect.stopped_early)
                 return None
             now = time.monotonic()
             if self._expired.is_set() or now >= self._deadline:
@@ -480,6 +505,31 @@ def _single_json_reply(body: bytes) -> Reply:
 # The client
 
 
+def _check_key_transport(base_url: str) -> None:
+    """An API key travels only over TLS or to this machine: a key with an `http://` URL whose host
+    is not loopback (127.0.0.0/8, ::1, `localhost`) is refused before anything connects."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname or ""
+    except ValueError as e:
+        raise VlmConfigError(f"the VLM URL is not a URL ({e})") from None
+    if parts.scheme.lower() != "http":
+        return
+    try:
+        ip = ipaddress.ip_address(host)
+        loopback = ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and bool(ip.ipv4_mapped)
+                                      and ip.ipv4_mapped.is_loopback)
+    except ValueError:
+        loopback = host.lower() == "localhost"
+    if not loopback:
+        raise VlmConfigError(
+            f"refusing to send the API key in clear text to {parts.scheme}://{host}: plain http is allowed only "
+            f"to this machine (127.0.0.1, ::1, localhost); use https or a loopback address; nothing was sent")
+
+
 class HttpVlm(Vlm):
     """A streaming VLM client for one endpoint; `api` is `"openai"` (`POST {base_url}/chat/completions`,
     OpenAI, Ollama, vLLM, LiteLLM, llama.cpp…) or `"anthropic"` (`POST {base_url}/v1/messages`).
@@ -519,6 +569,8 @@ class HttpVlm(Vlm):
         if api_key is None:
             api_key = os.environ.get(ENV_API_KEY) or os.environ.get(FALLBACK_KEYS[api]) or None
         self.api_key = api_key or None
+        if self.api_key and self.base_url:
+            _check_key_transport(self.base_url)
         self.retries = max(0, retries)
         self.max_tokens = max_tokens
         self.connect_timeout = connect_timeout

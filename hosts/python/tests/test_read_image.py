@@ -348,3 +348,25 @@ def test_the_wall_clock_deadline_with_a_vlm_that_takes_no_deadline(workspace):
     with pytest.raises(GuestTrap) as e:
         Mediagate(workspace=workspace, vlm=SlowVlm(), wall_deadline=1.0).read_image("small.png", "q")
     assert e.value.kind == "wall-deadline"
+
+
+def test_a_reply_stopped_at_the_output_limit_is_marked_incomplete(workspace, vlm_server):
+    """Issue 12: the `stopped-early` error from Python reaches the guest, which marks the answer."""
+    length = finish()
+    length["choices"][0]["finish_reason"] = "length"
+    vlm_server.events = [delta(content="Half an answer"), length]
+    answer = make_gate(workspace, vlm_server).read_image("small.png", "q")
+    assert answer.startswith("Half an answer\n\n[mediagate: the reply was cut off (")
+    assert "output limit" in answer and answer.endswith("the answer above is incomplete]")
+
+
+def test_the_image_is_admitted_under_the_profile_of_the_vlms_api(workspace, vlm_server):
+    """The `vlm.api` import: an OpenAI-compatible model gets no animated GIF (the openai profile)."""
+    gif = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"
+           + b"!\xf9\x04\x00\x0a\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00"
+           + b"!\xf9\x04\x00\x0a\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02L\x01\x00;")
+    (workspace / "anim.gif").write_bytes(gif)
+    with pytest.raises(ToolError) as e:
+        make_gate(workspace, vlm_server).read_image("anim.gif", "q")
+    assert e.value.code == "refused" and "animated" in e.value.message
+    assert vlm_server.requests == []

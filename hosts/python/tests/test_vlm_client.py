@@ -376,3 +376,37 @@ def test_a_reply_that_is_not_an_event_stream_is_refused(vlm_server):
     with pytest.raises(VlmError) as e:
         client(vlm_server).ask("p", "image/png", "AAAA")
     assert e.value.kind == "malformed-stream" and "text/html" in e.value.message
+
+
+def test_a_reply_stopped_at_the_output_limit_ends_with_stopped_early(vlm_server):
+    # Issue 12: finish_reason "length" is a cut reply, never one handed out as if complete.
+    length = finish()
+    length["choices"][0]["finish_reason"] = "length"
+    vlm_server.events = [delta(content="half of it"), length]
+    reply = client(vlm_server).ask("p", "image/png", "AAAA")
+    assert reply.next_chunk() == Chunk("content", "half of it")
+    with pytest.raises(VlmError) as e:
+        reply.next_chunk()
+    assert e.value.kind == "stopped-early"
+    assert "output limit" in e.value.message and "length" in e.value.message
+
+
+def test_an_anthropic_reply_stopped_at_max_tokens_ends_with_stopped_early(vlm_server):
+    vlm_server.events = [e for e in ANTHROPIC_EVENTS if e[0] != "message_stop"] + [
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    reply = anthropic(vlm_server).ask("p", "image/png", "AAAA")
+    with pytest.raises(VlmError) as e:
+        drain(reply)
+    assert e.value.kind == "stopped-early" and "max_tokens" in e.value.message
+
+
+def test_an_api_key_is_never_sent_over_plain_http_to_another_host():
+    for url in ("http://192.0.2.1/v1", "http://example.com/v1", "http://[2001:db8::1]/v1"):
+        with pytest.raises(VlmConfigError) as e:
+            OpenAICompatibleVlm(base_url=url, model="m", api_key="sk-secret-key")
+        assert "clear text" in str(e.value) and "use https" in str(e.value) and "sk-secret" not in str(e.value)
+    for url in ("https://192.0.2.1/v1", "http://127.0.0.1:9/v1", "http://localhost:9", "http://[::1]:9/v1"):
+        OpenAICompatibleVlm(base_url=url, model="m", api_key="sk-secret-key")
+    OpenAICompatibleVlm(base_url="http://192.0.2.1/v1", model="m")  # no key, nothing secret
