@@ -1,10 +1,8 @@
 //! The gate through the real component and host: the corpus, the benchmark images, traps.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mediagate::gate::{AdmitOptions, RefusalReason, Verdict, Verify};
 use mediagate::{CallError, Gate, Limits, Runtime, RuntimeConfig};
 

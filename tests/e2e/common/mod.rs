@@ -1,8 +1,11 @@
-//! Shared by the end-to-end tests: the corpus, one runtime (compiled component cached on disk
-//! under target/, so no test pays for compilation twice), small helpers.
+//! Shared by the end-to-end tests: the corpus, one runtime and one gate per process (the binary
+//! carries the components precompiled; on a CPU that cannot use that code, the compiled component
+//! is cached on disk under target/, so no test pays for compilation twice), the `mediagate` binary
+//! with the tests' settings, running a test alone, small helpers.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
 pub mod process;
@@ -51,4 +54,52 @@ pub fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// The `mediagate` binary under test, with the tests' compiled-component cache.
+pub fn mediagate_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mediagate"));
+    command.env("MEDIAGATE_CACHE_DIR", cache_dir());
+    command
+}
+
+/// Runs `command` with `input` on its stdin, collecting its output.
+pub fn run_with_stdin(mut command: Command, input: &[u8]) -> Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // A separate writer: a large input must not deadlock against a full stdout pipe.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// For a test that measures this process (resident memory, open file descriptors): all the tests
+/// share one binary and run side by side, so the test runs alone in a child process of this binary.
+/// Returns `true` in that child (go on with the test) and `false` in the parent once the child
+/// passed (return at once); panics with the child's output if it failed.
+///
+/// `module` is `module_path!()`, `test` the test function's name.
+pub fn isolated(module: &str, test: &str) -> bool {
+    const ALONE: &str = "MEDIAGATE_E2E_ALONE";
+    let name = format!("{}::{test}", module.split_once("::").map_or("", |(_, rest)| rest));
+    if std::env::var(ALONE).is_ok_and(|alone| alone == name) {
+        return true;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--include-ignored", "--nocapture", "--test-threads", "1"])
+        .env(ALONE, &name)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprint!("{stderr}");
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} alone in a child process:\n{stdout}\n{stderr}"
+    );
+    false
 }
