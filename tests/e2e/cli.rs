@@ -448,3 +448,34 @@ fn unusable_input_exits_2() {
     let (code, _, _) = admit_request(&["--api", "mistral"], "{}");
     assert_eq!(code, 2);
 }
+
+/// The binary carries the components precompiled: `mediagate admit` on a machine with an empty
+/// cache compiles nothing and writes nothing there.
+#[test]
+fn admit_with_an_empty_cache_writes_nothing_compiled() {
+    let home = tempfile::tempdir().unwrap();
+    let xdg = home.path().join("xdg-cache");
+    std::fs::create_dir(&xdg).unwrap();
+    let out = mediagate_command()
+        .args(["admit", "--json", path(&corpus().join("photos/kodim23.png"))])
+        .env_remove("MEDIAGATE_CACHE_DIR")
+        .env("XDG_CACHE_HOME", &xdg)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<_> = walk(home.path()).into_iter().filter(|p| p.is_file()).collect();
+    assert!(written.is_empty(), "nothing written under the cache or home: {written:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all.extend(walk(&path));
+        }
+        all.push(path);
+    }
+    all
+}
