@@ -18,6 +18,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "src/engine_config.rs"]
+mod engine_config;
+
 const WORLDS: [(&str, Option<&str>); 2] = [("preflight", None), ("agent-tool", Some("agent-tool"))];
 
 fn main() {
@@ -28,6 +31,54 @@ fn main() {
         build_from_source(&root, &out_dir);
     } else {
         use_carried_components(&manifest_dir, &out_dir);
+    }
+    precompile(&out_dir);
+}
+
+/// Compiles each embedded component to native code now, so that the binary deserialises it from
+/// its own bytes instead of compiling it (~1.3 s) on first use (`host/src/component.rs`,
+/// `Runtime::load`). Same code settings as the runtime's engine (`src/engine_config.rs`), and an
+/// explicit target: Cranelift then uses the target's baseline CPU features, not this build
+/// machine's, so the binary runs on any CPU of its target. When the code cannot be made (a target
+/// Cranelift was not built for, `MEDIAGATE_NO_PRECOMPILE` set) the file is empty and the binary
+/// compiles at run time, as before, and caches the result.
+///
+/// `wasmtime` is a build-dependency with the same features as the normal one and
+/// `[profile.release.build-override]` matches the release profile, so cargo compiles wasmtime and
+/// Cranelift once for both (`cargo build --release -v` shows one `Running rustc --crate-name
+/// wasmtime`).
+fn precompile(out_dir: &Path) {
+    println!("cargo:rerun-if-env-changed=MEDIAGATE_NO_PRECOMPILE");
+    println!("cargo:rerun-if-changed=src/engine_config.rs");
+    let engine = precompile_engine();
+    for (world, _) in WORLDS {
+        let wasm_path = out_dir.join(format!("mediagate-{world}.wasm"));
+        let wasm = std::fs::read(&wasm_path).unwrap_or_else(|e| panic!("read {}: {e}", wasm_path.display()));
+        let code = match &engine {
+            Some(engine) => engine.precompile_component(&wasm).unwrap_or_else(|e| {
+                println!("cargo:warning=precompiling the {world} component failed ({e}); it is compiled at run time");
+                Vec::new()
+            }),
+            None => Vec::new(),
+        };
+        let out = out_dir.join(format!("mediagate-{world}.cwasm"));
+        std::fs::write(&out, code).unwrap_or_else(|e| panic!("write {}: {e}", out.display()));
+    }
+}
+
+fn precompile_engine() -> Option<wasmtime::Engine> {
+    if std::env::var_os("MEDIAGATE_NO_PRECOMPILE").is_some() {
+        return None;
+    }
+    let target = std::env::var("TARGET").expect("cargo sets TARGET for build scripts");
+    let mut config = engine_config::code_config();
+    let made = config.target(&target).and_then(|config| wasmtime::Engine::new(config));
+    match made {
+        Ok(engine) => Some(engine),
+        Err(e) => {
+            println!("cargo:warning=no precompiled components for {target} ({e}); they are compiled at run time");
+            None
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 # adds dev-dependencies and the guest's and bench's native builds, which can turn on a feature of a
 # crate the host depends on (and so change the hash of everything above it). The pins in
 # host/Cargo.toml keep the sets equal; this fails, naming the crate and the features, when they drift.
+# Second check (below): build.rs and the binary share one wasmtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cargo tree --locked -p mediagate -e normal,build --prefix none -f '{p}|{f}')
@@ -35,3 +36,22 @@ if drift:
     sys.exit(1)
 print(f"one feature set: the {len(build)} crates of the release build are built alike by the tests")
 EOF
+
+# The build script's wasmtime (host/build.rs precompiles the components) must be the binary's: the
+# same features (the [build-dependencies] pins in host/Cargo.toml) and profile ([profile.release.
+# build-override]), so that cargo compiles wasmtime and Cranelift once. Cargo lists the release
+# build's artifacts (all fresh after scripts/build.sh: this compiles nothing new); a crate of
+# wasmtime's built twice fails here, named.
+cargo build --release --locked -p mediagate --message-format=json 2>/dev/null | python3 -c '
+import collections, json, sys
+libs = collections.Counter()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and "lib" in m["target"]["kind"]:
+        libs[m["target"]["name"]] += 1
+twice = sorted(n for n, c in libs.items() if c > 1 and n.startswith(("wasmtime", "cranelift", "wasmparser")))
+if twice:
+    sys.exit("error: built twice, once for build.rs and once for the binary: " + ", ".join(twice)
+             + ". Pin their features in host/Cargo.toml [build-dependencies] (see the comment there).")
+print("one wasmtime: build.rs and the binary share wasmtime and Cranelift (each compiled once)")
+'

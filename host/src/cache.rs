@@ -1,6 +1,16 @@
-//! The on-disk cache of compiled components. A file is keyed by the component's bytes and the
-//! engine's compatibility hash, and carries a SHA-256 of its own body: a stale or corrupt file is
+//! The on-disk cache of compiled components, for code the binary does not carry precompiled (another
+//! component, or a CPU the carried code does not fit). A file is keyed by the component's bytes and
+//! the engine's compatibility hash, and carries a SHA-256 of its own body: a stale or corrupt file is
 //! rebuilt, never handed to `deserialize` unchecked.
+//!
+//! Deserialising is running native code, so a file is read only from a directory the user alone
+//! can write: the directory owned by the current user and not writable by group or others, the
+//! file a regular file (not a symlink, opened with `O_NOFOLLOW`) owned by the current user and not
+//! writable by group or others, checked on the opened file. Anything else is ignored and the
+//! component compiled in memory; a directory that fails the check is not written to either. New
+//! files are created exclusively (`create_new`, mode 0600) under a temporary name and renamed into
+//! place; a new directory is created with mode 0700. Where ownership cannot be checked (not Unix),
+//! the cache is not used.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -28,7 +38,11 @@ pub fn default_dir() -> Option<PathBuf> {
 /// How a component was obtained, for diagnostics and benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
+    /// The code compiled at build time that the binary carries.
+    Carried,
+    /// A valid file of the on-disk cache.
     Cache,
+    /// Compiled now.
     Compiled,
 }
 
@@ -43,9 +57,10 @@ pub fn key(engine: &Engine, wasm: &[u8]) -> String {
 }
 
 /// Loads the compiled form of `wasm` from `dir`, or compiles and stores it. Cache failures never
-/// fail the load: the component is then compiled in memory.
+/// fail the load: the component is then compiled in memory. A directory or file that someone else
+/// could have written is never read (see the module's documentation).
 pub fn load(engine: &Engine, wasm: &[u8], dir: Option<&Path>) -> Result<(Component, Origin)> {
-    let Some(dir) = dir else {
+    let Some(dir) = dir.filter(|dir| ensure_private_dir(dir).is_ok()) else {
         return Ok((compile(engine, wasm)?, Origin::Compiled));
     };
     let path = dir.join(format!("{}.cwasm", key(engine, wasm)));
@@ -59,14 +74,96 @@ pub fn load(engine: &Engine, wasm: &[u8], dir: Option<&Path>) -> Result<(Compone
     Ok((component, Origin::Compiled))
 }
 
+/// Why a cache directory or file is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted(pub String);
+
+impl std::fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Creates `dir` (mode 0700) if it is missing, and checks that only the current user can write it:
+/// a directory owned by the current user, not writable by group or others.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), Untrusted> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        if !dir.exists() {
+            let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
+        }
+        let meta = std::fs::metadata(dir).map_err(|e| Untrusted(format!("{}: {e}", dir.display())))?;
+        if !meta.is_dir() {
+            return Err(Untrusted(format!("{} is not a directory", dir.display())));
+        }
+        only_mine(&meta).map_err(|why| Untrusted(format!("{}: {why}", dir.display())))
+    }
+    #[cfg(not(unix))]
+    {
+        Err(Untrusted(format!("{}: ownership cannot be checked on this platform", dir.display())))
+    }
+}
+
+/// Owned by the current user and not writable by group or others.
+#[cfg(unix)]
+fn only_mine(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(format!("owned by uid {}, not by the current user (uid {me})", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!("writable by group or others (mode {:o})", meta.mode() & 0o7777));
+    }
+    Ok(())
+}
+
+/// The file's bytes, if it is a regular file (not a symlink) that only the current user can write,
+/// checked on the opened file so that it cannot be swapped between the check and the read.
+#[cfg(unix)]
+fn read_private(path: &Path) -> Result<Vec<u8>, Untrusted> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let untrusted = |why: String| Untrusted(format!("{}: {why}", path.display()));
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| untrusted(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| untrusted(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(untrusted("not a regular file".into()));
+    }
+    only_mine(&meta).map_err(untrusted)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes).map_err(|e| untrusted(e.to_string()))?;
+    Ok(bytes)
+}
+
+#[cfg(not(unix))]
+fn read_private(path: &Path) -> Result<Vec<u8>, Untrusted> {
+    Err(Untrusted(format!("{}: ownership cannot be checked on this platform", path.display())))
+}
+
+/// Whether `load` would read the cache file at `path` (for diagnostics and tests): `Err` says why not.
+pub fn check_file(dir: &Path, path: &Path) -> Result<(), Untrusted> {
+    ensure_private_dir(dir)?;
+    let file = read_private(path)?;
+    verified_body(&file).map(|_| ()).ok_or_else(|| Untrusted(format!("{}: not a valid cache file", path.display())))
+}
+
 fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
     Component::new(engine, wasm).map_err(anyhow::Error::from).context("compiling the component")
 }
 
 fn read_verified(engine: &Engine, path: &Path) -> Option<Component> {
-    let file = std::fs::read(path).ok()?;
+    let file = read_private(path).ok()?;
     let body = verified_body(&file)?;
-    // SAFETY: the body was written by `write_atomically` from `Component::serialize` of an engine
+    // SAFETY: the file is in a directory only this user can write, is itself owned by this user and
+    // writable by no one else, and is not a symlink (all checked by `ensure_private_dir` and
+    // `read_private`); it was written by `write_atomically` from `Component::serialize` of an engine
     // with the same compatibility hash (part of the file name) and its SHA-256 matches.
     unsafe { Component::deserialize(engine, body) }.ok()
 }
@@ -80,10 +177,18 @@ fn verified_body(file: &[u8]) -> Option<&[u8]> {
     (Sha256::digest(body).as_slice() == digest).then_some(body)
 }
 
+/// Writes the file under a temporary name created exclusively (never an existing file or a
+/// symlink someone left there), mode 0600, then renames it into place.
 fn write_atomically(dir: &Path, path: &Path, body: &[u8]) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".{}.{}.tmp", std::process::id(), unique()));
-    let mut f = std::fs::File::create(&tmp)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut f = options.open(&tmp)?;
     f.write_all(MAGIC)?;
     f.write_all(&Sha256::digest(body))?;
     f.write_all(body)?;

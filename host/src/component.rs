@@ -6,6 +6,12 @@ pub const PREFLIGHT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate
 /// The `agent-tool` world: the gate plus `read_image`, with the workspace, VLM and output imports.
 pub const AGENT_TOOL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate-agent-tool.wasm"));
 
+/// The two components compiled to native code at build time (`build.rs`) with this binary's engine
+/// settings for a baseline CPU of its target; empty when the build could not precompile them.
+/// `Runtime::load` deserialises these instead of compiling.
+const PREFLIGHT_PRECOMPILED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate-preflight.cwasm"));
+const AGENT_TOOL_PRECOMPILED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate-agent-tool.cwasm"));
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum World {
     Preflight,
@@ -17,6 +23,22 @@ impl World {
         match self {
             World::Preflight => PREFLIGHT,
             World::AgentTool => AGENT_TOOL,
+        }
+    }
+
+    /// The world whose embedded component `wasm` is, if it is one of the two.
+    pub fn of(wasm: &[u8]) -> Option<World> {
+        [World::Preflight, World::AgentTool].into_iter().find(|world| {
+            let own = world.bytes();
+            (std::ptr::eq(own.as_ptr(), wasm.as_ptr()) && own.len() == wasm.len()) || own == wasm
+        })
+    }
+
+    /// This world's precompiled code as carried in the binary (empty if the build made none).
+    pub fn precompiled(self) -> &'static [u8] {
+        match self {
+            World::Preflight => PREFLIGHT_PRECOMPILED,
+            World::AgentTool => AGENT_TOOL_PRECOMPILED,
         }
     }
 

@@ -8,6 +8,7 @@
 mod bindings;
 pub mod cache;
 pub mod component;
+mod engine_config;
 pub mod error;
 pub mod gate;
 pub mod runtime;

@@ -8,15 +8,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder,
-    UpdateDeadline,
+    Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline,
 };
 
 use crate::cache::{self, Origin};
+use crate::component::World;
 use crate::error::CallError;
 
 /// How often the epoch advances; the granularity of the CPU deadline and of cooperative yields.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Bytes of each pooled table kept resident (zeroed in place) when its slot is reused.
+const TABLE_KEEP_RESIDENT: usize = 64 << 10;
 
 /// The limits of one call. Defaults are safe for untrusted files.
 #[derive(Clone, Debug)]
@@ -66,10 +69,7 @@ pub struct Runtime {
 
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>> {
-        let mut wasm = Config::new();
-        wasm.epoch_interruption(true);
-        wasm.wasm_component_model(true);
-        wasm.max_wasm_stack(1 << 20);
+        let mut wasm = crate::engine_config::code_config();
         if config.pooling {
             let n = config.limits.max_concurrent_calls;
             let mut pool = PoolingAllocationConfig::default();
@@ -78,7 +78,11 @@ impl Runtime {
                 .total_memories(n * 2)
                 .total_tables(n * 8)
                 .total_stacks(n)
-                .max_memory_size(config.limits.memory_bytes);
+                .max_memory_size(config.limits.memory_bytes)
+                // A reused slot's tables are zeroed in place (they are small) instead of given back
+                // with madvise and faulted in again: per-call p50 41 -> 33 µs (BENCHMARKS.md).
+                // Memories and stacks stay at madvise, which measured faster than keeping them.
+                .table_keep_resident(TABLE_KEEP_RESIDENT);
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
@@ -106,9 +110,28 @@ impl Runtime {
         }
     }
 
-    /// The compiled component, from the disk cache when it holds a valid copy.
+    /// The compiled component: for one of the embedded components, the code this binary carries
+    /// (compiled at build time) when this CPU and engine can run it; otherwise from the disk cache
+    /// when it holds a valid copy, or compiled now (and cached).
     pub fn load(&self, wasm: &[u8]) -> Result<(Component, Origin)> {
+        if let Some(component) = World::of(wasm).and_then(|world| self.carried(world)) {
+            return Ok((component, Origin::Carried));
+        }
         cache::load(&self.engine, wasm, self.config.cache_dir.as_deref())
+    }
+
+    /// The precompiled code of `world` from the binary's own bytes, if it fits this engine:
+    /// `deserialize` checks the target, the engine's settings and that this CPU has every feature
+    /// the code was compiled for, and refuses otherwise (then the caller compiles).
+    fn carried(&self, world: World) -> Option<Component> {
+        let code = world.precompiled();
+        if code.is_empty() || !matches!(Engine::detect_precompiled(code), Some(wasmtime::Precompiled::Component)) {
+            return None;
+        }
+        // SAFETY: the bytes are part of this executable (`include_bytes!` in `component.rs`), written
+        // by `Engine::precompile_component` in this crate's build script from the same component
+        // and engine settings (`engine_config.rs`); they are as trusted as the binary's own code.
+        unsafe { Component::deserialize(&self.engine, code) }.ok()
     }
 
     /// A fresh store for one call: memory limit, CPU deadline, and `extra` (the caller's state: nothing

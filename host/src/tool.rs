@@ -83,7 +83,7 @@ impl ReadImageTool {
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
         let mut linker = Linker::new(runtime.engine());
         // The world's imports and nothing else: the filesystem preopen and the interfaces its types
-        // use (tests/gate.rs checks the component's list), the VLM and the output sink.
+        // use (tests/e2e/gate.rs checks the component's list), the VLM and the output sink.
         add_declared_wasi_to_linker(&mut linker).map_err(anyhow::Error::from)?;
         wit_vlm::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         output::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;

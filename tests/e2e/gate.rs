@@ -1,10 +1,8 @@
 //! The gate through the real component and host: the corpus, the benchmark images, traps.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mediagate::gate::{AdmitOptions, RefusalReason, Verdict, Verify};
 use mediagate::{CallError, Gate, Limits, Runtime, RuntimeConfig};
 
@@ -275,4 +273,81 @@ fn a_trap_is_named_as_the_gate_trapping() {
         err.to_string(),
         "the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)"
     );
+/// Deserialising is running native code: a cache file someone else could have written (a planted
+/// one, with the right name and a valid checksum) is refused and the component compiled instead.
+#[cfg(unix)]
+#[test]
+fn a_planted_cache_file_is_not_deserialised() {
+    use std::fs;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+
+    use mediagate::cache::{Origin, check_file, key, load};
+    // The smallest component (magic, version, component layer): compiles in microseconds.
+    const EMPTY: &[u8] = b"\0asm\x0d\x00\x01\x00";
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().mode() & 0o777;
+    let chmod = |p: &std::path::Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+
+    let runtime = Runtime::new(RuntimeConfig { cache_dir: None, pooling: false, ..RuntimeConfig::default() }).unwrap();
+    let engine = runtime.engine();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("cache");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    let file = dir.join(format!("{}.cwasm", key(engine, EMPTY)));
+    assert_eq!((mode(&dir), mode(&file)), (0o700, 0o600), "created for this user alone");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+    let valid = fs::read(&file).unwrap();
+
+    // The same valid file, but group-writable: refused, recompiled, replaced by a private one.
+    chmod(&file, 0o664);
+    let why = check_file(&dir, &file).unwrap_err().to_string();
+    assert!(why.contains("writable by group or others"), "{why}");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+
+    // A symlink to a valid file elsewhere: not followed.
+    let planted = root.path().join("planted.cwasm");
+    fs::write(&planted, &valid).unwrap();
+    chmod(&planted, 0o600);
+    fs::remove_file(&file).unwrap();
+    symlink(&planted, &file).unwrap();
+    assert!(check_file(&dir, &file).is_err());
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    assert!(!fs::symlink_metadata(&file).unwrap().file_type().is_symlink(), "replaced by a file of ours");
+
+    // A file owned by someone else (only root can make one).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        let why = check_file(&dir, &file).unwrap_err().to_string();
+        assert!(why.contains("not by the current user"), "{why}");
+        assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+        assert_eq!(fs::metadata(&file).unwrap().uid(), 0);
+    }
+
+    // A directory others can write: nothing in it is read, nothing is written to it.
+    chmod(&dir, 0o777);
+    let why = check_file(&dir, &file).unwrap_err().to_string();
+    assert!(why.contains("writable by group or others"), "{why}");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    fs::remove_file(&file).unwrap();
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    assert!(!file.exists(), "no file written into a directory others can write");
+}
+
+/// The binary carries both components precompiled: loading them compiles nothing and touches no
+/// cache.
+#[test]
+fn the_embedded_components_come_precompiled_with_the_binary() {
+    use mediagate::cache::Origin;
+    use mediagate::component::World;
+    let cache = tempfile::tempdir().unwrap();
+    let runtime =
+        Runtime::new(RuntimeConfig { cache_dir: Some(cache.path().join("c")), ..RuntimeConfig::default() }).unwrap();
+    for world in [World::Preflight, World::AgentTool] {
+        assert!(!world.precompiled().is_empty(), "{} carried precompiled", world.name());
+        let (_, origin) = runtime.load(world.bytes()).unwrap();
+        assert_eq!(origin, Origin::Carried, "{}", world.name());
+    }
+    assert!(!cache.path().join("c").exists(), "no cache directory made");
 }

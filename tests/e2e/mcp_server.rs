@@ -4,18 +4,16 @@
 //! its budget (peak RSS from /proc), and an endless VLM reply gives a bounded stream of progress
 //! notifications and the capped answer.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::vlm_server::*;
-use common::*;
+use crate::common::vlm_server::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// How long a test waits for any one message before it calls the server hung.
@@ -30,13 +28,12 @@ struct Mcp {
 
 impl Mcp {
     fn start(workspace: &Path, vlm_url: Option<&str>, extra: &[&str]) -> Mcp {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mediagate"));
+        let mut command = mediagate_command();
         command.args(["mcp", "--workspace", workspace.to_str().unwrap()]).args(extra);
         if let Some(url) = vlm_url {
             command.args(["--vlm-url", url, "--vlm-model", "test-vlm"]);
         }
         let mut child = command
-            .env("MEDIAGATE_CACHE_DIR", cache_dir())
             .env_remove("MEDIAGATE_VLM_URL")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -1,20 +1,13 @@
 //! The `mediagate` binary as a person or a script uses it: exit codes, JSON, files written.
 
-mod common;
+use std::process::Output;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
+use crate::common::*;
 use base64::Engine as _;
-use common::*;
 use serde_json::{Value, json};
 
 fn mediagate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mediagate"))
-        .args(args)
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
-        .output()
-        .expect("run mediagate")
+    mediagate_command().args(args).output().expect("run mediagate")
 }
 
 fn admit_json(args: &[&str]) -> (i32, Value) {
@@ -127,16 +120,10 @@ fn tool_result(input: &Value) -> Value {
 
 /// `admit-tool-result` on JSON text, as it prints it.
 fn tool_result_text(input: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagate"))
-        .args(["admit-tool-result", "--tool", "browser_screenshot"])
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let mut command = mediagate_command();
+    command.args(["admit-tool-result", "--tool", "browser_screenshot"]);
+    let out = run_with_stdin(command, input.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -290,7 +277,7 @@ fn cut_and_undecodable_images_are_refused_by_default() {
 /// requested and the base URL to configure instead, not just "Not Found".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vlm_base_url_missing_its_v1_names_the_url_and_the_fix() {
-    use common::vlm_server::{VlmServer, openai_reply};
+    use crate::common::vlm_server::{VlmServer, openai_reply};
     let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
     let base = format!("http://{}", server.addr);
     let ws = repo_root().join("examples");
@@ -314,18 +301,10 @@ async fn a_vlm_base_url_missing_its_v1_names_the_url_and_the_fix() {
 
 /// `admit-request ARGS` with `input` on stdin: (exit code, stdout, stderr).
 fn admit_request(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mediagate"))
-        .arg("admit-request")
-        .args(args)
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut command = mediagate_command();
+    command.arg("admit-request").args(args);
     // The child may stop reading early (input over its cap): a broken pipe is its answer.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_stdin(command, input.as_bytes());
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
@@ -538,4 +517,33 @@ fn the_cli_refuses_to_send_a_key_over_plain_http() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("clear text") && stderr.contains("--vlm-url https://192.0.2.1/v1"), "{stderr}");
     assert!(!stderr.contains("sk-cli-secret"), "{stderr}");
+/// The binary carries the components precompiled: `mediagate admit` on a machine with an empty
+/// cache compiles nothing and writes nothing there.
+#[test]
+fn admit_with_an_empty_cache_writes_nothing_compiled() {
+    let home = tempfile::tempdir().unwrap();
+    let xdg = home.path().join("xdg-cache");
+    std::fs::create_dir(&xdg).unwrap();
+    let out = mediagate_command()
+        .args(["admit", "--json", path(&corpus().join("photos/kodim23.png"))])
+        .env_remove("MEDIAGATE_CACHE_DIR")
+        .env("XDG_CACHE_HOME", &xdg)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<_> = walk(home.path()).into_iter().filter(|p| p.is_file()).collect();
+    assert!(written.is_empty(), "nothing written under the cache or home: {written:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all.extend(walk(&path));
+        }
+        all.push(path);
+    }
+    all
 }

@@ -2,12 +2,11 @@
 //! server, mixed files — a good small PNG, refused files (an SVG named .png, a PDF), and the 4.2 MB
 //! retina screenshot that must be downsampled. Every call is answered correctly and none is lost;
 //! no file descriptor leaks; the figures (calls/s, latency, peak RSS, descriptors) are printed.
+//! Each run is alone in a child process (`common::isolated`): RSS and descriptors are the process's.
 //!
 //! The suite runs 100 calls (5 of them the screenshot). The full run (1,000 calls, 100 of them the
 //! screenshot), best in release:
-//!   cargo test --release -p mediagate --test load -- --ignored --nocapture
-
-mod common;
+//!   cargo test --release -p mediagate --test e2e load:: -- --ignored --nocapture
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -15,13 +14,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::common::process::{mib, open_fds, peak_rss, reset_peak_rss, rss};
+use crate::common::vlm_server::{openai_reply, script_body};
+use crate::common::*;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use axum::routing::post;
-use common::process::{mib, open_fds, peak_rss, reset_peak_rss, rss};
-use common::vlm_server::{openai_reply, script_body};
-use common::*;
 use mediagate::tool::{Sink, ToolErrorCode};
 use mediagate::vlm::{Api, VlmConfig};
 use mediagate::{Limits, ReadImageTool, Runtime, RuntimeConfig};
@@ -145,7 +144,7 @@ async fn run_load(calls: usize, oversize_every: usize) {
     // call waiting for a worker while 15 others decode counts that wait too: with 16 screenshot
     // downsamples (~2 s of CPU each) on two workers, each takes ~16 s of wall time. The default
     // 20 s would fail calls that used 2 s of CPU; this test is about answers and leaks, not the
-    // deadline (tests/gate.rs and tests/bombs.rs test that), so it allows 300 s.
+    // deadline (tests/e2e/gate.rs and tests/e2e/bombs.rs test that), so it allows 300 s.
     let limits = Limits { cpu_deadline: Duration::from_secs(300), ..Limits::default() };
     let runtime = Runtime::new(RuntimeConfig { limits, ..runtime_config() }).unwrap();
     let tool = ReadImageTool::new(runtime, Some(config)).unwrap();
@@ -241,12 +240,18 @@ async fn run_load(calls: usize, oversize_every: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_100_calls_mixed_files() {
+    if !isolated(module_path!(), "load_100_calls_mixed_files") {
+        return;
+    }
     run_load(100, 20).await;
 }
 
-/// The full run: `cargo test --release -p mediagate --test load -- --ignored --nocapture`.
+/// The full run: `cargo test --release -p mediagate --test e2e load:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the full load run (1,000 calls); run it by name with --ignored"]
 async fn load_1000_calls_mixed_files() {
+    if !isolated(module_path!(), "load_1000_calls_mixed_files") {
+        return;
+    }
     run_load(1000, 10).await;
 }

@@ -2,14 +2,12 @@
 //! stall, cut, garble or flood. Every case ends with a clear tool error or answer within its hang
 //! guard, the API key never appears in what comes back, and the next call on the same tool works.
 
-mod common;
-
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::vlm_server::*;
-use common::*;
+use crate::common::vlm_server::*;
+use crate::common::*;
 use mediagate::ReadImageTool;
 use mediagate::tool::{Sink, ToolError, ToolErrorCode};
 use mediagate::vlm::{Api, VlmConfig};

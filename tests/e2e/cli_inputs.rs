@@ -1,20 +1,17 @@
 //! What the command line reads itself, before the sandbox sees anything: special files are refused
 //! without being opened, and input over the host's 256 MiB ceiling is refused, never cut.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 const CEILING: u64 = 256 << 20;
 
 fn spawn(args: &[&str], stdin: Stdio) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_mediagate"))
+    mediagate_command()
         .args(args)
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

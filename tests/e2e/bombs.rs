@@ -3,16 +3,15 @@
 //! inflate to tens of megabytes and to a gigabyte. Each is refused, or bounded by the call's
 //! memory limit and CPU deadline, and the host's resident memory stays bounded.
 //!
-//! The tests of this file run one at a time (a shared lock): the RSS figures would otherwise
-//! measure each other.
-
-mod common;
+//! The tests of this file run one at a time (a shared lock), and the one that measures the host's
+//! RSS runs alone in a child process (`common::isolated`): the figures would otherwise measure the
+//! tests running beside it.
 
 use std::io::Write;
 use std::time::Duration;
 
-use common::process::{mib, peak_rss, reset_peak_rss, rss};
-use common::*;
+use crate::common::process::{mib, peak_rss, reset_peak_rss, rss};
+use crate::common::*;
 use mediagate::gate::{AdmitOptions, Provider, RefusalReason, Verdict, Verify};
 use mediagate::{CallError, Gate, Limits, Runtime, RuntimeConfig};
 
@@ -192,6 +191,9 @@ async fn assert_next_call_succeeds(gate: &Gate) {
 
 #[tokio::test]
 async fn bombs_are_refused_or_bounded_and_host_rss_stays_bounded() {
+    if !isolated(module_path!(), "bombs_are_refused_or_bounded_and_host_rss_stays_bounded") {
+        return;
+    }
     let _serial = SERIAL.lock().await;
     let gate = gate();
     // Warm up: the compiled component loaded, the pool's first slot touched.

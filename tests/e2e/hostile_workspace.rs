@@ -3,8 +3,6 @@
 //! under the reader and names that are not UTF-8. Nothing escapes, hangs or reads past the cap; a
 //! refused path never reaches the VLM (a loopback server that counts requests).
 
-mod common;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
@@ -13,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::vlm_server::*;
-use common::*;
+use crate::common::vlm_server::*;
+use crate::common::*;
 use mediagate::ReadImageTool;
 use mediagate::gate::{AdmitOptions, Verdict};
 use mediagate::tool::{ToolError, ToolErrorCode};

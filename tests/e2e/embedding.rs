@@ -1,15 +1,13 @@
 //! The embedding guide's Rust code is the example `host/examples/agent.rs`, quoted verbatim in
 //! docs/embedding.md; these tests run it against the real component and a loopback VLM.
 
-mod common;
-
-#[path = "../host/examples/agent.rs"]
+#[path = "../../host/examples/agent.rs"]
 #[allow(dead_code)]
 mod agent;
 
+use crate::common::vlm_server::*;
+use crate::common::*;
 use base64::Engine as _;
-use common::vlm_server::*;
-use common::*;
 use mediagate::vlm::{Api, VlmConfig};
 use mediagate::{Gate, ReadImageTool};
 use serde_json::json;

@@ -7,12 +7,10 @@
 //! a reason and words; an admitted block is within the profile's base64 limit and its data
 //! decodes — to an image of the admitted type and size when the gate decoded it.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use base64::Engine as _;
-use common::*;
 use mediagate::CallError;
 use mediagate::gate::{AdmitOptions, Provider, RefusalReason, Verdict, Verify};
 

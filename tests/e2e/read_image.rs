@@ -1,15 +1,13 @@
 //! `read_image` end to end: the real component, the real host, a real HTTP server on 127.0.0.1
 //! speaking the OpenAI and Anthropic dialects.
 
-mod common;
-
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::vlm_server::*;
+use crate::common::*;
 use base64::Engine as _;
-use common::vlm_server::*;
-use common::*;
 use mediagate::tool::{Sink, ToolError, ToolErrorCode};
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
 use mediagate::{ReadImageTool, Runtime};
@@ -280,8 +278,8 @@ async fn the_cli_streams_the_reply_to_stdout() {
     let server = VlmServer::start(vec![openai_reply(&["A small ", "icon."], 50)]).await;
     let ws = workspace();
     let run = |extra: Vec<String>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mediagate"));
-        cmd.arg("read-image").args(extra).env("MEDIAGATE_CACHE_DIR", cache_dir()).env_remove("MEDIAGATE_VLM_URL");
+        let mut cmd = mediagate_command();
+        cmd.arg("read-image").args(extra).env_remove("MEDIAGATE_VLM_URL");
         cmd.output().unwrap()
     };
     let ws_arg = ws.path().to_str().unwrap().to_string();

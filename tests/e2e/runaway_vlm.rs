@@ -2,15 +2,13 @@
 //! answer stay bounded (the guest stops pulling past the cap and hangs up), and the key never
 //! reaches the answer, the sink or the terminal, however the model splits it.
 
-mod common;
-
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::vlm_server::*;
-use common::*;
+use crate::common::vlm_server::*;
+use crate::common::*;
 use mediagate::ReadImageTool;
 use mediagate::tool::Sink;
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
@@ -111,10 +109,9 @@ async fn read_image_on_the_command_line_writes_a_bounded_stream() {
     let url = server.openai_url();
     let dir = ws.path().to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_mediagate"))
+        mediagate_command()
             .args(["read-image", "icon.png", "--workspace", dir.to_str().unwrap(), "--vlm-url", &url])
             .args(["--vlm-model", "test-vlm"])
-            .env("MEDIAGATE_CACHE_DIR", cache_dir())
             .env("MEDIAGATE_VLM_API_KEY", KEY)
             .stdin(Stdio::null())
             .output()
@@ -179,10 +176,9 @@ async fn a_key_the_model_echoes_never_reaches_the_terminal() {
 }
 
 fn run_read_image(dir: &Path, url: &str) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mediagate"))
+    mediagate_command()
         .args(["read-image", "icon.png", "--show-reasoning", "--workspace", dir.to_str().unwrap(), "--vlm-url", url])
         .args(["--vlm-model", "test-vlm"])
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
         .env("MEDIAGATE_VLM_API_KEY", KEY)
         .stdin(Stdio::null())
         .output()

@@ -2,12 +2,10 @@
 //! (pulldown-cmark), failing on a code fence that never closes or swallows the next one, on a link to
 //! a repository file that does not exist, and on a repository path named in `code` that does not.
 
-mod common;
-
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
-use common::repo_root;
+use crate::common::repo_root;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 
 /// Folders never walked: build output, dependencies, virtual environments, VCS data.
@@ -229,7 +227,7 @@ fn readme_vlm_setup() -> anyhow::Result<(mediagate::VlmConfig, Option<mediagate:
 #[test]
 fn the_readme_sets_the_vision_model_key() {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let source = std::fs::read_to_string(repo_root().join("tests/docs.rs")).unwrap();
+    let source = std::fs::read_to_string(repo_root().join("tests/e2e/docs.rs")).unwrap();
     let start = source.find("    let mut vlm = VlmConfig::new").unwrap();
     let end = source[start..].find("    Ok((vlm, from_env))").unwrap() + start;
     for line in source[start..end].lines() {
