@@ -252,8 +252,7 @@ fn dims(d: Option<Dimensions>) -> String {
 }
 
 fn decoded_len(a: &Admitted) -> u64 {
-    let padding = a.data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
-    (a.base64_len() / 4 * 3).saturating_sub(padding)
+    a.len()
 }
 
 fn api_title(api: Api) -> &'static str {

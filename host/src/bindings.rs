@@ -6,6 +6,8 @@ wasmtime::component::bindgen!({
     path: "wit", // host/wit -> ../wit in the repository; a copy in the published crate
     imports: { default: async },
     exports: { default: async },
+    // Verdicts, options and chunks compare (tests, callers' own checks).
+    additional_derives: [PartialEq, Eq],
     with: {
         "mediagate:gate/vlm.reply": crate::vlm::ReplyStream,
     },

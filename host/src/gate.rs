@@ -3,27 +3,50 @@
 use std::sync::Arc;
 
 use anyhow::Result;
+use wasmtime::Store;
+use wasmtime::component::{Instance, InstancePre};
 use wasmtime_wasi::WasiCtxBuilder;
 
-use wasmtime::component::InstancePre;
-
-use crate::bindings::exports::mediagate::gate::admission::{self, GuestIndices};
+use crate::bindings::exports::mediagate::gate0_2_0::admission::{self, GuestIndices};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
 use crate::runtime::{CallState, Runtime};
 
+pub use crate::runtime::CallStats;
 pub use admission::{
-    AdmitOptions, Admitted, AdmittedRequest, BlockKind, ChangeKind, Dimensions, MediaFacts, Provider, Refusal,
+    AdmitOptions, Admitted, AdmittedRequest, BlockKind, ChangeKind, Dimensions, MediaFacts, Payload, Provider, Refusal,
     RefusalReason, RefusedBlock, RequestApi, RequestChange, RequestRefusal, RequestVerdict, ToolResultAdmission,
     Verdict, Verify,
 };
 
-/// Downsample, Anthropic's limits, every pixel decoded: the options for bytes that go to a model.
-impl Default for AdmitOptions {
-    fn default() -> Self {
-        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full }
+impl Admitted {
+    /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
+    pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+        match &self.payload {
+            Payload::Unchanged => input,
+            Payload::Bytes(b) => b,
+        }
     }
+
+    /// The block's `data`: base64 (standard alphabet, padded) of the admitted bytes, encoded with
+    /// SIMD; `input` is what the gate was given.
+    pub fn base64(&self, input: &[u8]) -> String {
+        base64(self.bytes(input))
+    }
+
+    /// The admitted bytes, owned (`input` moved, not copied, when `unchanged`).
+    pub fn into_bytes(self, input: Vec<u8>) -> Vec<u8> {
+        match self.payload {
+            Payload::Unchanged => input,
+            Payload::Bytes(b) => b,
+        }
+    }
+}
+
+/// Standard, padded base64 (SIMD where the CPU has it): what a block's `data` is.
+pub fn base64(bytes: &[u8]) -> String {
+    base64_simd::STANDARD.encode_to_string(bytes)
 }
 
 impl RefusalReason {
@@ -81,13 +104,6 @@ impl ChangeKind {
     }
 }
 
-/// What one call cost the sandbox.
-#[derive(Clone, Copy, Debug)]
-pub struct CallStats {
-    /// The largest the guest's linear memory grew to, in bytes.
-    pub peak_memory: usize,
-}
-
 /// The gate, ready to admit: compiled once, instantiated per call.
 #[derive(Clone)]
 pub struct Gate {
@@ -95,6 +111,7 @@ pub struct Gate {
     pre: InstancePre<CallState<()>>,
     indices: Arc<GuestIndices>,
     origin: Origin,
+    defaults: AdmitOptions,
 }
 
 impl Gate {
@@ -104,7 +121,11 @@ impl Gate {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         let pre = linker.instantiate_pre(&component)?;
         let indices = Arc::new(GuestIndices::new(&pre)?);
-        Ok(Gate { runtime, pre, indices, origin })
+        let store = runtime.store(WasiCtxBuilder::new(), ());
+        let (defaults, _) = runtime.call_blocking(&pre, store, async |store, instance| {
+            indices.load(&mut *store, &instance)?.call_default_options(store).await
+        })?;
+        Ok(Gate { runtime, pre, indices, origin, defaults })
     }
 
     /// Whether the compiled component came from the disk cache or was compiled now.
@@ -112,6 +133,14 @@ impl Gate {
         self.origin
     }
 
+    /// The options a caller that names none gets, as the component defines them (read once, when
+    /// the gate was made): downsample, Anthropic's limits, every pixel decoded.
+    pub fn default_options(&self) -> AdmitOptions {
+        self.defaults
+    }
+
+    /// Admit an image. An admitted block's `payload` is `unchanged` when the admitted bytes are
+    /// `bytes` themselves; [`Admitted::base64`] gives its `data` either way.
     pub async fn admit_image(
         &self,
         bytes: &[u8],
@@ -128,14 +157,7 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<(Verdict, CallStats), CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_image(&mut store, bytes, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        let stats = CallStats { peak_memory: store.data().peak_memory() };
-        self.finish(result, &store).map(|v| (v, stats))
+        self.call(async |gate, store| gate.call_admit_image(store, bytes, claimed_mime, options).await).await
     }
 
     pub async fn admit_document(
@@ -144,13 +166,9 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<Verdict, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_document(&mut store, bytes, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.call(async |gate, store| gate.call_admit_document(store, bytes, claimed_mime, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     pub async fn admit_tool_result(
@@ -159,13 +177,9 @@ impl Gate {
         content_json: &str,
         options: AdmitOptions,
     ) -> Result<ToolResultAdmission, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_tool_result(&mut store, tool, content_json, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.call(async |gate, store| gate.call_admit_tool_result(store, tool, content_json, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     /// Admit a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON): every
@@ -178,35 +192,26 @@ impl Gate {
         request_json: &str,
         options: AdmitOptions,
     ) -> Result<RequestVerdict, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_request(&mut store, api, request_json, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.call(async |gate, store| gate.call_admit_request(store, api, request_json, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_sniff(&mut store, bytes).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.call(async |gate, store| gate.call_sniff(store, bytes).await).await.map(|(v, _)| v)
     }
 
-    async fn instantiate(&self, store: &mut wasmtime::Store<CallState<()>>) -> wasmtime::Result<admission::Guest> {
-        let instance = self.pre.instantiate_async(&mut *store).await?;
-        self.indices.load(&mut *store, &instance)
-    }
-
-    fn store(&self) -> wasmtime::Store<CallState<()>> {
-        self.runtime.store(WasiCtxBuilder::new(), ())
-    }
-
-    fn finish<R>(&self, result: wasmtime::Result<R>, store: &wasmtime::Store<CallState<()>>) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+    /// One export of `admission` through [`Runtime::call`].
+    async fn call<R>(
+        &self,
+        call: impl AsyncFnOnce(admission::Guest, &mut Store<CallState<()>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let store = self.runtime.store(WasiCtxBuilder::new(), ());
+        self.runtime
+            .call(&self.pre, store, async |store, instance: Instance| {
+                let gate = self.indices.load(&mut *store, &instance)?;
+                call(gate, store).await
+            })
+            .await
     }
 }

@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 use wasmtime::component::{HasSelf, Resource};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::bindings::exports::mediagate::gate::tool as wit_tool;
-use crate::bindings::mediagate::gate::{output, vlm as wit_vlm};
+use crate::bindings::exports::mediagate::gate0_2_0::tool as wit_tool;
+use crate::bindings::mediagate::gate0_2_0::{output, vlm as wit_vlm};
 use crate::bindings::{AgentTool, AgentToolPre};
 use crate::cache::Origin;
 use crate::component::World;
@@ -18,6 +18,7 @@ use crate::error::CallError;
 use crate::gate::{AdmitOptions, Verdict};
 use crate::runtime::{CallState, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
+use wasmtime::Store;
 
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
 
@@ -66,6 +67,7 @@ pub struct ReadImageTool {
     pre: AgentToolPre<CallState<ToolCtx>>,
     vlm: Option<Arc<VlmClient>>,
     origin: Origin,
+    defaults: AdmitOptions,
 }
 
 impl ReadImageTool {
@@ -81,22 +83,26 @@ impl ReadImageTool {
             Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
             None => None,
         };
-        Ok(ReadImageTool { runtime, pre, vlm, origin })
+        let store = runtime.store(WasiCtxBuilder::new(), ToolCtx::new(None, noop_sink()));
+        let (defaults, _) = runtime.call_blocking(pre.instance_pre(), store, async |store, instance| {
+            AgentTool::new(&mut *store, &instance)?.mediagate_gate0_2_0_admission().call_default_options(store).await
+        })?;
+        Ok(ReadImageTool { runtime, pre, vlm, origin, defaults })
     }
 
     pub fn origin(&self) -> Origin {
         self.origin
     }
 
+    /// The options a caller that names none gets, as the component defines them.
+    pub fn default_options(&self) -> AdmitOptions {
+        self.defaults
+    }
+
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
-        let mut store = self.store(None, noop_sink()).map_err(CallError::Host)?;
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_tool().call_definition(&mut store).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        let store = self.store(None, noop_sink()).map_err(CallError::Host)?;
+        self.call(store, async |tool, store| tool.mediagate_gate0_2_0_tool().call_definition(store).await).await
     }
 
     /// Runs `read_image(path, question)` against `workspace`, streaming to `sink`.
@@ -114,16 +120,14 @@ impl ReadImageTool {
         {
             return Ok(Err(e));
         }
-        let mut store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
+        let store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
             Ok(s) => s,
             Err(e) => return Ok(Err(ToolError { code: ToolErrorCode::Io, message: format!("error: {e:#}") })),
         };
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_tool().call_read_image(&mut store, path, question).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_2_0_tool().call_read_image(store, path, question).await
+        })
+        .await
     }
 
     /// The gate on a workspace file, read through the preopen.
@@ -137,13 +141,11 @@ impl ReadImageTool {
         if let Err(e) = check_workspace(workspace) {
             return Ok(Err(e));
         }
-        let mut store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_workspace_admission().call_admit_file(&mut store, path, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result, &store)
+        let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
+        })
+        .await
     }
 
     fn store(&self, workspace: Option<&Path>, sink: Sink) -> Result<wasmtime::Store<CallState<ToolCtx>>> {
@@ -156,15 +158,27 @@ impl ReadImageTool {
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open the workspace {}", root.display()))?;
         }
-        Ok(self.runtime.store(wasi, ToolCtx { vlm: self.vlm.clone(), sink, budget: SinkBudget::default() }))
+        Ok(self.runtime.store(wasi, ToolCtx::new(self.vlm.clone(), sink)))
     }
 
-    fn finish<R>(
+    /// One export of the `agent-tool` component through [`Runtime::call`].
+    async fn call<R>(
         &self,
-        result: wasmtime::Result<R>,
-        store: &wasmtime::Store<CallState<ToolCtx>>,
+        store: Store<CallState<ToolCtx>>,
+        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, store.data().stderr(), self.runtime.limits().memory_bytes))
+        let pre = self.pre.instance_pre();
+        let called = self.runtime.call(pre, store, async |store, instance| {
+            let tool = AgentTool::new(&mut *store, &instance)?;
+            call(tool, store).await
+        });
+        called.await.map(|(r, _)| r)
+    }
+}
+
+impl ToolCtx {
+    fn new(vlm: Option<Arc<VlmClient>>, sink: Sink) -> Self {
+        ToolCtx { vlm, sink, budget: SinkBudget::default() }
     }
 }
 
@@ -200,7 +214,8 @@ impl wit_vlm::Host for CallState<ToolCtx> {
             return Err(wit_vlm::VlmError::NotConfigured);
         };
         let started = Instant::now();
-        let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
+        // The image crosses as bytes; its base64 for the API's JSON is made here (SIMD).
+        let reply = vlm.ask(&prompt, &image.mime, &crate::gate::base64(&image.data)).await;
         self.host_time += started.elapsed();
         let reply = reply.map_err(to_wit_error)?;
         self.table().push(reply).map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))

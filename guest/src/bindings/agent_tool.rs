@@ -5,8 +5,8 @@ use wasip2::filesystem::preopens;
 use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
 
 use super::Component;
-use super::exports::mediagate::gate::tool as wit;
-use super::mediagate::gate::{output, vlm};
+use super::exports::mediagate::gate0_2_0::tool as wit;
+use super::mediagate::gate0_2_0::{output, vlm};
 use crate::tool::{self, ChunkKind, EntryType, FsError, VlmError};
 
 /// Read in pieces so a huge or growing file never lands in one allocation past the cap.
@@ -95,8 +95,8 @@ impl tool::Vlm for HostVlm {
         vlm::configured()
     }
 
-    fn ask(&self, prompt: &str, mime: &str, data_base64: String) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
-        let image = vlm::Image { mime: mime.to_string(), data: data_base64 };
+    fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
+        let image = vlm::Image { mime: mime.to_string(), data };
         let reply = vlm::ask(prompt, &image).map_err(vlm_error)?;
         Ok(Box::new(HostReply(reply)))
     }
@@ -179,7 +179,7 @@ fn tool_error(e: tool::ToolError) -> wit::ToolError {
     wit::ToolError { code, message: e.message }
 }
 
-impl super::exports::mediagate::gate::workspace_admission::Guest for Component {
+impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Component {
     fn admit_file(
         path: String,
         claimed_mime: Option<String>,
@@ -191,8 +191,9 @@ impl super::exports::mediagate::gate::workspace_admission::Guest for Component {
         let verdict = if crate::signature::normalize_mime(&mime) == crate::signature::PDF_MIME {
             crate::admit_document(&bytes, &mime)
         } else {
-            crate::admit_image(&bytes, &mime, &options.into())
+            crate::admit_image(&bytes, &mime, &super::v0_2::options(options))
         };
-        Ok(super::verdict(verdict))
+        // The caller has no bytes of its own here: the block always carries them (never `unchanged`).
+        Ok(super::v0_2::verdict(verdict.map(|a| a.owning(bytes)), &[]))
     }
 }

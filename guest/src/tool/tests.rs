@@ -1,8 +1,6 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
-use base64::Engine as _;
-
 use super::*;
 use crate::test_images::png;
 
@@ -43,7 +41,7 @@ impl Workspace for FakeWorkspace {
 struct FakeVlm {
     configured: bool,
     script: Vec<Result<Chunk, VlmError>>,
-    asked: RefCell<Vec<(String, String, String)>>,
+    asked: RefCell<Vec<(String, String, Vec<u8>)>>,
 }
 
 impl FakeVlm {
@@ -64,7 +62,7 @@ impl Vlm for FakeVlm {
     fn configured(&self) -> bool {
         self.configured
     }
-    fn ask(&self, prompt: &str, mime: &str, data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+    fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn Reply + '_>, VlmError> {
         self.asked.borrow_mut().push((prompt.to_string(), mime.to_string(), data));
         Ok(Box::new(FakeReply(self.script.clone().into())))
     }
@@ -100,7 +98,7 @@ fn a_question_goes_to_the_vlm_verbatim_with_the_admitted_image() {
     let asked = vlm.asked.borrow();
     assert_eq!(asked[0].0, "What colour?");
     assert_eq!(asked[0].1, "image/png");
-    assert_eq!(asked[0].2, base64::engine::general_purpose::STANDARD.encode(png(10, 10)));
+    assert_eq!(asked[0].2, png(10, 10), "the image crosses as its bytes");
     assert_eq!(sink.0.borrow().len(), 2, "each chunk reached the sink");
 }
 
@@ -227,7 +225,7 @@ impl Vlm for EndlessVlm {
     fn configured(&self) -> bool {
         true
     }
-    fn ask(&self, _prompt: &str, _mime: &str, _data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+    fn ask(&self, _prompt: &str, _mime: &str, _data: Vec<u8>) -> Result<Box<dyn Reply + '_>, VlmError> {
         Ok(Box::new(EndlessReply(self)))
     }
 }

@@ -3,7 +3,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use clap::Args;
 use mediagate::gate::Verdict;
 
@@ -131,7 +130,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let options = args.gate.options();
+    let options = args.gate.options(gate.default_options());
     let is_document = mediagate_mime_is_pdf(&mime);
     let verdict = if is_document {
         gate.admit_document(&bytes, &mime, options).await
@@ -144,14 +143,12 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     };
     if let Verdict::Admitted(admitted) = &verdict {
         if let Some(out) = &args.out {
-            let decoded =
-                base64::engine::general_purpose::STANDARD.decode(&admitted.data).expect("the gate emits base64");
-            if let Err(e) = std::fs::write(out, decoded) {
+            if let Err(e) = std::fs::write(out, admitted.bytes(&bytes)) {
                 return fail(format!("cannot write {}: {e}", out.display()));
             }
         }
         if let Some(out) = &args.block_out
-            && let Err(e) = std::fs::write(out, block_json(admitted).to_string())
+            && let Err(e) = std::fs::write(out, block_json(admitted, &bytes).to_string())
         {
             return fail(format!("cannot write {}: {e}", out.display()));
         }
@@ -206,7 +203,7 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options()).await {
+    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options(gate.default_options())).await {
         Ok(a) => a,
         Err(e) => return fail(e),
     };

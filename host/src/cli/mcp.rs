@@ -381,7 +381,7 @@ impl McpServer {
                 Ok(turn) => turn,
                 Err(busy) => return tool_error(busy),
             };
-            let options = mediagate::gate::AdmitOptions::default();
+            let options = self.tool.default_options();
             match self.tool.admit_file(&self.workspace, &arguments.path, None, options).await {
                 Ok(Ok(verdict)) => view_image_result(&arguments.path, verdict),
                 Ok(Err(e)) => tool_error(e.message),
@@ -406,10 +406,11 @@ fn view_image_result(path: &str, verdict: mediagate::gate::Verdict) -> CallToolR
         Verdict::Admitted(a) if a.kind == BlockKind::Document => {
             let uri = format!("file:///{}", path.trim_start_matches('/'));
             CallToolResult::success(vec![ContentBlock::resource(
-                ResourceContents::blob(a.data, uri).with_mime_type(a.mime),
+                ResourceContents::blob(a.base64(&[]), uri).with_mime_type(a.mime),
             )])
         }
-        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.data, a.mime)]),
+        // admit-file's blocks always carry their bytes (the caller has none): no input to pass.
+        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.base64(&[]), a.mime)]),
         Verdict::Refused(r) => tool_error(format!(
             "error: {path} was refused: {} — {} ({} bytes{})",
             r.reason.as_str(),

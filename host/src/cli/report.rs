@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use mediagate::gate::{Admitted, BlockKind, ToolResultAdmission, Verdict};
+use mediagate::gate::{Admitted, BlockKind, Payload, ToolResultAdmission, Verdict};
 use serde_json::{Value, json};
 
 pub fn verdict_json(verdict: &Verdict) -> Value {
@@ -44,7 +44,10 @@ pub fn verdict_line(file: &Path, verdict: &Verdict) -> String {
     match verdict {
         Verdict::Admitted(a) => {
             let dims = a.dimensions.as_ref().map(|d| format!(" {}x{}", d.width, d.height)).unwrap_or_default();
-            let admitted_bytes = a.base64_len / 4 * 3 - padding(&a.data);
+            let admitted_bytes = match &a.payload {
+                Payload::Unchanged => a.original_size,
+                Payload::Bytes(b) => b.len() as u64,
+            };
             let change = match (a.resized, a.reencoded) {
                 (true, _) => format!(", downsampled {} -> {admitted_bytes} bytes", a.original_size),
                 (false, true) => format!(", re-encoded {} -> {admitted_bytes} bytes", a.original_size),
@@ -58,10 +61,6 @@ pub fn verdict_line(file: &Path, verdict: &Verdict) -> String {
     }
 }
 
-fn padding(b64: &str) -> u64 {
-    b64.bytes().rev().take_while(|&b| b == b'=').count() as u64
-}
-
 fn kind(k: BlockKind) -> &'static str {
     match k {
         BlockKind::Image => "image",
@@ -69,9 +68,9 @@ fn kind(k: BlockKind) -> &'static str {
     }
 }
 
-/// The admitted block in the Anthropic content-block shape.
-pub fn block_json(a: &Admitted) -> Value {
-    json!({"type": kind(a.kind), "source": {"type": "base64", "media_type": a.mime, "data": a.data}})
+/// The admitted block in the Anthropic content-block shape; `input` is what the gate was given.
+pub fn block_json(a: &Admitted, input: &[u8]) -> Value {
+    json!({"type": kind(a.kind), "source": {"type": "base64", "media_type": a.mime, "data": a.base64(input)}})
 }
 
 /// `{"content": …, "refused": […]}`. With no media block the content comes back exactly as it was
