@@ -209,6 +209,7 @@ describe('gate instances', () => {
   it('turn a trap into a GateError that quotes the guest stderr, then refuse to run', () => {
     const wasi = nothingWasi({ stderr: () => {} });
     const api = {
+      defaultOptions: () => mediagate.DEFAULT_OPTIONS,
       admitImage() {
         const stderr = wasi.imports['wasi:cli/stderr'].getStderr();
         stderr.write(new TextEncoder().encode("thread 'main' panicked at src/lib.rs:1:1:\nboom"));
