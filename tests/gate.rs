@@ -328,3 +328,31 @@ async fn an_old_contract_host_still_works() {
     let Verdict::Refused(r) = svg_v else { panic!() };
     assert_eq!(r.reason, RefusalReason::MagicMismatch);
 }
+
+#[test]
+fn the_names_users_see_are_the_wit_case_names() {
+    use mediagate::gate::ChangeKind;
+    // Derived from the generated types (the WIT), not written again in the host; these are the
+    // strings of `--json` output and MCP/proxy messages, unchanged from 0.1.0.
+    let reasons = [
+        (RefusalReason::Undecodable, "undecodable"),
+        (RefusalReason::MimeUnsupported, "mime_unsupported"),
+        (RefusalReason::RawTooLarge, "raw_too_large"),
+        (RefusalReason::MagicMismatch, "magic_mismatch"),
+        (RefusalReason::Base64TooLarge, "base64_too_large"),
+        (RefusalReason::DimensionsTooLarge, "dimensions_too_large"),
+        (RefusalReason::RequestLimit, "request_limit"),
+    ];
+    for (reason, name) in reasons {
+        assert_eq!(reason.as_str(), name);
+    }
+    let kinds = [
+        (ChangeKind::Downsampled, "downsampled"),
+        (ChangeKind::ReEncoded, "re-encoded"),
+        (ChangeKind::Normalized, "normalized"),
+        (ChangeKind::Refused, "refused"),
+    ];
+    for (kind, name) in kinds {
+        assert_eq!(kind.as_str(), name);
+    }
+}

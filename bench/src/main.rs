@@ -8,9 +8,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use image::{DynamicImage, ImageFormat};
-use mediagate::gate::{AdmitOptions, Verdict};
+use mediagate::gate::Verdict;
 use mediagate::{Gate, Runtime, RuntimeConfig};
 
 struct Args {
@@ -127,9 +126,8 @@ fn main() {
         mediagate::gate::base64(a.bytes(&png3))
     });
     assert_eq!(data, native_data);
-    let (native_scalar, _) = time(args.runs * 3, || {
-        mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap().base64(&png3)
-    });
+    let (native_scalar, _) =
+        time(args.runs * 3, || mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap().base64(&png3));
     rows.push(Row {
         figure: format!("admit a {:.1} MB PNG (sniff + base64): sandbox ÷ native", png3.len() as f64 / 1e6),
         measured: format!(
@@ -248,9 +246,7 @@ fn main() {
             let tasks: Vec<_> = (0..calls)
                 .map(|_| {
                     let (gate, photo) = (gate.clone(), photo.clone());
-                    tokio::spawn(async move {
-                        gate.admit_image(&photo, "image/jpeg", opts).await.unwrap()
-                    })
+                    tokio::spawn(async move { gate.admit_image(&photo, "image/jpeg", opts).await.unwrap() })
                 })
                 .collect();
             for task in tasks {

@@ -20,7 +20,8 @@ struct Component;
 /// The conversions between the gate's types and one contract version's (`wit`, in scope at the
 /// call site), and the exports they share.
 macro_rules! conversions {
-    ($($extra:tt)*) => {
+    // `$reencoded`: the `change-kind` case spelt `reencoded` in 0.1.0 and `re-encoded` in 0.2.0.
+    ($reencoded:ident; $($extra:tt)*) => {
         use crate::request::{Change, ChangeKind, MediaFacts};
         use crate::verdict::{Kind, Reason, Refusal};
         use crate::{Provider, Verify};
@@ -82,7 +83,7 @@ macro_rules! conversions {
                 block_type: c.block_type,
                 what: match c.what {
                     ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
-                    ChangeKind::Reencoded => wit::ChangeKind::Reencoded,
+                    ChangeKind::Reencoded => wit::ChangeKind::$reencoded,
                     ChangeKind::Normalized => wit::ChangeKind::Normalized,
                     ChangeKind::Refused => wit::ChangeKind::Refused,
                 },
@@ -172,6 +173,7 @@ mod v0_2 {
     use super::*;
 
     conversions! {
+        ReEncoded;
         /// `default-options`: the gate's [`Options::default`], the one place every host reads.
         fn default_options() -> wit::AdmitOptions {
             default_options()
@@ -218,7 +220,7 @@ mod v0_1 {
     use super::exports::mediagate::gate0_1_0::admission as wit;
     use super::*;
 
-    conversions!();
+    conversions!(Reencoded;);
 
     fn admitted(a: Admitted, input: &[u8]) -> wit::Admitted {
         wit::Admitted {

@@ -33,17 +33,6 @@ pub enum ChangeKind {
     Refused,
 }
 
-impl ChangeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Downsampled => "downsampled",
-            ChangeKind::Reencoded => "re-encoded",
-            ChangeKind::Normalized => "normalized",
-            ChangeKind::Refused => "refused",
-        }
-    }
-}
-
 /// A block's media as the gate measured it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MediaFacts {

@@ -50,16 +50,10 @@ pub fn base64(bytes: &[u8]) -> String {
 }
 
 impl RefusalReason {
+    /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`mime_unsupported`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalReason::Undecodable => "undecodable",
-            RefusalReason::MimeUnsupported => "mime_unsupported",
-            RefusalReason::RawTooLarge => "raw_too_large",
-            RefusalReason::MagicMismatch => "magic_mismatch",
-            RefusalReason::Base64TooLarge => "base64_too_large",
-            RefusalReason::DimensionsTooLarge => "dimensions_too_large",
-            RefusalReason::RequestLimit => "request_limit",
-        }
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
     }
 }
 
@@ -94,13 +88,44 @@ impl RequestApi {
 }
 
 impl ChangeKind {
+    /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Downsampled => "downsampled",
-            ChangeKind::Reencoded => "re-encoded",
-            ChangeKind::Normalized => "normalized",
-            ChangeKind::Refused => "refused",
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self))
+    }
+}
+
+/// The WIT case name of a value of a generated enum, from its generated `Debug`
+/// (`RefusalReason::MimeUnsupported` → `mime-unsupported`): the WIT is the one source of the names
+/// users see, no host writes them again.
+fn wit_case_name(value: &impl std::fmt::Debug) -> String {
+    let debug = format!("{value:?}");
+    let case = debug.rsplit("::").next().unwrap_or(&debug);
+    let mut name = String::with_capacity(case.len() + 4);
+    for (i, c) in case.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                name.push('-');
+            }
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
         }
+    }
+    name
+}
+
+/// Each case's name made once and kept for the process (an enum has a handful of cases).
+struct WitNames(std::sync::Mutex<[Option<&'static str>; 32]>);
+
+impl WitNames {
+    const fn new() -> Self {
+        WitNames(std::sync::Mutex::new([None; 32]))
+    }
+
+    fn get(&self, case: usize, make: impl FnOnce() -> String) -> &'static str {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *names[case].get_or_insert_with(|| Box::leak(make().into_boxed_str()))
     }
 }
 

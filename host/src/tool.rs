@@ -17,7 +17,7 @@ use crate::component::World;
 use crate::error::CallError;
 use crate::gate::{AdmitOptions, Verdict};
 use crate::runtime::{CallState, Runtime};
-use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
+use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
@@ -205,33 +205,38 @@ fn check_workspace(ws: &Path) -> Result<(), ToolError> {
 }
 
 impl wit_vlm::Host for CallState<ToolCtx> {
-    async fn configured(&mut self) -> bool {
-        self.extra.vlm.is_some()
+    async fn configured(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.extra.vlm.is_some())
     }
 
-    async fn ask(&mut self, prompt: String, image: wit_vlm::Image) -> Result<Resource<ReplyStream>, wit_vlm::VlmError> {
+    async fn ask(
+        &mut self,
+        prompt: String,
+        image: wit_vlm::Image,
+    ) -> wasmtime::Result<Result<Resource<ReplyStream>, wit_vlm::VlmError>> {
         let Some(vlm) = self.extra.vlm.clone() else {
-            return Err(wit_vlm::VlmError::NotConfigured);
+            return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
         let started = Instant::now();
         // The image crosses as bytes; its base64 for the API's JSON is made here (SIMD).
         let reply = vlm.ask(&prompt, &image.mime, &crate::gate::base64(&image.data)).await;
         self.host_time += started.elapsed();
-        let reply = reply.map_err(to_wit_error)?;
-        self.table().push(reply).map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))
+        match reply {
+            Ok(reply) => Ok(Ok(self.table().push(reply)?)),
+            Err(e) => Ok(Err(e)),
+        }
     }
 }
 
 impl wit_vlm::HostReply for CallState<ToolCtx> {
-    async fn next_chunk(&mut self, reply: Resource<ReplyStream>) -> Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError> {
+    async fn next_chunk(
+        &mut self,
+        reply: Resource<ReplyStream>,
+    ) -> wasmtime::Result<Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError>> {
         let started = Instant::now();
-        let stream = self
-            .table()
-            .get_mut(&reply)
-            .map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))?;
-        let chunk = stream.next_chunk().await;
+        let chunk = self.table().get_mut(&reply)?.next_chunk().await;
         self.host_time += started.elapsed();
-        Ok(chunk.map_err(to_wit_error)?.map(|c| wit_vlm::Chunk { kind: to_wit_kind(c.kind), text: c.text }))
+        Ok(chunk)
     }
 
     async fn drop(&mut self, reply: Resource<ReplyStream>) -> wasmtime::Result<()> {
@@ -241,34 +246,12 @@ impl wit_vlm::HostReply for CallState<ToolCtx> {
 }
 
 impl output::Host for CallState<ToolCtx> {
-    async fn write(&mut self, kind: wit_vlm::ChunkKind, text: String) {
-        let kind = match kind {
-            wit_vlm::ChunkKind::Content => ChunkKind::Content,
-            wit_vlm::ChunkKind::Reasoning => ChunkKind::Reasoning,
-        };
+    async fn write(&mut self, kind: ChunkKind, text: String) -> wasmtime::Result<()> {
         let text = self.extra.budget.take(kind, &text);
         if !text.is_empty() {
             (self.extra.sink)(kind, text);
         }
-    }
-}
-
-fn to_wit_kind(k: ChunkKind) -> wit_vlm::ChunkKind {
-    match k {
-        ChunkKind::Content => wit_vlm::ChunkKind::Content,
-        ChunkKind::Reasoning => wit_vlm::ChunkKind::Reasoning,
-    }
-}
-
-fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
-    match e {
-        VlmError::NotConfigured => wit_vlm::VlmError::NotConfigured,
-        VlmError::Unreachable(m) => wit_vlm::VlmError::Unreachable(m),
-        VlmError::Refused { status, message } => {
-            wit_vlm::VlmError::Refused(wit_vlm::ProviderRefusal { status, message })
-        }
-        VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
-        VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
+        Ok(())
     }
 }
 

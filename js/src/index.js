@@ -346,13 +346,12 @@ function factsFrom(f) {
   return out;
 }
 
-const CHANGE_KINDS = { downsampled: 'downsampled', reencoded: 're-encoded', normalized: 'normalized', refused: 'refused' };
 
 function changeFrom(c) {
   return {
     path: c.path,
     type: c.blockType,
-    what: CHANGE_KINDS[c.what] ?? c.what,
+    what: c.what, // the WIT case name (`re-encoded`), as every host shows it
     from: factsFrom(c.before),
     to: c.after == null ? null : factsFrom(c.after),
     reason: c.reason == null ? null : snake(c.reason),

@@ -695,12 +695,10 @@ def request_report(api: str, input_text: str, verdict: Any) -> Dict[str, Any]:
             out["height"] = f.dimensions.height
         return out
 
-    what = {"downsampled": "downsampled", "reencoded": "re-encoded", "normalized": "normalized",
-            "refused": "refused"}
     changed = [{
         "path": c.path,
         "type": getattr(c, "block-type"),
-        "what": what[c.what],
+        "what": c.what,
         "from": facts(c.before),
         "to": None if c.after is None else facts(c.after),
         "reason": None if c.reason is None else c.reason.replace("-", "_"),
