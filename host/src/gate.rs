@@ -125,7 +125,7 @@ impl WitNames {
 
     fn get(&self, case: usize, make: impl FnOnce() -> String) -> &'static str {
         let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *names[case].get_or_insert_with(|| Box::leak(make().into_boxed_str()))
+        names[case].get_or_insert_with(|| Box::leak(make().into_boxed_str()))
     }
 }
 

@@ -142,10 +142,10 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Err(e) => return fail(format!("{}: {e}", args.file.display())),
     };
     if let Verdict::Admitted(admitted) = &verdict {
-        if let Some(out) = &args.out {
-            if let Err(e) = std::fs::write(out, admitted.bytes(&bytes)) {
-                return fail(format!("cannot write {}: {e}", out.display()));
-            }
+        if let Some(out) = &args.out
+            && let Err(e) = std::fs::write(out, admitted.bytes(&bytes))
+        {
+            return fail(format!("cannot write {}: {e}", out.display()));
         }
         if let Some(out) = &args.block_out
             && let Err(e) = std::fs::write(out, block_json(admitted, &bytes).to_string())
