@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::vlm_server::*;
 use common::*;
 use mediagate::ReadImageTool;
-use mediagate::gate::Verdict;
+use mediagate::tool::FileVerdict as Verdict;
 use mediagate::tool::{ToolError, ToolErrorCode};
 use mediagate::vlm::{Api, VlmConfig};
 

@@ -87,6 +87,14 @@ impl RequestApi {
     }
 }
 
+impl crate::bindings::exports::mediagate::gate0_1_0::admission::RefusalReason {
+    /// The name users see, as [`RefusalReason::as_str`] (the 0.1.0 verdict of `admit_file`).
+    pub fn as_str(self) -> &'static str {
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
+    }
+}
+
 impl ChangeKind {
     /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
     pub fn as_str(self) -> &'static str {

@@ -15,12 +15,19 @@ use crate::bindings::{AgentTool, AgentToolPre};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
-use crate::gate::{AdmitOptions, Verdict};
+use crate::gate::AdmitOptions;
 use crate::runtime::{CallState, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
+
+/// What [`ReadImageTool::admit_file`] answers: the contract's 0.1.0 verdict, the admitted bytes
+/// as one base64 string (`data`). The workspace seat exists for wasmtime-py, which lifts a string
+/// in one copy but a `list<u8>` value by value, past its hostcall fuel for a few MB.
+pub use crate::bindings::exports::mediagate::gate0_1_0::admission::{
+    Admitted as FileAdmitted, BlockKind as FileBlockKind, Verdict as FileVerdict,
+};
 
 /// Receives the tool's live output as it arrives.
 pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
@@ -137,7 +144,7 @@ impl ReadImageTool {
         path: &str,
         claimed_mime: Option<&str>,
         options: AdmitOptions,
-    ) -> Result<Result<Verdict, ToolError>, CallError> {
+    ) -> Result<Result<FileVerdict, ToolError>, CallError> {
         if let Err(e) = check_workspace(workspace) {
             return Ok(Err(e));
         }

@@ -184,7 +184,7 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
         path: String,
         claimed_mime: Option<String>,
         options: super::wit::AdmitOptions,
-    ) -> Result<super::wit::Verdict, wit::ToolError> {
+    ) -> Result<super::exports::mediagate::gate0_1_0::admission::Verdict, wit::ToolError> {
         let workspace = PreopenWorkspace::open().map_err(tool_error)?;
         let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
         let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
@@ -193,7 +193,7 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
         } else {
             crate::admit_image(&bytes, &mime, &super::v0_2::options(options))
         };
-        // The caller has no bytes of its own here: the block always carries them (never `unchanged`).
-        Ok(super::v0_2::verdict(verdict.map(|a| a.owning(bytes)), &[]))
+        // The 0.1.0 verdict: the admitted bytes as base64 (the caller has none of its own).
+        Ok(super::v0_1::verdict(verdict, &bytes))
     }
 }

@@ -400,17 +400,16 @@ impl McpServer {
 
 /// An admitted image is an `image` block, a PDF an embedded `resource` (`blob`); a refusal is
 /// `isError` with the reason in words and no bytes.
-fn view_image_result(path: &str, verdict: mediagate::gate::Verdict) -> CallToolResult {
-    use mediagate::gate::{BlockKind, Verdict};
+fn view_image_result(path: &str, verdict: mediagate::tool::FileVerdict) -> CallToolResult {
+    use mediagate::tool::{FileBlockKind as BlockKind, FileVerdict as Verdict};
     match verdict {
         Verdict::Admitted(a) if a.kind == BlockKind::Document => {
             let uri = format!("file:///{}", path.trim_start_matches('/'));
             CallToolResult::success(vec![ContentBlock::resource(
-                ResourceContents::blob(a.base64(&[]), uri).with_mime_type(a.mime),
+                ResourceContents::blob(a.data, uri).with_mime_type(a.mime),
             )])
         }
-        // admit-file's blocks always carry their bytes (the caller has none): no input to pass.
-        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.base64(&[]), a.mime)]),
+        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.data, a.mime)]),
         Verdict::Refused(r) => tool_error(format!(
             "error: {path} was refused: {} — {} ({} bytes{})",
             r.reason.as_str(),
