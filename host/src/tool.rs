@@ -225,8 +225,7 @@ impl wit_vlm::Host for CallState<ToolCtx> {
             return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
         let started = Instant::now();
-        // The image crosses as bytes; its base64 for the API's JSON is made here (SIMD).
-        let reply = vlm.ask(&prompt, &image.mime, &crate::gate::base64(&image.data)).await;
+        let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
         self.host_time += started.elapsed();
         match reply {
             Ok(reply) => Ok(Ok(self.table().push(reply)?)),

@@ -96,6 +96,11 @@ impl tool::Vlm for HostVlm {
     }
 
     fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
+        // Base64 here: the import takes a string (wasmtime-py cannot take a few MB of `list<u8>`).
+        let data = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(&data)
+        };
         let image = vlm::Image { mime: mime.to_string(), data };
         let reply = vlm::ask(prompt, &image).map_err(vlm_error)?;
         Ok(Box::new(HostReply(reply)))

@@ -10,7 +10,6 @@ the guest's stderr goes to the `mediagate.guest` logger and into trap messages).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import inspect
 import json
@@ -806,8 +805,7 @@ def _configured(_store: Any) -> bool:
 def _ask(store: Any, prompt: str, image: Any) -> Any:
     call = _call_state()
     entered = call.enter_host()
-    # The image crosses as bytes; the VLM clients take its base64 (`ask(prompt, mime, data_base64)`).
-    data_base64 = base64.b64encode(bytes(image.data)).decode("ascii")
+    data_base64 = image.data
     try:
         try:
             if call.vlm_takes_deadline:
