@@ -36,9 +36,9 @@ fuzz_target!(|data: &[u8]| {
         // for bytes of every other type too).
         n @ 0..=9 => {
             let claimed = CLAIMED[usize::from(n) % CLAIMED.len()];
-            check(admit_image(rest, claimed, &options), limit);
+            check(admit_image(rest, claimed, &options), rest, limit);
         }
-        10 | 11 => check(admit_document(rest, "application/pdf"), u64::MAX),
+        10 | 11 => check(admit_document(rest, "application/pdf"), rest, u64::MAX),
         12 => {
             let json = String::from_utf8_lossy(rest);
             let admission = admit_tool_result("fuzz", &json, &options);
@@ -79,11 +79,13 @@ fn image_in_a_tool_result(data: &[u8], options: &Options) {
     }
 }
 
-fn check(verdict: mediagate_guest::verdict::Verdict, limit: u64) {
+fn check(verdict: mediagate_guest::verdict::Verdict, input: &[u8], limit: u64) {
     match verdict {
         Ok(a) => {
             assert!(a.base64_len() <= limit, "admitted {} base64 bytes over the limit {limit}", a.base64_len());
-            let bytes = base64::engine::general_purpose::STANDARD.decode(&a.data).expect("admitted data is base64");
+            let data = a.base64(input);
+            assert_eq!(data.len() as u64, a.base64_len(), "base64_len is the data's length");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(&data).expect("admitted data is base64");
             if !a.reencoded {
                 assert_eq!(bytes.len() as u64, a.original_size);
             }

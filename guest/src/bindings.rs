@@ -1,4 +1,9 @@
 //! The component binding: converts between the WIT types and the gate's own. No logic lives here.
+//!
+//! The component exports the current contract (`mediagate:gate/admission@0.2.0`) and the frozen
+//! 0.1.0 one (`wit/deps/mediagate-gate-0.1.0/`) for hosts that pinned it: the same conversions
+//! (`conversions!`) over each version's generated types; only the admitted block's bytes differ
+//! (0.2.0: `payload`, the bytes themselves or `unchanged`; 0.1.0: `data`, base64 built here).
 
 #[cfg(not(feature = "agent-tool"))]
 wit_bindgen::generate!({ world: "preflight", path: "../wit" });
@@ -7,152 +12,229 @@ wit_bindgen::generate!({ world: "preflight", path: "../wit" });
 #[cfg(feature = "agent-tool")]
 wit_bindgen::generate!({ world: "agent-tool", path: "../wit", generate_all });
 
-use exports::mediagate::gate::admission as wit;
+use exports::mediagate::gate0_2_0::admission as wit;
 
-use crate::request::{Change, ChangeKind, MediaFacts};
-use crate::verdict::{Admitted, Kind, Reason, Refusal, Verdict};
-use crate::{Options, Provider, Verify};
+use crate::Options;
+use crate::verdict::{Admitted, Data, Verdict};
 
 struct Component;
 
-impl wit::Guest for Component {
-    fn admit_image(bytes: Vec<u8>, claimed_mime: String, options: wit::AdmitOptions) -> wit::Verdict {
-        verdict(crate::admit_image(&bytes, &claimed_mime, &options.into()))
-    }
+/// The conversions between the gate's types and one contract version's (`wit`, in scope at the
+/// call site), and the exports they share.
+macro_rules! conversions {
+    // `$reencoded`: the `change-kind` case spelt `reencoded` in 0.1.0 and `re-encoded` in 0.2.0.
+    ($reencoded:ident; $($extra:tt)*) => {
+        use crate::request::{Change, ChangeKind, MediaFacts};
+        use crate::verdict::{Kind, Reason, Refusal};
+        use crate::{Provider, Verify};
 
-    fn admit_document(bytes: Vec<u8>, claimed_mime: String, _options: wit::AdmitOptions) -> wit::Verdict {
-        verdict(crate::admit_document(&bytes, &claimed_mime))
-    }
-
-    fn admit_tool_result(tool: String, content_json: String, options: wit::AdmitOptions) -> wit::ToolResultAdmission {
-        let admission = crate::admit_tool_result(&tool, &content_json, &options.into());
-        wit::ToolResultAdmission {
-            content: admission.content,
-            refused: admission
-                .refused
-                .into_iter()
-                .map(|r| wit::RefusedBlock {
-                    index: r.index,
-                    path: r.path,
-                    block_type: r.block_type,
-                    mime: r.mime,
-                    reason: reason(r.reason),
-                    raw_bytes: r.raw_bytes,
-                    limit: r.limit,
-                })
-                .collect(),
+        pub(super) fn options(o: wit::AdmitOptions) -> Options {
+            Options {
+                downsample: o.downsample,
+                provider: match o.provider {
+                    wit::Provider::Anthropic => Provider::Anthropic,
+                    wit::Provider::Openai => Provider::OpenAi,
+                    wit::Provider::Gemini => Provider::Gemini,
+                    wit::Provider::Ollama => Provider::Ollama,
+                },
+                verify: match o.verify {
+                    wit::Verify::Header => Verify::Header,
+                    wit::Verify::Full => Verify::Full,
+                },
+                side_rule: None,
+            }
         }
-    }
 
-    fn admit_request(api: wit::RequestApi, request_json: String, options: wit::AdmitOptions) -> wit::RequestVerdict {
-        let api = match api {
-            wit::RequestApi::Anthropic => crate::Api::Anthropic,
-            wit::RequestApi::Openai => crate::Api::OpenAi,
-        };
-        match crate::admit_request(api, &request_json, &options.into()) {
-            Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
-                request: a.request,
-                changes: a.changes.into_iter().map(change).collect(),
-            }),
-            Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
-                unusable: r.unusable,
-                reason: reason(r.reason),
-                bytes: r.bytes,
-                limit: r.limit,
-                rule: r.rule.map(str::to_string),
-                message: r.message,
-            }),
+        pub(super) fn verdict(v: Verdict, input: &[u8]) -> wit::Verdict {
+            match v {
+                Ok(a) => wit::Verdict::Admitted(admitted(a, input)),
+                Err(r) => wit::Verdict::Refused(refusal(r)),
+            }
         }
-    }
 
-    fn sniff(bytes: Vec<u8>) -> String {
-        crate::sniff(&bytes)
-    }
+        fn kind(k: Kind) -> wit::BlockKind {
+            match k {
+                Kind::Image => wit::BlockKind::Image,
+                Kind::Document => wit::BlockKind::Document,
+            }
+        }
+
+        fn dimensions(d: crate::verdict::Dimensions) -> wit::Dimensions {
+            wit::Dimensions { width: d.width, height: d.height }
+        }
+
+        fn refusal(r: Refusal) -> wit::Refusal {
+            wit::Refusal { reason: reason(r.reason), raw_bytes: r.raw_bytes, limit: r.limit, message: r.message }
+        }
+
+        fn reason(r: Reason) -> wit::RefusalReason {
+            match r {
+                Reason::Undecodable => wit::RefusalReason::Undecodable,
+                Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
+                Reason::RawTooLarge => wit::RefusalReason::RawTooLarge,
+                Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
+                Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
+                Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
+                Reason::RequestLimit => wit::RefusalReason::RequestLimit,
+            }
+        }
+
+        fn change(c: Change) -> wit::RequestChange {
+            wit::RequestChange {
+                path: c.path,
+                block_type: c.block_type,
+                what: match c.what {
+                    ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
+                    ChangeKind::Reencoded => wit::ChangeKind::$reencoded,
+                    ChangeKind::Normalized => wit::ChangeKind::Normalized,
+                    ChangeKind::Refused => wit::ChangeKind::Refused,
+                },
+                before: facts(c.before),
+                after: c.after.map(facts),
+                reason: c.reason.map(reason),
+                limit: c.limit,
+                message: c.message,
+                rule: c.rule.map(str::to_string),
+            }
+        }
+
+        fn facts(f: MediaFacts) -> wit::MediaFacts {
+            wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
+        }
+
+        impl wit::Guest for super::Component {
+            fn admit_image(bytes: Vec<u8>, claimed_mime: String, options: wit::AdmitOptions) -> wit::Verdict {
+                verdict(crate::admit_image(&bytes, &claimed_mime, &self::options(options)), &bytes)
+            }
+
+            fn admit_document(bytes: Vec<u8>, claimed_mime: String, _options: wit::AdmitOptions) -> wit::Verdict {
+                verdict(crate::admit_document(&bytes, &claimed_mime), &bytes)
+            }
+
+            fn admit_tool_result(
+                tool: String,
+                content_json: String,
+                options: wit::AdmitOptions,
+            ) -> wit::ToolResultAdmission {
+                let admission = crate::admit_tool_result(&tool, &content_json, &self::options(options));
+                wit::ToolResultAdmission {
+                    content: admission.content,
+                    refused: admission
+                        .refused
+                        .into_iter()
+                        .map(|r| wit::RefusedBlock {
+                            index: r.index,
+                            path: r.path,
+                            block_type: r.block_type,
+                            mime: r.mime,
+                            reason: reason(r.reason),
+                            raw_bytes: r.raw_bytes,
+                            limit: r.limit,
+                        })
+                        .collect(),
+                }
+            }
+
+            fn admit_request(
+                api: wit::RequestApi,
+                request_json: String,
+                options: wit::AdmitOptions,
+            ) -> wit::RequestVerdict {
+                let api = match api {
+                    wit::RequestApi::Anthropic => crate::Api::Anthropic,
+                    wit::RequestApi::Openai => crate::Api::OpenAi,
+                };
+                match crate::admit_request(api, &request_json, &self::options(options)) {
+                    Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
+                        request: a.request,
+                        changes: a.changes.into_iter().map(change).collect(),
+                    }),
+                    Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
+                        unusable: r.unusable,
+                        reason: reason(r.reason),
+                        bytes: r.bytes,
+                        limit: r.limit,
+                        rule: r.rule.map(str::to_string),
+                        message: r.message,
+                    }),
+                }
+            }
+
+            fn sniff(bytes: Vec<u8>) -> String {
+                crate::sniff(&bytes)
+            }
+
+            $($extra)*
+        }
+    };
 }
 
-impl From<wit::AdmitOptions> for Options {
-    fn from(o: wit::AdmitOptions) -> Self {
-        Options {
+/// Contract 0.2.0: the admitted bytes cross as they are (or as `unchanged`); the host encodes base64.
+mod v0_2 {
+    use super::wit;
+    use super::*;
+
+    conversions! {
+        ReEncoded;
+        /// `default-options`: the gate's [`Options::default`], the one place every host reads.
+        fn default_options() -> wit::AdmitOptions {
+            default_options()
+        }
+    }
+
+    fn admitted(a: Admitted, _input: &[u8]) -> wit::Admitted {
+        let base64_len = a.base64_len();
+        wit::Admitted {
+            kind: kind(a.kind),
+            mime: a.mime.to_string(),
+            payload: match a.data {
+                Data::Unchanged => wit::Payload::Unchanged,
+                Data::Bytes(b) => wit::Payload::Bytes(b),
+            },
+            original_size: a.original_size,
+            dimensions: a.dimensions.map(dimensions),
+            resized: a.resized,
+            reencoded: a.reencoded,
+            base64_len,
+        }
+    }
+
+    fn default_options() -> wit::AdmitOptions {
+        let o = Options::default();
+        wit::AdmitOptions {
             downsample: o.downsample,
             provider: match o.provider {
-                wit::Provider::Anthropic => Provider::Anthropic,
-                wit::Provider::Openai => Provider::OpenAi,
-                wit::Provider::Gemini => Provider::Gemini,
-                wit::Provider::Ollama => Provider::Ollama,
+                Provider::Anthropic => wit::Provider::Anthropic,
+                Provider::OpenAi => wit::Provider::Openai,
+                Provider::Gemini => wit::Provider::Gemini,
+                Provider::Ollama => wit::Provider::Ollama,
             },
             verify: match o.verify {
-                wit::Verify::Header => Verify::Header,
-                wit::Verify::Full => Verify::Full,
+                Verify::Header => wit::Verify::Header,
+                Verify::Full => wit::Verify::Full,
             },
-            side_rule: None,
         }
     }
 }
 
-fn verdict(v: Verdict) -> wit::Verdict {
-    match v {
-        Ok(a) => wit::Verdict::Admitted(admitted(a)),
-        Err(r) => wit::Verdict::Refused(refusal(r)),
-    }
-}
+/// Contract 0.1.0 (frozen): the admitted block carries its base64, built here as before.
+mod v0_1 {
+    use super::exports::mediagate::gate0_1_0::admission as wit;
+    use super::*;
 
-fn admitted(a: Admitted) -> wit::Admitted {
-    let base64_len = a.base64_len();
-    wit::Admitted {
-        kind: match a.kind {
-            Kind::Image => wit::BlockKind::Image,
-            Kind::Document => wit::BlockKind::Document,
-        },
-        mime: a.mime.to_string(),
-        data: a.data,
-        original_size: a.original_size,
-        dimensions: a.dimensions.map(|d| wit::Dimensions { width: d.width, height: d.height }),
-        resized: a.resized,
-        reencoded: a.reencoded,
-        base64_len,
-    }
-}
+    conversions!(Reencoded;);
 
-fn refusal(r: Refusal) -> wit::Refusal {
-    wit::Refusal { reason: reason(r.reason), raw_bytes: r.raw_bytes, limit: r.limit, message: r.message }
-}
-
-fn reason(r: Reason) -> wit::RefusalReason {
-    match r {
-        Reason::Undecodable => wit::RefusalReason::Undecodable,
-        Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
-        Reason::RawTooLarge => wit::RefusalReason::RawTooLarge,
-        Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
-        Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
-        Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
-        Reason::RequestLimit => wit::RefusalReason::RequestLimit,
-    }
-}
-
-fn change(c: Change) -> wit::RequestChange {
-    wit::RequestChange {
-        path: c.path,
-        block_type: c.block_type,
-        what: match c.what {
-            ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
-            ChangeKind::Reencoded => wit::ChangeKind::Reencoded,
-            ChangeKind::Normalized => wit::ChangeKind::Normalized,
-            ChangeKind::Refused => wit::ChangeKind::Refused,
-        },
-        before: facts(c.before),
-        after: c.after.map(facts),
-        reason: c.reason.map(reason),
-        limit: c.limit,
-        message: c.message,
-        rule: c.rule.map(str::to_string),
-    }
-}
-
-fn facts(f: MediaFacts) -> wit::MediaFacts {
-    wit::MediaFacts {
-        mime: f.mime,
-        bytes: f.bytes,
-        dimensions: f.dimensions.map(|d| wit::Dimensions { width: d.width, height: d.height }),
+    fn admitted(a: Admitted, input: &[u8]) -> wit::Admitted {
+        wit::Admitted {
+            kind: kind(a.kind),
+            mime: a.mime.to_string(),
+            data: a.base64(input),
+            original_size: a.original_size,
+            dimensions: a.dimensions.map(dimensions),
+            resized: a.resized,
+            reencoded: a.reencoded,
+            base64_len: a.base64_len(),
+        }
     }
 }
 

@@ -1,11 +1,8 @@
 //! The admission gate for documents: `application/pdf` only, 20 MiB raw, `%PDF-`.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-
 use crate::limits::PDF_RAW_CAP;
 use crate::signature::{PDF_MIME, is_pdf, normalize_mime, sniff};
-use crate::verdict::{Admitted, Kind, Reason, Refusal, Verdict};
+use crate::verdict::{Admitted, Data, Kind, Reason, Refusal, Verdict};
 
 pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
     let raw = bytes.len() as u64;
@@ -36,7 +33,7 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
     Ok(Admitted {
         kind: Kind::Document,
         mime: PDF_MIME,
-        data: STANDARD.encode(bytes),
+        data: Data::Unchanged,
         original_size: raw,
         dimensions: None,
         original_dimensions: None,

@@ -3,8 +3,6 @@
 
 use std::io::Cursor;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use image::{DynamicImage, ImageDecoder, ImageReader, metadata::Orientation};
 
 use crate::downsample::{self, Reencoded};
@@ -13,7 +11,7 @@ use crate::options::{Options, Verify};
 use crate::profile::Profile;
 use crate::signature::{ImageType, sniff};
 use crate::structure::{self, Broken};
-use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
+use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
 
 /// What the header declares, read without decoding pixels.
 #[derive(Clone, Copy, Debug)]
@@ -297,7 +295,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     Ok(Admitted {
         kind: Kind::Image,
         mime: t.mime(),
-        data: STANDARD.encode(bytes),
+        data: Data::Unchanged,
         original_size: raw,
         dimensions: Some(Dimensions { width: header.width, height: header.height }),
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
@@ -311,7 +309,7 @@ fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
     Admitted {
         kind: Kind::Image,
         mime: out.image_type.mime(),
-        data: STANDARD.encode(&out.bytes),
+        data: Data::Bytes(out.bytes),
         original_size: raw,
         dimensions: Some(out.dimensions),
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),

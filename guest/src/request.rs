@@ -33,17 +33,6 @@ pub enum ChangeKind {
     Refused,
 }
 
-impl ChangeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Downsampled => "downsampled",
-            ChangeKind::Reencoded => "re-encoded",
-            ChangeKind::Normalized => "normalized",
-            ChangeKind::Refused => "refused",
-        }
-    }
-}
-
 /// A block's media as the gate measured it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MediaFacts {
@@ -252,8 +241,7 @@ fn dims(d: Option<Dimensions>) -> String {
 }
 
 fn decoded_len(a: &Admitted) -> u64 {
-    let padding = a.data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
-    (a.base64_len() / 4 * 3).saturating_sub(padding)
+    a.len()
 }
 
 fn api_title(api: Api) -> &'static str {

@@ -102,7 +102,7 @@ pub trait Vlm {
     fn configured(&self) -> bool;
     /// The provider whose API the model speaks: the image is admitted under its profile.
     fn provider(&self) -> Provider;
-    fn ask(&self, prompt: &str, mime: &str, data_base64: String) -> Result<Box<dyn Reply + '_>, VlmError>;
+    fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn Reply + '_>, VlmError>;
 }
 
 pub trait Sink {
@@ -162,13 +162,14 @@ pub fn read_image(
             format!("the image {path} cannot be sent to the model: {} — {}", r.reason.as_str(), r.message),
         )
     })?;
-    drop(bytes);
+    let mime = admitted.mime;
+    let data = admitted.into_bytes(bytes);
 
     let prompt = match question.map(str::trim) {
         Some(q) if !q.is_empty() => q,
         _ => DESCRIBE_PROMPT,
     };
-    let mut reply = vlm.ask(prompt, admitted.mime, admitted.data).map_err(vlm_error)?;
+    let mut reply = vlm.ask(prompt, mime, data).map_err(vlm_error)?;
 
     let mut live = Live::new(sink);
     let mut think = ThinkSplitter::default();

@@ -243,7 +243,7 @@ fn judge(
     let Some(claimed) = block.mime.as_deref() else {
         return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
     };
-    if block.is_document() || normalize_mime(claimed) == PDF_MIME {
+    let admitted = if block.is_document() || normalize_mime(claimed) == PDF_MIME {
         admit_document(&bytes, claimed)
     } else if block.is_audio() {
         Err(Refusal::new(
@@ -254,7 +254,9 @@ fn judge(
         ))
     } else {
         admit_image_within(&bytes, claimed, options, budget)
-    }
+    };
+    // The block is written back from the bytes that were checked: it holds them.
+    admitted.map(|a| a.owning(bytes))
 }
 
 /// Standard base64; line-wrapped base64 (MIME style) is accepted too.

@@ -94,12 +94,20 @@ pub struct Dimensions {
     pub height: u32,
 }
 
+/// The admitted bytes: the input itself, or bytes the gate made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Data {
+    /// The admitted bytes are the input, byte for byte (nothing is copied).
+    Unchanged,
+    /// Re-encoded (or otherwise made by the gate).
+    Bytes(Vec<u8>),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Admitted {
     pub kind: Kind,
     pub mime: &'static str,
-    /// Base64 (standard, padded) of the admitted bytes.
-    pub data: String,
+    pub data: Data,
     pub original_size: u64,
     pub dimensions: Option<Dimensions>,
     /// Dimensions of the image as it was given (as stored, before any EXIF rotation).
@@ -109,8 +117,50 @@ pub struct Admitted {
 }
 
 impl Admitted {
+    /// Length of the admitted bytes.
+    pub fn len(&self) -> u64 {
+        match &self.data {
+            Data::Unchanged => self.original_size,
+            Data::Bytes(b) => b.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn base64_len(&self) -> u64 {
-        self.data.len() as u64
+        base64_len(self.len())
+    }
+
+    /// The admitted bytes; `input` is what was judged.
+    pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+        match &self.data {
+            Data::Unchanged => input,
+            Data::Bytes(b) => b,
+        }
+    }
+
+    /// The admitted bytes, owned; `input` is what was judged (moved, not copied, when unchanged).
+    pub fn into_bytes(self, input: Vec<u8>) -> Vec<u8> {
+        match self.data {
+            Data::Unchanged => input,
+            Data::Bytes(b) => b,
+        }
+    }
+
+    /// The same block holding its bytes: `Unchanged` becomes `input` itself.
+    pub fn owning(mut self, input: Vec<u8>) -> Admitted {
+        if self.data == Data::Unchanged {
+            self.data = Data::Bytes(input);
+        }
+        self
+    }
+
+    /// Base64 (standard, padded) of the admitted bytes; `input` is what was judged.
+    pub fn base64(&self, input: &[u8]) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(self.bytes(input))
     }
 }
 

@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mediagate::gate::AdmitOptions;
 use mediagate::vlm::VlmConfig;
 use mediagate::{Gate, ReadImageTool, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ pub async fn record_tool_result(
     content: &Value,
 ) -> anyhow::Result<()> {
     let name = tool_use["name"].as_str().unwrap_or("tool");
-    let admission = gate.admit_tool_result(name, &content.to_string(), AdmitOptions::default()).await?;
+    let admission = gate.admit_tool_result(name, &content.to_string(), gate.default_options()).await?;
     // `None`: no block claims a media type, the content stands as it is. Refused blocks are
     // already replaced in their slots by text blocks the model can read.
     let content = match admission.content {

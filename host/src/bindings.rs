@@ -6,8 +6,12 @@
 wasmtime::component::bindgen!({
     world: "agent-tool",
     path: "wit", // host/wit -> ../wit in the repository; a copy in the published crate
-    imports: { default: async },
+    // A host failure in an import (the resource table) traps the call instead of posing as a
+    // VLM error; the VLM's own errors are the contract's `vlm-error`.
+    imports: { default: async | trappable },
     exports: { default: async },
+    // Verdicts, options and chunks compare (tests, callers' own checks).
+    additional_derives: [PartialEq, Eq],
     with: {
         "mediagate:gate/vlm.reply": crate::vlm::ReplyStream,
         "wasi": wasmtime_wasi::p2::bindings,

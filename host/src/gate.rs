@@ -3,38 +3,56 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use wasmtime::component::InstancePre;
+use wasmtime::Store;
+use wasmtime::component::{Instance, InstancePre};
 
-use crate::bindings::exports::mediagate::gate::admission::{self, GuestIndices};
+use crate::bindings::exports::mediagate::gate0_2_0::admission::{self, GuestIndices};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
 use crate::runtime::{CallState, Runtime};
 
+pub use crate::runtime::CallStats;
 pub use admission::{
-    AdmitOptions, Admitted, AdmittedRequest, BlockKind, ChangeKind, Dimensions, MediaFacts, Provider, Refusal,
+    AdmitOptions, Admitted, AdmittedRequest, BlockKind, ChangeKind, Dimensions, MediaFacts, Payload, Provider, Refusal,
     RefusalReason, RefusedBlock, RequestApi, RequestChange, RequestRefusal, RequestVerdict, ToolResultAdmission,
     Verdict, Verify,
 };
 
-/// Downsample, Anthropic's limits, every pixel decoded: the options for bytes that go to a model.
-impl Default for AdmitOptions {
-    fn default() -> Self {
-        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full }
+impl Admitted {
+    /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
+    pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+        match &self.payload {
+            Payload::Unchanged => input,
+            Payload::Bytes(b) => b,
+        }
+    }
+
+    /// The block's `data`: base64 (standard alphabet, padded) of the admitted bytes, encoded with
+    /// SIMD; `input` is what the gate was given.
+    pub fn base64(&self, input: &[u8]) -> String {
+        base64(self.bytes(input))
+    }
+
+    /// The admitted bytes, owned (`input` moved, not copied, when `unchanged`).
+    pub fn into_bytes(self, input: Vec<u8>) -> Vec<u8> {
+        match self.payload {
+            Payload::Unchanged => input,
+            Payload::Bytes(b) => b,
+        }
     }
 }
 
+/// Standard, padded base64 (SIMD where the CPU has it): what a block's `data` is.
+pub fn base64(bytes: &[u8]) -> String {
+    base64_simd::STANDARD.encode_to_string(bytes)
+}
+
 impl RefusalReason {
+    /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`mime_unsupported`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalReason::Undecodable => "undecodable",
-            RefusalReason::MimeUnsupported => "mime_unsupported",
-            RefusalReason::RawTooLarge => "raw_too_large",
-            RefusalReason::MagicMismatch => "magic_mismatch",
-            RefusalReason::Base64TooLarge => "base64_too_large",
-            RefusalReason::DimensionsTooLarge => "dimensions_too_large",
-            RefusalReason::RequestLimit => "request_limit",
-        }
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
     }
 }
 
@@ -68,22 +86,54 @@ impl RequestApi {
     }
 }
 
-impl ChangeKind {
+impl crate::bindings::exports::mediagate::gate0_1_0::admission::RefusalReason {
+    /// The name users see, as [`RefusalReason::as_str`] (the 0.1.0 verdict of `admit_file`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Downsampled => "downsampled",
-            ChangeKind::Reencoded => "re-encoded",
-            ChangeKind::Normalized => "normalized",
-            ChangeKind::Refused => "refused",
-        }
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
     }
 }
 
-/// What one call cost the sandbox.
-#[derive(Clone, Copy, Debug)]
-pub struct CallStats {
-    /// The largest the guest's linear memory grew to, in bytes.
-    pub peak_memory: usize,
+impl ChangeKind {
+    /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
+    pub fn as_str(self) -> &'static str {
+        static NAMES: WitNames = WitNames::new();
+        NAMES.get(self as usize, || wit_case_name(&self))
+    }
+}
+
+/// The WIT case name of a value of a generated enum, from its generated `Debug`
+/// (`RefusalReason::MimeUnsupported` → `mime-unsupported`): the WIT is the one source of the names
+/// users see, no host writes them again.
+fn wit_case_name(value: &impl std::fmt::Debug) -> String {
+    let debug = format!("{value:?}");
+    let case = debug.rsplit("::").next().unwrap_or(&debug);
+    let mut name = String::with_capacity(case.len() + 4);
+    for (i, c) in case.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                name.push('-');
+            }
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+    }
+    name
+}
+
+/// Each case's name made once and kept for the process (an enum has a handful of cases).
+struct WitNames(std::sync::Mutex<[Option<&'static str>; 32]>);
+
+impl WitNames {
+    const fn new() -> Self {
+        WitNames(std::sync::Mutex::new([None; 32]))
+    }
+
+    fn get(&self, case: usize, make: impl FnOnce() -> String) -> &'static str {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        names[case].get_or_insert_with(|| Box::leak(make().into_boxed_str()))
+    }
 }
 
 /// The gate, ready to admit: compiled once, instantiated per call.
@@ -93,6 +143,7 @@ pub struct Gate {
     pre: InstancePre<CallState<()>>,
     indices: Arc<GuestIndices>,
     origin: Origin,
+    defaults: AdmitOptions,
 }
 
 impl Gate {
@@ -102,7 +153,11 @@ impl Gate {
         let linker = wasmtime::component::Linker::new(runtime.engine());
         let pre = linker.instantiate_pre(&component)?;
         let indices = Arc::new(GuestIndices::new(&pre)?);
-        Ok(Gate { runtime, pre, indices, origin })
+        let store = runtime.store(());
+        let (defaults, _) = runtime.call_blocking(&pre, store, async |store, instance| {
+            indices.load(&mut *store, &instance)?.call_default_options(store).await
+        })?;
+        Ok(Gate { runtime, pre, indices, origin, defaults })
     }
 
     /// Whether the compiled component came from the disk cache or was compiled now.
@@ -110,6 +165,14 @@ impl Gate {
         self.origin
     }
 
+    /// The options a caller that names none gets, as the component defines them (read once, when
+    /// the gate was made): downsample, Anthropic's limits, every pixel decoded.
+    pub fn default_options(&self) -> AdmitOptions {
+        self.defaults
+    }
+
+    /// Admit an image. An admitted block's `payload` is `unchanged` when the admitted bytes are
+    /// `bytes` themselves; [`Admitted::base64`] gives its `data` either way.
     pub async fn admit_image(
         &self,
         bytes: &[u8],
@@ -126,14 +189,7 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<(Verdict, CallStats), CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_image(&mut store, bytes, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        let stats = CallStats { peak_memory: store.data().peak_memory() };
-        self.finish(result).map(|v| (v, stats))
+        self.call(async |gate, store| gate.call_admit_image(store, bytes, claimed_mime, options).await).await
     }
 
     pub async fn admit_document(
@@ -142,13 +198,9 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<Verdict, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_document(&mut store, bytes, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        self.call(async |gate, store| gate.call_admit_document(store, bytes, claimed_mime, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     pub async fn admit_tool_result(
@@ -157,13 +209,9 @@ impl Gate {
         content_json: &str,
         options: AdmitOptions,
     ) -> Result<ToolResultAdmission, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_tool_result(&mut store, tool, content_json, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        self.call(async |gate, store| gate.call_admit_tool_result(store, tool, content_json, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     /// Admit a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON): every
@@ -176,35 +224,26 @@ impl Gate {
         request_json: &str,
         options: AdmitOptions,
     ) -> Result<RequestVerdict, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_admit_request(&mut store, api, request_json, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        self.call(async |gate, store| gate.call_admit_request(store, api, request_json, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
-        let mut store = self.store();
-        let result = async {
-            let gate = self.instantiate(&mut store).await?;
-            gate.call_sniff(&mut store, bytes).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        self.call(async |gate, store| gate.call_sniff(store, bytes).await).await.map(|(v, _)| v)
     }
 
-    async fn instantiate(&self, store: &mut wasmtime::Store<CallState<()>>) -> wasmtime::Result<admission::Guest> {
-        let instance = self.pre.instantiate_async(&mut *store).await?;
-        self.indices.load(&mut *store, &instance)
-    }
-
-    fn store(&self) -> wasmtime::Store<CallState<()>> {
-        self.runtime.store(())
-    }
-
-    fn finish<R>(&self, result: wasmtime::Result<R>) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, self.runtime.limits().memory_bytes))
+    /// One export of `admission` through [`Runtime::call`].
+    async fn call<R>(
+        &self,
+        call: impl AsyncFnOnce(admission::Guest, &mut Store<CallState<()>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let store = self.runtime.store(());
+        self.runtime
+            .call(&self.pre, store, async |store, instance: Instance| {
+                let gate = self.indices.load(&mut *store, &instance)?;
+                call(gate, store).await
+            })
+            .await
     }
 }

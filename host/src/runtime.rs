@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use wasmtime::component::{Component, ResourceTable};
+use wasmtime::component::{Component, Instance, InstancePre, ResourceTable};
 use wasmtime::{
     Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline,
 };
@@ -110,6 +110,43 @@ impl Runtime {
         }
     }
 
+    /// One call into the sandbox, the only way any export is called: `store` (fresh, from
+    /// [`Runtime::store`]) → instantiate `pre` → `call` → the error classified, within the
+    /// wall-clock deadline. Returns what the call cost the sandbox too.
+    pub async fn call<T: Send + 'static, R>(
+        &self,
+        pre: &InstancePre<CallState<T>>,
+        mut store: Store<CallState<T>>,
+        call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let result = self.bounded(invoke(pre, &mut store, call)).await;
+        self.finish(result, &store)
+    }
+
+    /// [`Runtime::call`] run to completion on this thread, for constructors (the call must not
+    /// wait on I/O: the CPU deadline applies, the wall-clock one does not).
+    pub fn call_blocking<T: Send + 'static, R>(
+        &self,
+        pre: &InstancePre<CallState<T>>,
+        mut store: Store<CallState<T>>,
+        call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let result = futures_executor::block_on(invoke(pre, &mut store, call));
+        self.finish(result, &store)
+    }
+
+    fn finish<T, R>(
+        &self,
+        result: wasmtime::Result<R>,
+        store: &Store<CallState<T>>,
+    ) -> Result<(R, CallStats), CallError> {
+        let stats = CallStats { peak_memory: store.data().peak_memory() };
+        match result {
+            Ok(r) => Ok((r, stats)),
+            Err(e) => Err(CallError::classify(e, self.config.limits.memory_bytes)),
+        }
+    }
+
     /// The compiled component: for one of the embedded components, the code this binary carries
     /// (compiled at build time) when this CPU and engine can run it; otherwise from the disk cache
     /// when it holds a valid copy, or compiled now (and cached).
@@ -175,6 +212,22 @@ impl Runtime {
         });
         store
     }
+}
+
+async fn invoke<T: Send + 'static, R>(
+    pre: &InstancePre<CallState<T>>,
+    store: &mut Store<CallState<T>>,
+    call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
+) -> wasmtime::Result<R> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    call(store, instance).await
+}
+
+/// What one call cost the sandbox.
+#[derive(Clone, Copy, Debug)]
+pub struct CallStats {
+    /// The largest the guest's linear memory grew to, in bytes.
+    pub peak_memory: usize,
 }
 
 /// A future that is pending once (waking itself), so the executor runs other tasks in between.

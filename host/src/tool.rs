@@ -11,17 +11,25 @@ use wasmtime_wasi::clocks::WasiClocksView;
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::bindings::AgentToolPre;
-use crate::bindings::exports::mediagate::gate::tool as wit_tool;
-use crate::bindings::mediagate::gate::{output, vlm as wit_vlm};
+use crate::bindings::exports::mediagate::gate0_2_0::tool as wit_tool;
+use crate::bindings::mediagate::gate0_2_0::{output, vlm as wit_vlm};
+use crate::bindings::{AgentTool, AgentToolPre};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
-use crate::gate::{AdmitOptions, Verdict};
+use crate::gate::AdmitOptions;
 use crate::runtime::{CallState, Runtime};
-use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
+use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
+use wasmtime::Store;
 
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
+
+/// What [`ReadImageTool::admit_file`] answers: the contract's 0.1.0 verdict, the admitted bytes
+/// as one base64 string (`data`). The workspace seat exists for wasmtime-py, which lifts a string
+/// in one copy but a `list<u8>` value by value, past its hostcall fuel for a few MB.
+pub use crate::bindings::exports::mediagate::gate0_1_0::admission::{
+    Admitted as FileAdmitted, BlockKind as FileBlockKind, Verdict as FileVerdict,
+};
 
 /// Receives the tool's live output as it arrives.
 pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
@@ -70,6 +78,7 @@ pub struct ReadImageTool {
     pre: AgentToolPre<CallState<ToolCtx>>,
     vlm: Option<Arc<VlmClient>>,
     origin: Origin,
+    defaults: AdmitOptions,
 }
 
 impl ReadImageTool {
@@ -89,22 +98,26 @@ impl ReadImageTool {
         output::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(anyhow::Error::from)?;
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
             .map_err(anyhow::Error::from)?;
-        Ok(ReadImageTool { runtime, pre, vlm, origin })
+        let store = runtime.store(ToolCtx::new(WasiCtxBuilder::new().build(), None, noop_sink()));
+        let (defaults, _) = runtime.call_blocking(pre.instance_pre(), store, async |store, instance| {
+            AgentTool::new(&mut *store, &instance)?.mediagate_gate0_2_0_admission().call_default_options(store).await
+        })?;
+        Ok(ReadImageTool { runtime, pre, vlm, origin, defaults })
     }
 
     pub fn origin(&self) -> Origin {
         self.origin
     }
 
+    /// The options a caller that names none gets, as the component defines them.
+    pub fn default_options(&self) -> AdmitOptions {
+        self.defaults
+    }
+
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
-        let mut store = self.store(None, noop_sink()).map_err(CallError::Host)?;
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_tool().call_definition(&mut store).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        let store = self.store(None, noop_sink()).map_err(CallError::Host)?;
+        self.call(store, async |tool, store| tool.mediagate_gate0_2_0_tool().call_definition(store).await).await
     }
 
     /// Runs `read_image(path, question)` against `workspace`, streaming to `sink`.
@@ -122,16 +135,14 @@ impl ReadImageTool {
         {
             return Ok(Err(e));
         }
-        let mut store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
+        let store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
             Ok(s) => s,
             Err(e) => return Ok(Err(ToolError { code: ToolErrorCode::Io, message: format!("error: {e:#}") })),
         };
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_tool().call_read_image(&mut store, path, question).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_2_0_tool().call_read_image(store, path, question).await
+        })
+        .await
     }
 
     /// The gate on a workspace file, read through the preopen.
@@ -141,17 +152,15 @@ impl ReadImageTool {
         path: &str,
         claimed_mime: Option<&str>,
         options: AdmitOptions,
-    ) -> Result<Result<Verdict, ToolError>, CallError> {
+    ) -> Result<Result<FileVerdict, ToolError>, CallError> {
         if let Err(e) = check_workspace(workspace) {
             return Ok(Err(e));
         }
-        let mut store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
-        let result = async {
-            let tool = self.pre.instantiate_async(&mut store).await?;
-            tool.mediagate_gate_workspace_admission().call_admit_file(&mut store, path, claimed_mime, options).await
-        };
-        let result = self.runtime.bounded(result).await;
-        self.finish(result)
+        let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
+        })
+        .await
     }
 
     fn store(&self, workspace: Option<&Path>, sink: Sink) -> Result<wasmtime::Store<CallState<ToolCtx>>> {
@@ -164,16 +173,27 @@ impl ReadImageTool {
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open the workspace {}", root.display()))?;
         }
-        Ok(self.runtime.store(ToolCtx {
-            wasi: wasi.build(),
-            vlm: self.vlm.clone(),
-            sink,
-            budget: SinkBudget::default(),
-        }))
+        Ok(self.runtime.store(ToolCtx::new(wasi.build(), self.vlm.clone(), sink)))
     }
 
-    fn finish<R>(&self, result: wasmtime::Result<R>) -> Result<R, CallError> {
-        result.map_err(|e| CallError::classify(e, self.runtime.limits().memory_bytes))
+    /// One export of the `agent-tool` component through [`Runtime::call`].
+    async fn call<R>(
+        &self,
+        store: Store<CallState<ToolCtx>>,
+        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallError> {
+        let pre = self.pre.instance_pre();
+        let called = self.runtime.call(pre, store, async |store, instance| {
+            let tool = AgentTool::new(&mut *store, &instance)?;
+            call(tool, store).await
+        });
+        called.await.map(|(r, _)| r)
+    }
+}
+
+impl ToolCtx {
+    fn new(wasi: WasiCtx, vlm: Option<Arc<VlmClient>>, sink: Sink) -> Self {
+        ToolCtx { wasi, vlm, sink, budget: SinkBudget::default() }
     }
 }
 
@@ -231,40 +251,45 @@ impl WasiView for CallState<ToolCtx> {
 }
 
 impl wit_vlm::Host for CallState<ToolCtx> {
-    async fn configured(&mut self) -> bool {
-        self.extra.vlm.is_some()
+    async fn configured(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.extra.vlm.is_some())
     }
 
-    async fn api(&mut self) -> wit_vlm::ApiDialect {
-        match self.extra.vlm.as_ref().map(|v| v.config().api) {
+    async fn api(&mut self) -> wasmtime::Result<wit_vlm::ApiDialect> {
+        Ok(match self.extra.vlm.as_ref().map(|v| v.config().api) {
             Some(crate::vlm::Api::Anthropic) => wit_vlm::ApiDialect::Anthropic,
             // With no VLM the guest never asks; OpenAI-compatible is the default dialect.
             Some(crate::vlm::Api::OpenAi) | None => wit_vlm::ApiDialect::Openai,
-        }
+        })
     }
 
-    async fn ask(&mut self, prompt: String, image: wit_vlm::Image) -> Result<Resource<ReplyStream>, wit_vlm::VlmError> {
+    async fn ask(
+        &mut self,
+        prompt: String,
+        image: wit_vlm::Image,
+    ) -> wasmtime::Result<Result<Resource<ReplyStream>, wit_vlm::VlmError>> {
         let Some(vlm) = self.extra.vlm.clone() else {
-            return Err(wit_vlm::VlmError::NotConfigured);
+            return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
         let started = Instant::now();
         let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
         self.host_time += started.elapsed();
-        let reply = reply.map_err(to_wit_error)?;
-        self.table().push(reply).map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))
+        match reply {
+            Ok(reply) => Ok(Ok(self.table().push(reply)?)),
+            Err(e) => Ok(Err(e)),
+        }
     }
 }
 
 impl wit_vlm::HostReply for CallState<ToolCtx> {
-    async fn next_chunk(&mut self, reply: Resource<ReplyStream>) -> Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError> {
+    async fn next_chunk(
+        &mut self,
+        reply: Resource<ReplyStream>,
+    ) -> wasmtime::Result<Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError>> {
         let started = Instant::now();
-        let stream = self
-            .table()
-            .get_mut(&reply)
-            .map_err(|e| wit_vlm::VlmError::MalformedStream(format!("host resource table: {e}")))?;
-        let chunk = stream.next_chunk().await;
+        let chunk = self.table().get_mut(&reply)?.next_chunk().await;
         self.host_time += started.elapsed();
-        Ok(chunk.map_err(to_wit_error)?.map(|c| wit_vlm::Chunk { kind: to_wit_kind(c.kind), text: c.text }))
+        Ok(chunk)
     }
 
     async fn drop(&mut self, reply: Resource<ReplyStream>) -> wasmtime::Result<()> {
@@ -274,35 +299,12 @@ impl wit_vlm::HostReply for CallState<ToolCtx> {
 }
 
 impl output::Host for CallState<ToolCtx> {
-    async fn write(&mut self, kind: wit_vlm::ChunkKind, text: String) {
-        let kind = match kind {
-            wit_vlm::ChunkKind::Content => ChunkKind::Content,
-            wit_vlm::ChunkKind::Reasoning => ChunkKind::Reasoning,
-        };
+    async fn write(&mut self, kind: ChunkKind, text: String) -> wasmtime::Result<()> {
         let text = self.extra.budget.take(kind, &text);
         if !text.is_empty() {
             (self.extra.sink)(kind, text);
         }
-    }
-}
-
-fn to_wit_kind(k: ChunkKind) -> wit_vlm::ChunkKind {
-    match k {
-        ChunkKind::Content => wit_vlm::ChunkKind::Content,
-        ChunkKind::Reasoning => wit_vlm::ChunkKind::Reasoning,
-    }
-}
-
-fn to_wit_error(e: VlmError) -> wit_vlm::VlmError {
-    match e {
-        VlmError::NotConfigured => wit_vlm::VlmError::NotConfigured,
-        VlmError::Unreachable(m) => wit_vlm::VlmError::Unreachable(m),
-        VlmError::Refused { status, message } => {
-            wit_vlm::VlmError::Refused(wit_vlm::ProviderRefusal { status, message })
-        }
-        VlmError::TimedOut(m) => wit_vlm::VlmError::TimedOut(m),
-        VlmError::MalformedStream(m) => wit_vlm::VlmError::MalformedStream(m),
-        VlmError::StoppedEarly(m) => wit_vlm::VlmError::StoppedEarly(m),
+        Ok(())
     }
 }
 

@@ -50,6 +50,11 @@ const TRANSPILE_FLAGS = [
   '--minify',
 ];
 const FLAGS = TRANSPILE_FLAGS.join(' ');
+// The component exports `mediagate:gate/admission` twice (0.2.0, and the frozen 0.1.0 for hosts
+// that pinned it); jco names both `admission` too, a duplicate key TypeScript refuses. The package
+// uses the versioned key only (src/index.js, CONTRACT_EXPORT): the short ones are dropped from the
+// declarations.
+const POSTPROCESS = 'drop-unversioned-admission-dts';
 
 // The core module the wrapper (src/index.js, CORE_URLS) names for bundlers: one, since the component
 // imports nothing (jco adds shim modules only to wire imports).
@@ -66,6 +71,7 @@ if (!process.argv.includes('--force')) {
       built.componentSha256 === componentSha256 &&
       built.jco === jcoPkg.version &&
       built.flags === FLAGS &&
+      built.postprocess === POSTPROCESS &&
       EXPECTED.every((f) => existsSync(join(outDir, f)))
     ) {
       console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
@@ -93,6 +99,13 @@ const cores = readdirSync(tmpDir).filter((f) => f.endsWith('.wasm')).sort();
 if (cores.join() !== [...CORE_MODULES].sort().join()) {
   fail(`jco wrote the core modules ${cores.join(', ')}; src/index.js (CORE_URLS) and this script name ${CORE_MODULES.join(', ')}`);
 }
+{
+  const dts = join(tmpDir, 'mediagate.d.ts');
+  const text = readFileSync(dts, 'utf8');
+  const kept = text.replace(/^\s*admission: typeof [A-Za-z]+,\n/gm, '');
+  if (kept === text) fail('jco no longer writes the unversioned `admission` keys; revisit POSTPROCESS');
+  writeFileSync(dts, kept);
+}
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
 writeFileSync(
   join(tmpDir, 'BUILD.json'),
@@ -104,6 +117,7 @@ writeFileSync(
       componentSha256,
       jco: jcoPkg.version,
       flags: FLAGS,
+      postprocess: POSTPROCESS,
     },
     null,
     2,

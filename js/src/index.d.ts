@@ -182,6 +182,8 @@ export class Gate {
   readonly trapped: boolean;
   /** The admission options a call without options gets: DEFAULT_OPTIONS under the instance's own. */
   readonly defaults: Required<AdmitOptions>;
+  /** The component's own defaults (its `default-options` export), before the instance's. */
+  readonly componentDefaults: Required<AdmitOptions>;
   admitImage(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
   admitDocument(bytes: Bytes, claimedMime?: string, options?: AdmitOptions): Verdict;
   /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */

@@ -154,7 +154,7 @@ export function checkGateOptions(options) {
   if (cache !== undefined && typeof cache !== 'boolean') throw new TypeError('createGate: cache must be a boolean');
   const defaults = {};
   for (const key of ADMIT_OPTION_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
-  toOptions(defaults); // the defaults are checked now, not at the first call
+  checkOptions(defaults); // the defaults are checked now, not at the first call
   return { load: { wasmBase, wasmUrls, getCoreModule, cache }, defaults };
 }
 
@@ -194,7 +194,10 @@ export async function createGate(options = {}) {
     });
   // The preflight component imports nothing: no import object to give.
   const root = await instantiate(getCoreModule, {});
-  return new Gate(root.admission, defaults);
+  // The contract this package speaks; the component also exports 0.1.0 for hosts that pinned it.
+  const api = root[CONTRACT_EXPORT];
+  if (api == null) throw new GateError(`the component does not export ${CONTRACT_EXPORT}`);
+  return new Gate(api, defaults);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,11 +223,29 @@ function refuseUnknownKeys(options) {
   }
 }
 
-function toOptions(options) {
+/** Checks the options that are given (any subset of the keys). */
+function checkOptions(options) {
   refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample = true, provider = 'anthropic', verify = 'full' } = options;
+  const { downsample, provider, verify } = options;
+  if (downsample !== undefined && typeof downsample !== 'boolean') {
+    throw new TypeError('options.downsample must be a boolean');
+  }
+  if (provider !== undefined && !PROVIDERS.includes(provider)) {
+    throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
+  }
+  if (verify !== undefined && !VERIFY_MODES.includes(verify)) {
+    throw new TypeError(`options.verify must be one of ${VERIFY_MODES.join(', ')} (got ${JSON.stringify(verify)})`);
+  }
+}
+
+/** `options` over `base` (the component's own defaults, `default-options`), checked. */
+function toOptions(options, base) {
+  refuseUnknownKeys(options);
+  options ??= {};
+  if (typeof options !== 'object') throw new TypeError('options must be an object');
+  const { downsample = base.downsample, provider = base.provider, verify = base.verify } = options;
   if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
   if (!PROVIDERS.includes(provider)) {
     throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
@@ -235,8 +256,15 @@ function toOptions(options) {
   return { downsample, provider, verify };
 }
 
-/** What a call without options asks for. */
-export const DEFAULT_OPTIONS = Object.freeze(toOptions({}));
+/** The export of the contract this package speaks (wit/mediagate.wit). */
+const CONTRACT_EXPORT = 'mediagate:gate/admission@0.2.0';
+
+/**
+ * What a call without options asks for, as the component of this package version defines it
+ * (`default-options`). A gate reads them from its component (`gate.defaults`); this constant is
+ * kept for code that needs them before a gate exists, and a test checks it equals the component's.
+ */
+export const DEFAULT_OPTIONS = Object.freeze({ downsample: true, provider: 'anthropic', verify: 'full' });
 
 /** `options` over `defaults`; a key given as `undefined` keeps the default. */
 function withDefaults(defaults, options) {
@@ -247,12 +275,29 @@ function withDefaults(defaults, options) {
   return merged;
 }
 
-function verdictFrom(verdict) {
+/** Standard padded base64: Node's Buffer, the platform's `toBase64` where it has one, else btoa in chunks. */
+const encodeBase64 =
+  typeof globalThis.Buffer === 'function'
+    ? (bytes) => globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+    : typeof Uint8Array.prototype.toBase64 === 'function'
+      ? (bytes) => bytes.toBase64()
+      : (bytes) => {
+          const CHUNK = 0x8000;
+          const parts = [];
+          for (let i = 0; i < bytes.length; i += CHUNK) {
+            parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + CHUNK)));
+          }
+          return btoa(parts.join(''));
+        };
+
+/** `input` is what the gate was given: the admitted bytes when the payload is `unchanged`. */
+function verdictFrom(verdict, input) {
   if (verdict.tag === 'admitted') {
     const a = verdict.val;
+    const bytes = a.payload.tag === 'unchanged' ? input : a.payload.val;
     return {
       ok: true,
-      block: { type: a.kind, source: { type: 'base64', media_type: a.mime, data: a.data } },
+      block: { type: a.kind, source: { type: 'base64', media_type: a.mime, data: encodeBase64(bytes) } },
       mime: a.mime,
       originalSize: Number(a.originalSize),
       dimensions: a.dimensions == null ? undefined : { width: a.dimensions.width, height: a.dimensions.height },
@@ -289,13 +334,12 @@ function factsFrom(f) {
   return out;
 }
 
-const CHANGE_KINDS = { downsampled: 'downsampled', reencoded: 're-encoded', normalized: 'normalized', refused: 'refused' };
 
 function changeFrom(c) {
   return {
     path: c.path,
     type: c.blockType,
-    what: CHANGE_KINDS[c.what] ?? c.what,
+    what: c.what, // the WIT case name (`re-encoded`), as every host shows it
     from: factsFrom(c.before),
     to: c.after == null ? null : factsFrom(c.after),
     reason: c.reason == null ? null : snake(c.reason),
@@ -390,20 +434,28 @@ export function admittedBytes(verdict) {
 export class Gate {
   #api;
   #defaults;
+  #base;
   #trapped = null;
 
-  constructor(api, defaults = {}) {
+  /** `defaults`: the instance's own; the component's come from `api.defaultOptions()` (`default-options`). */
+  constructor(api, defaults = {}, base = api.defaultOptions()) {
     this.#api = api;
     this.#defaults = Object.freeze({ ...defaults });
+    this.#base = Object.freeze({ downsample: base.downsample, provider: base.provider, verify: base.verify });
   }
 
-  /** The admission options a call without options gets (`DEFAULT_OPTIONS` under the instance's). */
+  /** The admission options a call without options gets (the component's, under the instance's). */
   get defaults() {
-    return toOptions(this.#defaults);
+    return toOptions(this.#defaults, this.#base);
+  }
+
+  /** The component's own defaults (`default-options`), before the instance's. */
+  get componentDefaults() {
+    return { ...this.#base };
   }
 
   #options(options) {
-    return toOptions(withDefaults(this.#defaults, options));
+    return toOptions(withDefaults(this.#defaults, options), this.#base);
   }
 
   /** True once the component trapped; every later call throws and a new instance is needed. */
@@ -431,14 +483,14 @@ export class Gate {
   admitImage(bytes, claimedMime, options) {
     const input = toBytes(bytes);
     const opts = this.#options(options);
-    return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts)));
+    return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts), input));
   }
 
   /** Admit a document (`application/pdf`). */
   admitDocument(bytes, claimedMime = 'application/pdf', options) {
     const input = toBytes(bytes);
     const opts = this.#options(options);
-    return this.#call('admit-document', () => verdictFrom(this.#api.admitDocument(input, String(claimedMime), opts)));
+    return this.#call('admit-document', () => verdictFrom(this.#api.admitDocument(input, String(claimedMime), opts), input));
   }
 
   /** `admitDocument` when the claim is `application/pdf`, `admitImage` otherwise (as the CLI does). */
@@ -492,7 +544,7 @@ export class Gate {
     if (json === undefined) throw new TypeError('request must be JSON text or a JSON-serialisable value');
     const merged = withDefaults(this.#defaults, options);
     if (merged && typeof merged === 'object' && merged.provider === undefined) merged.provider = api;
-    const opts = toOptions(merged);
+    const opts = toOptions(merged, this.#base);
     const answer = this.#call('admit-request', () => this.#api.admitRequest(api, json, opts));
     if (answer.tag === 'refused') {
       const r = answer.val;

@@ -207,6 +207,7 @@ describe('gate instances', () => {
 
   it('turn a trap into a GateError naming the trap, then refuse to run', () => {
     const api = {
+      defaultOptions: () => mediagate.DEFAULT_OPTIONS,
       admitImage() {
         throw new WebAssembly.RuntimeError('unreachable');
       },

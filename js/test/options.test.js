@@ -28,6 +28,13 @@ const gifBlock = () => ({ type: 'image', data: b64(GIF_1X1), mimeType: 'image/gi
 const cli = (v) => mediagate.toCliJson(v);
 
 describe('admission defaults', () => {
+  it('the defaults come from the component, and DEFAULT_OPTIONS equals them', async () => {
+    const gate = await mediagate.createGate();
+    assert.deepEqual(gate.componentDefaults, { downsample: true, provider: 'anthropic', verify: 'full' });
+    assert.deepEqual(gate.componentDefaults, mediagate.DEFAULT_OPTIONS);
+    assert.deepEqual(gate.defaults, gate.componentDefaults);
+  });
+
   it('DEFAULT_OPTIONS is what a call without options gets, for every function', async () => {
     const d = mediagate.DEFAULT_OPTIONS;
     assert.deepEqual(Object.keys(d).sort(), [...mediagate.ADMIT_OPTION_KEYS].sort());

@@ -185,7 +185,7 @@ fn small_png() -> Vec<u8> {
 }
 
 async fn assert_next_call_succeeds(gate: &Gate) {
-    let v = gate.admit_image(&small_png(), "image/png", AdmitOptions::default()).await.unwrap();
+    let v = gate.admit_image(&small_png(), "image/png", gate.default_options()).await.unwrap();
     assert!(matches!(v, Verdict::Admitted(_)), "the next call on the same gate succeeds: {v:?}");
 }
 

@@ -506,10 +506,9 @@ fn a_pdf_under_another_name_is_admitted_as_the_document_it_is() {
 /// machine: the CLI refuses before connecting and names the fix.
 #[test]
 fn the_cli_refuses_to_send_a_key_over_plain_http() {
-    let out = Command::new(env!("CARGO_BIN_EXE_mediagate"))
+    let out = mediagate_command()
         .args(["read-image", "icon.png", "--workspace", path(&repo_root().join("examples"))])
         .args(["--vlm-url", "http://192.0.2.1/v1", "--vlm-model", "m"])
-        .env("MEDIAGATE_CACHE_DIR", cache_dir())
         .env("MEDIAGATE_VLM_API_KEY", "sk-cli-secret-123456")
         .output()
         .unwrap();
@@ -517,6 +516,8 @@ fn the_cli_refuses_to_send_a_key_over_plain_http() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("clear text") && stderr.contains("--vlm-url https://192.0.2.1/v1"), "{stderr}");
     assert!(!stderr.contains("sk-cli-secret"), "{stderr}");
+}
+
 /// The binary carries the components precompiled: `mediagate admit` on a machine with an empty
 /// cache compiles nothing and writes nothing there.
 #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::common::vlm_server::*;
 use crate::common::*;
 use mediagate::ReadImageTool;
-use mediagate::gate::{AdmitOptions, Verdict};
+use mediagate::tool::FileVerdict as Verdict;
 use mediagate::tool::{ToolError, ToolErrorCode};
 use mediagate::vlm::{Api, VlmConfig};
 
@@ -82,7 +82,7 @@ impl Setup {
 
     /// The same path through the other entry point, `admit_file`.
     async fn admit(&self, path: &str) -> Result<Verdict, ToolError> {
-        let call = self.tool.admit_file(self.ws.path(), path, None, AdmitOptions::default());
+        let call = self.tool.admit_file(self.ws.path(), path, None, self.tool.default_options());
         tokio::time::timeout(GUARD, call).await.expect("admit_file hung").expect("the sandbox itself never fails here")
     }
 }

@@ -241,12 +241,13 @@ struct Tally {
     tool_results: usize,
 }
 
-fn check_verdict(what: &str, verdict: &Verdict, options: AdmitOptions) {
+fn check_verdict(what: &str, verdict: &Verdict, options: AdmitOptions, input: &[u8]) {
     match verdict {
         Verdict::Admitted(a) => {
             assert!(a.base64_len <= limit(options.provider), "{what}: {} base64 bytes over the limit", a.base64_len);
-            assert_eq!(a.base64_len, a.data.len() as u64, "{what}: base64_len is the data's length");
-            let bytes = base64::engine::general_purpose::STANDARD.decode(&a.data).expect("admitted data is base64");
+            let data = a.base64(input);
+            assert_eq!(a.base64_len, data.len() as u64, "{what}: base64_len is the data's length");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(&data).expect("admitted data is base64");
             if !a.reencoded {
                 assert_eq!(bytes.len() as u64, a.original_size, "{what}: unchanged bytes keep their size");
             }
@@ -310,7 +311,7 @@ async fn mutated_corpus_files_get_a_verdict_or_a_clean_error() {
                         t.calls += 1;
                         match &result {
                             Ok(v) => {
-                                check_verdict(what, v, *options);
+                                check_verdict(what, v, *options, bytes);
                                 match v {
                                     Verdict::Admitted(_) => t.admitted += 1,
                                     Verdict::Refused(r) => *t.refused.entry(r.reason.as_str()).or_default() += 1,

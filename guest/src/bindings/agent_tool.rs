@@ -6,8 +6,8 @@ use super::wasi::filesystem::preopens;
 use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
 
 use super::Component;
-use super::exports::mediagate::gate::tool as wit;
-use super::mediagate::gate::{output, vlm};
+use super::exports::mediagate::gate0_2_0::tool as wit;
+use super::mediagate::gate0_2_0::{output, vlm};
 use crate::tool::{self, ChunkKind, EntryType, FsError, VlmError};
 
 /// Read in pieces so a huge or growing file never lands in one allocation past the cap.
@@ -103,8 +103,13 @@ impl tool::Vlm for HostVlm {
         }
     }
 
-    fn ask(&self, prompt: &str, mime: &str, data_base64: String) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
-        let image = vlm::Image { mime: mime.to_string(), data: data_base64 };
+    fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn tool::Reply + '_>, VlmError> {
+        // Base64 here: the import takes a string (wasmtime-py cannot take a few MB of `list<u8>`).
+        let data = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(&data)
+        };
+        let image = vlm::Image { mime: mime.to_string(), data };
         let reply = vlm::ask(prompt, &image).map_err(vlm_error)?;
         Ok(Box::new(HostReply(reply)))
     }
@@ -188,20 +193,21 @@ fn tool_error(e: tool::ToolError) -> wit::ToolError {
     wit::ToolError { code, message: e.message }
 }
 
-impl super::exports::mediagate::gate::workspace_admission::Guest for Component {
+impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Component {
     fn admit_file(
         path: String,
         claimed_mime: Option<String>,
         options: super::wit::AdmitOptions,
-    ) -> Result<super::wit::Verdict, wit::ToolError> {
+    ) -> Result<super::exports::mediagate::gate0_1_0::admission::Verdict, wit::ToolError> {
         let workspace = PreopenWorkspace::open().map_err(tool_error)?;
         let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
         let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
         let verdict = if crate::signature::normalize_mime(&mime) == crate::signature::PDF_MIME {
             crate::admit_document(&bytes, &mime)
         } else {
-            crate::admit_image(&bytes, &mime, &options.into())
+            crate::admit_image(&bytes, &mime, &super::v0_2::options(options))
         };
-        Ok(super::verdict(verdict))
+        // The 0.1.0 verdict: the admitted bytes as base64 (the caller has none of its own).
+        Ok(super::v0_1::verdict(verdict, &bytes))
     }
 }

@@ -1,8 +1,6 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
-use base64::Engine as _;
-
 use super::*;
 use crate::test_images::png;
 
@@ -44,7 +42,7 @@ struct FakeVlm {
     configured: bool,
     provider: Provider,
     script: Vec<Result<Chunk, VlmError>>,
-    asked: RefCell<Vec<(String, String, String)>>,
+    asked: RefCell<Vec<(String, String, Vec<u8>)>>,
 }
 
 impl FakeVlm {
@@ -68,7 +66,7 @@ impl Vlm for FakeVlm {
     fn provider(&self) -> Provider {
         self.provider
     }
-    fn ask(&self, prompt: &str, mime: &str, data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+    fn ask(&self, prompt: &str, mime: &str, data: Vec<u8>) -> Result<Box<dyn Reply + '_>, VlmError> {
         self.asked.borrow_mut().push((prompt.to_string(), mime.to_string(), data));
         Ok(Box::new(FakeReply(self.script.clone().into())))
     }
@@ -104,7 +102,7 @@ fn a_question_goes_to_the_vlm_verbatim_with_the_admitted_image() {
     let asked = vlm.asked.borrow();
     assert_eq!(asked[0].0, "What colour?");
     assert_eq!(asked[0].1, "image/png");
-    assert_eq!(asked[0].2, base64::engine::general_purpose::STANDARD.encode(png(10, 10)));
+    assert_eq!(asked[0].2, png(10, 10), "the image crosses as its bytes");
     assert_eq!(sink.0.borrow().len(), 2, "each chunk reached the sink");
 }
 
@@ -234,7 +232,7 @@ impl Vlm for EndlessVlm {
     fn provider(&self) -> Provider {
         Provider::Anthropic
     }
-    fn ask(&self, _prompt: &str, _mime: &str, _data: String) -> Result<Box<dyn Reply + '_>, VlmError> {
+    fn ask(&self, _prompt: &str, _mime: &str, _data: Vec<u8>) -> Result<Box<dyn Reply + '_>, VlmError> {
         Ok(Box::new(EndlessReply(self)))
     }
 }

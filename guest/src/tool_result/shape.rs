@@ -286,12 +286,14 @@ pub fn payload_text(text: &str, scan: &Scan, payload: &Payload) -> Option<String
 /// The spans an admitted block rewrites, and their new JSON values.
 pub fn rebuilt(scan: &Scan, block: &Block, admitted: &Admitted) -> Vec<(Range<usize>, String)> {
     let quoted = |s: &str| Json::String(s.to_string()).to_string();
+    // `judge` hands over blocks that own their bytes (`Admitted::owning`): no input is needed.
+    let data = admitted.base64(&[]);
     let at = |object: usize, key: &str| scan.objects[object].member(key).map(|m| m.span.clone());
     let mut edits = Vec::new();
     match &block.payload {
-        Payload::Base64 { object, key } => edits.extend(at(*object, key).map(|s| (s, quoted(&admitted.data)))),
+        Payload::Base64 { object, key } => edits.extend(at(*object, key).map(|s| (s, quoted(&data)))),
         Payload::DataUrl { object, key } => {
-            let url = format!("data:{};base64,{}", admitted.mime, admitted.data);
+            let url = format!("data:{};base64,{data}", admitted.mime);
             edits.extend(at(*object, key).map(|s| (s, quoted(&url))));
         }
         Payload::Refused(_) => {}

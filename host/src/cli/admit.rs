@@ -3,7 +3,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use clap::Args;
 use mediagate::gate::Verdict;
 
@@ -139,7 +138,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
             Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
         },
     };
-    let options = args.gate.options();
+    let options = args.gate.options(gate.default_options());
     let is_document = mediagate_mime_is_pdf(&mime);
     let verdict = if is_document {
         gate.admit_document(&bytes, &mime, options).await
@@ -151,19 +150,13 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
     };
     if let Verdict::Admitted(admitted) = &verdict {
-        if let Some(out) = &args.out {
-            let decoded = match base64::engine::general_purpose::STANDARD.decode(&admitted.data) {
-                Ok(d) => d,
-                Err(e) => {
-                    return report.fail(Code::GuestOutput, format!("the gate's admitted data is not base64 ({e})"));
-                }
-            };
-            if let Err(e) = std::fs::write(out, decoded) {
-                return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
-            }
+        if let Some(out) = &args.out
+            && let Err(e) = std::fs::write(out, admitted.bytes(&bytes))
+        {
+            return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
         }
         if let Some(out) = &args.block_out
-            && let Err(e) = std::fs::write(out, block_json(admitted).to_string())
+            && let Err(e) = std::fs::write(out, block_json(admitted, &bytes).to_string())
         {
             return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
         }
@@ -171,10 +164,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     if args.json {
         println!("{}", verdict_json(&verdict));
     } else {
-        match verdict_line(&args.file, &verdict) {
-            Ok(line) => println!("{}", super::terminal_text(&line)),
-            Err(e) => return report.fail(Code::GuestOutput, e),
-        }
+        println!("{}", super::terminal_text(&verdict_line(&args.file, &verdict)));
     }
     match verdict {
         Verdict::Admitted(_) => 0,
@@ -229,7 +219,7 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options()).await {
+    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options(gate.default_options())).await {
         Ok(a) => a,
         Err(e) => return fail(e),
     };

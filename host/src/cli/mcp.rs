@@ -442,7 +442,7 @@ impl McpServer {
                 Ok(turn) => turn,
                 Err(busy) => return tool_error(busy),
             };
-            let options = mediagate::gate::AdmitOptions::default();
+            let options = self.tool.default_options();
             match self.tool.admit_file(workspace, &arguments.path, None, options).await {
                 Ok(Ok(verdict)) => view_image_result(&arguments.path, verdict),
                 Ok(Err(e)) => tool_error(e.message),
@@ -461,8 +461,8 @@ impl McpServer {
 
 /// An admitted image is an `image` block, a PDF an embedded `resource` (`blob`); a refusal is
 /// `isError` with the reason in words and no bytes.
-fn view_image_result(path: &str, verdict: mediagate::gate::Verdict) -> CallToolResult {
-    use mediagate::gate::{BlockKind, Verdict};
+fn view_image_result(path: &str, verdict: mediagate::tool::FileVerdict) -> CallToolResult {
+    use mediagate::tool::{FileBlockKind as BlockKind, FileVerdict as Verdict};
     match verdict {
         Verdict::Admitted(a) if a.kind == BlockKind::Document => {
             let uri = format!("file:///{}", path.trim_start_matches('/'));

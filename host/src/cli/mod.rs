@@ -54,21 +54,23 @@ pub struct GateArgs {
     /// Do not downsample: the read cap drops to 5 MiB and oversized images are refused.
     #[arg(long)]
     no_downsample: bool,
-    /// The provider whose limits apply.
-    #[arg(long, value_enum, default_value_t = ProfileArg::Anthropic)]
-    profile: ProfileArg,
+    /// The provider whose limits apply [default: the gate's own, anthropic].
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
     /// full: decode every pixel in the sandbox; header: read the header and walk the container
-    /// only (faster, for bytes that are checked again before they reach a model).
-    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
-    verify: VerifyArg,
+    /// only (faster, for bytes that are checked again before they reach a model) [default: the
+    /// gate's own, full].
+    #[arg(long, value_enum)]
+    verify: Option<VerifyArg>,
 }
 
 impl GateArgs {
-    pub fn options(&self) -> AdmitOptions {
+    /// The flags over the gate's own defaults (`Gate::default_options`, from the component).
+    pub fn options(&self, defaults: AdmitOptions) -> AdmitOptions {
         AdmitOptions {
-            downsample: !self.no_downsample,
-            provider: self.profile.provider(),
-            verify: self.verify.verify(),
+            downsample: defaults.downsample && !self.no_downsample,
+            provider: self.profile.map_or(defaults.provider, ProfileArg::provider),
+            verify: self.verify.map_or(defaults.verify, VerifyArg::verify),
         }
     }
 }

@@ -105,9 +105,10 @@ pub async fn proxy(args: ProxyArgs) -> u8 {
     let client_writer = std::thread::spawn(move || write_lines(std::io::stdout().lock(), to_client_rx));
     std::thread::spawn(move || write_lines(child_in, to_server_rx));
 
+    let options = args.gate.options(gate.default_options());
     let proxy = Proxy {
         gate,
-        options: args.gate.options(),
+        options,
         timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
         max,
         name,

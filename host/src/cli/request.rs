@@ -25,9 +25,10 @@ pub struct RequestArgs {
     /// OpenAI-style request to Ollama).
     #[arg(long, value_enum)]
     profile: Option<ProfileArg>,
-    /// full: decode every pixel in the sandbox; header: read the header and walk the container only.
-    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
-    verify: VerifyArg,
+    /// full: decode every pixel in the sandbox; header: read the header and walk the container only
+    /// [default: the gate's own, full].
+    #[arg(long, value_enum)]
+    verify: Option<VerifyArg>,
     /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
     #[arg(long)]
     no_downsample: bool,
@@ -54,14 +55,15 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         ApiArg::Anthropic => RequestApi::Anthropic,
         ApiArg::Openai => RequestApi::Openai,
     };
-    let options = AdmitOptions {
-        downsample: !args.no_downsample,
-        provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
-        verify: args.verify.verify(),
-    };
     let gate = match super::gate_reporting(super::Calls::One, errors) {
         Ok(g) => g,
         Err(code) => return code,
+    };
+    let defaults = gate.default_options();
+    let options = AdmitOptions {
+        downsample: defaults.downsample && !args.no_downsample,
+        provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
+        verify: args.verify.map_or(defaults.verify, VerifyArg::verify),
     };
     let verdict = match gate.admit_request(api, &input, options).await {
         Ok(v) => v,

@@ -14,36 +14,9 @@ use futures_util::{Stream, StreamExt};
 
 pub use config::{Api, VlmConfig};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChunkKind {
-    Content,
-    Reasoning,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
-    pub kind: ChunkKind,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum VlmError {
-    #[error("no vision model is configured")]
-    NotConfigured,
-    #[error("unreachable: {0}")]
-    Unreachable(String),
-    #[error("refused with HTTP {status}: {message}")]
-    Refused { status: u16, message: String },
-    #[error("timed out: {0}")]
-    TimedOut(String),
-    #[error("malformed stream: {0}")]
-    MalformedStream(String),
-    /// The model ended its reply before it was complete: its output limit (OpenAI
-    /// `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"`) or the provider's filter.
-    /// The text before it is partial.
-    #[error("stopped early: {0}")]
-    StoppedEarly(String),
-}
+/// The contract's own types (`mediagate:gate/vlm`), generated from the WIT: the client speaks
+/// them directly, so nothing converts between a host copy and the guest's.
+pub use crate::bindings::mediagate::gate0_2_0::vlm::{Chunk, ChunkKind, ProviderRefusal, VlmError};
 
 /// One dialect's view of the stream: what each SSE event means.
 trait Dialect: Send {
@@ -298,7 +271,7 @@ impl VlmClient {
                         message =
                             format!("{message} ({})", endpoint_hint(self.config.api, &self.config.base_url, &url));
                     }
-                    let refused = VlmError::Refused { status: status.as_u16(), message };
+                    let refused = VlmError::Refused(ProviderRefusal { status: status.as_u16(), message });
                     if status.as_u16() == 429 || status.is_server_error() {
                         Ok((refused, retry_after))
                     } else {
@@ -684,7 +657,7 @@ fn redact(e: VlmError, key: Option<&str>) -> VlmError {
     match e {
         VlmError::NotConfigured => VlmError::NotConfigured,
         VlmError::Unreachable(m) => VlmError::Unreachable(r(m)),
-        VlmError::Refused { status, message } => VlmError::Refused { status, message: r(message) },
+        VlmError::Refused(p) => VlmError::Refused(ProviderRefusal { status: p.status, message: r(p.message) }),
         VlmError::TimedOut(m) => VlmError::TimedOut(r(m)),
         VlmError::MalformedStream(m) => VlmError::MalformedStream(r(m)),
         VlmError::StoppedEarly(m) => VlmError::StoppedEarly(r(m)),
@@ -870,10 +843,10 @@ mod tests {
 
     #[test]
     fn the_key_is_redacted() {
-        let e = VlmError::Refused { status: 401, message: "bad key sk-123456".into() };
+        let e = VlmError::Refused(ProviderRefusal { status: 401, message: "bad key sk-123456".into() });
         assert_eq!(
             redact(e, Some("sk-123456")),
-            VlmError::Refused { status: 401, message: "bad key <redacted>".into() }
+            VlmError::Refused(ProviderRefusal { status: 401, message: "bad key <redacted>".into() })
         );
         let e = VlmError::TimedOut("a".into());
         assert_eq!(redact(e.clone(), Some("a")), e, "too short to redact");

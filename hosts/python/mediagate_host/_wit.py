@@ -9,6 +9,11 @@ include `object` (for `none`), so *every* value matches `ok` and an error can ne
 `Ok(value)` / `Err(value)` name the case explicitly. `install()` wraps
 `wasmtime.component._types.ResultType.convert_to_c` so that these two marker types are lowered to
 the named case; every other value is lowered by wasmtime-py exactly as before.
+
+`install()` also lifts a `list<u8>` (the admitted bytes, the image the VLM is asked about) in one
+C-level copy: wasmtime-py reads it element by element in Python (about a second per MB). The C
+API hands the list over as an array of `wasmtime_component_val_t`, each holding one `u8`; the bytes
+are every `sizeof(val_t)`-th byte of that array, which a strided `memoryview` slice copies out.
 """
 
 from __future__ import annotations
@@ -59,4 +64,23 @@ def install() -> None:
         ptr.contents.of.result.val = raw
 
     _types.ResultType.convert_to_c = convert_to_c  # type: ignore[method-assign]
+
+    original_list_from_c = _types.ListType.convert_from_c
+    stride = ctypes.sizeof(ffi.wasmtime_component_val_t)
+    offset = ffi.wasmtime_component_val_t.of.offset + ffi.wasmtime_component_valunion_t.u8.offset
+
+    def list_from_c(self, c):  # type: ignore[no-untyped-def]
+        if not self._is_bytes():
+            return original_list_from_c(self, c)
+        n = c.of.tuple.size
+        try:
+            if n == 0:
+                return b""
+            array = (ctypes.c_uint8 * (n * stride)).from_address(ctypes.addressof(c.of.tuple.data.contents))
+            return memoryview(array)[offset::stride].tobytes()
+        finally:
+            # The elements are u8: they own nothing; the array itself is freed here.
+            ffi.wasmtime_component_valtuple_delete(ctypes.byref(c.of.tuple))
+
+    _types.ListType.convert_from_c = list_from_c  # type: ignore[method-assign]
     _installed = True

@@ -137,3 +137,21 @@ def test_admit_request_unusable_and_unchanged(gate):
                                                      "refused": [], "refusal": None}
     with pytest.raises(ValueError):
         gate.admit_request("mistral", request)
+
+
+def test_the_defaults_come_from_the_component(gate):
+    # `default-options` of the component: the one place the defaults live (guest/src/options.rs).
+    assert gate.defaults == {"downsample": True, "provider": "anthropic", "verify": "full"}
+    big = png(2400, 300)
+    assert gate.admit_bytes(big, "image/png")["resized"] is True, "downsample is on by default"
+    assert gate.admit_bytes(big, "image/png", downsample=False)["resized"] is False
+
+
+def test_a_reencoded_image_comes_back_as_its_base64(gate):
+    # admit-file answers the 0.1.0 verdict (`data`: base64, one string), which wasmtime-py lifts
+    # in one copy.
+    big = png(2400, 300)
+    v = gate.admit_bytes(big, "image/png", include_data=True)
+    assert v["reencoded"] is True and v["width"] == 2000
+    assert len(v["data"]) == v["base64_len"]
+    assert base64.b64decode(v["data"]).startswith(b"\x89PNG") or base64.b64decode(v["data"])[:2] == b"\xff\xd8"
