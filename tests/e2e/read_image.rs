@@ -283,11 +283,12 @@ async fn the_cli_streams_the_reply_to_stdout() {
         cmd.output().unwrap()
     };
     let ws_arg = ws.path().to_str().unwrap().to_string();
-    let out = tokio::task::spawn_blocking({
+    // `read-image FILE` against the loopback model, off the runtime's threads.
+    let ask = |file: &'static str| {
         let (url, ws_arg) = (server.openai_url(), ws_arg.clone());
-        move || {
+        tokio::task::spawn_blocking(move || {
             run(vec![
-                "icon.png".into(),
+                file.into(),
                 "--workspace".into(),
                 ws_arg,
                 "--vlm-url".into(),
@@ -295,29 +296,13 @@ async fn the_cli_streams_the_reply_to_stdout() {
                 "--vlm-model".into(),
                 "m".into(),
             ])
-        }
-    })
-    .await
-    .unwrap();
+        })
+    };
+    let out = ask("icon.png").await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "A small icon.\n");
 
-    let out = tokio::task::spawn_blocking({
-        let (url, ws_arg) = (server.openai_url(), ws_arg.clone());
-        move || {
-            run(vec![
-                "nope.png".into(),
-                "--workspace".into(),
-                ws_arg,
-                "--vlm-url".into(),
-                url,
-                "--vlm-model".into(),
-                "m".into(),
-            ])
-        }
-    })
-    .await
-    .unwrap();
+    let out = ask("nope.png").await.unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "error: file not found: nope.png\n");
 
