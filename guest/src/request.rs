@@ -13,7 +13,7 @@ use jiter::{Jiter, Peek};
 
 use crate::limits::TOOL_RESULT_MAX_BYTES;
 use crate::options::{Options, SideRule};
-use crate::profile::{Api, RequestRules};
+use crate::profile::{Api, RequestRules, Rule};
 use crate::tool_result::{Block, Payload, Ruled, Rules, placeholder_text, scan, shape, walk};
 use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Unit};
 
@@ -287,21 +287,19 @@ impl RequestSeat {
     }
 }
 
+/// A block refused under a request-level `rule`: its limit, its words then `detail`, and its name.
+fn over<T: Copy + Into<u64>>(rule: &Rule<T>, raw: u64, detail: String) -> Ruled {
+    let message = format!("{}; {detail}", rule.words);
+    (Refusal::new(Reason::RequestLimit, raw, Some(rule.limit.into()), message), Some(rule.name))
+}
+
 impl Rules for RequestSeat {
     fn before(&mut self, block: &Block) -> Result<(), Ruled> {
         if counts_as_image(block) {
             let rule = &self.rules.max_images;
             if self.images_seen >= rule.limit {
-                return Err((
-                    Refusal::new(
-                        Reason::RequestLimit,
-                        0,
-                        Some(u64::from(rule.limit)),
-                        format!("{}; this is image {} of the request", rule.words, self.images_seen + 1),
-                    )
-                    .in_unit(Unit::Images),
-                    Some(rule.name),
-                ));
+                let (refusal, name) = over(rule, 0, format!("this is image {} of the request", self.images_seen + 1));
+                return Err((refusal.in_unit(Unit::Images), name));
             }
             self.images_seen += 1;
         }
@@ -313,37 +311,18 @@ impl Rules for RequestSeat {
         if let Some(rule) = &self.rules.max_image_bytes {
             let bytes = image_bytes;
             if self.image_bytes + bytes > rule.limit {
-                return Err((
-                    Refusal::new(
-                        Reason::RequestLimit,
-                        admitted.original_size,
-                        Some(rule.limit),
-                        format!(
-                            "{}; this image ({bytes} bytes) would take the request's images to {} bytes",
-                            rule.words,
-                            self.image_bytes + bytes
-                        ),
-                    ),
-                    Some(rule.name),
-                ));
+                let total = self.image_bytes + bytes;
+                let detail = format!("this image ({bytes} bytes) would take the request's images to {total} bytes");
+                return Err(over(rule, admitted.original_size, detail));
             }
         }
         if let (Some(room), Some(rule)) = (self.room(), &self.rules.max_request_bytes)
             && size as u64 > room
         {
-            return Err((
-                Refusal::new(
-                    Reason::RequestLimit,
-                    admitted.original_size,
-                    Some(rule.limit),
-                    format!(
-                        "{}; the admitted block ({size} bytes of JSON) leaves no room for it in this request \
-                         ({room} bytes left)",
-                        rule.words
-                    ),
-                ),
-                Some(rule.name),
-            ));
+            let detail = format!(
+                "the admitted block ({size} bytes of JSON) leaves no room for it in this request ({room} bytes left)"
+            );
+            return Err(over(rule, admitted.original_size, detail));
         }
         // Counted only once the block is sure to be carried.
         self.image_bytes += image_bytes;
