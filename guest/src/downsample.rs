@@ -3,7 +3,6 @@
 
 use fast_image_resize::{FilterType as ResizeFilter, ResizeAlg, ResizeOptions, Resizer};
 use image::codecs::gif::GifEncoder;
-use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
 use image::codecs::webp::WebPEncoder;
 use image::imageops::FilterType;
@@ -212,7 +211,24 @@ fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {
             &rgb
         }
     };
-    JpegEncoder::new_with_quality(&mut out, quality).encode_image(rgb_ref)?;
+    let side = |v: u32| {
+        u16::try_from(v).map_err(|_| {
+            ImageError::Encoding(image::error::EncodingError::new(
+                image::ImageFormat::Jpeg.into(),
+                format!("{}x{} px is over JPEG's largest side of 65535 px", rgb_ref.width(), rgb_ref.height()),
+            ))
+        })
+    };
+    let (w, h) = (side(rgb_ref.width())?, side(rgb_ref.height())?);
+    // 4:2:0 chroma, each chroma sample the box average of its 2x2 pixels (libjpeg's
+    // `h2v2_downsample`, what sharp writes at this quality); standard Huffman tables (optimised
+    // ones were 1.7% smaller for 60% more encoding time).
+    let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
+    encoder.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Average);
+    encoder
+        .encode(rgb_ref.as_raw(), w, h, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| ImageError::Encoding(image::error::EncodingError::new(image::ImageFormat::Jpeg.into(), e)))?;
     Ok(out)
 }
 
@@ -245,6 +261,27 @@ mod tests {
         assert_eq!(fit_inside(800, 600, 2000), (800, 600));
         assert_eq!(fit_inside(2000, 2000, 2000), (2000, 2000));
         assert_eq!(fit_inside(100_000, 1, 2000), (2000, 1));
+    }
+
+    /// The sampling factors of a baseline JPEG's components, from its SOF0 segment.
+    fn sampling_factors(jpeg: &[u8]) -> Vec<u8> {
+        let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).expect("a baseline SOF0 segment");
+        let components = usize::from(jpeg[sof + 9]);
+        (0..components).map(|i| jpeg[sof + 10 + 3 * i + 1]).collect()
+    }
+
+    /// The ladder's JPEGs subsample chroma 4:2:0, as sharp does at these qualities: half the
+    /// chroma blocks to transform and code (the image crate's encoder wrote 4:4:4, 1.2x sharp's
+    /// bytes for the 12 MP photo).
+    #[test]
+    fn jpeg_rungs_subsample_chroma_4_2_0() {
+        let img = DynamicImage::ImageRgb8(RgbImage::from_fn(64, 48, |x, y| image::Rgb([x as u8 * 4, y as u8 * 5, 90])));
+        for q in JPEG_LADDER {
+            let jpeg = encode_jpeg(&img, q).unwrap();
+            assert_eq!(sampling_factors(&jpeg), [0x22, 0x11, 0x11], "quality {q}");
+            let back = image::load_from_memory(&jpeg).unwrap();
+            assert_eq!((back.width(), back.height()), (64, 48));
+        }
     }
 
     #[test]
