@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The deployment manifests in deploy/ (Spin, wasmCloud) validated against the JSON Schemas their
+# projects publish (vendored in deploy/schemas/) with Python's jsonschema, plus the rules the
+# schemas cannot express: creates tests/deploy/.venv if needed, installs the pinned requirements,
+# runs pytest. Idempotent; exits non-zero on any failure. Extra arguments go to pytest.
+# The component check uses $MEDIAGATE_BIN (else target/release/mediagate if built); without a
+# binary or an http-gate world it is skipped, and says why.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+root=$(cd ../.. && pwd)
+
+if [ -z "${MEDIAGATE_BIN:-}" ] && [ -x "$root/target/release/mediagate" ]; then
+    MEDIAGATE_BIN=$root/target/release/mediagate
+fi
+export MEDIAGATE_BIN=${MEDIAGATE_BIN:-}
+
+python=${PYTHON:-python3}
+if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    rm -rf .venv
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+
+echo "deploy/: jsonschema $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("jsonschema"))'); mediagate: ${MEDIAGATE_BIN:-none}"
+exec .venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@"
