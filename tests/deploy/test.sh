@@ -13,6 +13,12 @@ if [ -z "${MEDIAGATE_BIN:-}" ] && [ -x "$root/target/release/mediagate" ]; then
     MEDIAGATE_BIN=$root/target/release/mediagate
 fi
 export MEDIAGATE_BIN=${MEDIAGATE_BIN:-}
+# The wasmtime CLI for the documented `wasmtime serve` line: $WASMTIME, else the project's pinned
+# build (scripts/wasmtime-cli.sh prints its path; cached after the first build).
+if [ -z "${WASMTIME:-}" ] && [ -f "$root/scripts/wasmtime-cli.sh" ]; then
+    WASMTIME=$(bash "$root/scripts/wasmtime-cli.sh" | tail -n 1)
+fi
+export WASMTIME=${WASMTIME:-}
 
 python=${PYTHON:-python3}
 if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -21,5 +27,5 @@ if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/d
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 
-echo "deploy/: jsonschema $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("jsonschema"))'); mediagate: ${MEDIAGATE_BIN:-none}"
+echo "deploy/: jsonschema $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("jsonschema"))'); mediagate: ${MEDIAGATE_BIN:-none}; wasmtime: ${WASMTIME:-none}"
 exec .venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@"
