@@ -3,8 +3,9 @@
 # projects publish (vendored in deploy/schemas/) with Python's jsonschema, plus the rules the
 # schemas cannot express: creates tests/deploy/.venv if needed, installs the pinned requirements,
 # runs pytest. Idempotent; exits non-zero on any failure. Extra arguments go to pytest.
-# The component check uses $MEDIAGATE_BIN (else target/release/mediagate if built); without a
-# binary or an http-gate world it is skipped, and says why.
+# The component checks and the documented engine command lines (test_serving_docs.py) use
+# $MEDIAGATE_BIN (else target/release/mediagate if built), $WASMTIME (else scripts/wasmtime-cli.sh's
+# binary) and js/'s jco; while wit/mediagate.wit has no http-gate world they are skipped, saying why.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(cd ../.. && pwd)
@@ -19,6 +20,10 @@ if [ -z "${WASMTIME:-}" ] && [ -f "$root/scripts/wasmtime-cli.sh" ]; then
     WASMTIME=$(bash "$root/scripts/wasmtime-cli.sh" | tail -n 1)
 fi
 export WASMTIME=${WASMTIME:-}
+# jco, for the documented `jco serve` line: js/'s pinned packages (js/test.sh installs them too).
+if [ ! -x "$root/js/node_modules/.bin/jco" ]; then
+    (cd "$root/js" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 python=${PYTHON:-python3}
 if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
