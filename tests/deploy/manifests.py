@@ -111,6 +111,9 @@ def spin_problems(text: str) -> list[str]:
             problems.append(f"trigger.http[{i}] names component {named!r}, which is not defined")
 
     # This deployment: one HTTP trigger on every path, one component, the gate's file, nothing granted.
+    kinds = sorted(doc["trigger"]) if isinstance(doc.get("trigger"), dict) else []
+    if kinds != ["http"]:
+        problems.append(f"expected http triggers only; found {kinds}")
     routes = [(t.get("route"), t.get("component")) for t in triggers if isinstance(t, dict)]
     if routes != [("/...", SPIN_COMPONENT_ID)]:
         problems.append(f"expected one http trigger, route '/...' to {SPIN_COMPONENT_ID!r}; found {routes}")

@@ -128,6 +128,13 @@ SPIN_MUTATIONS = [
         False,
     ),
     ("another component file", 'source = "mediagate-http-gate.wasm"', 'source = "gate.wasm"', "not 'mediagate", False),
+    (
+        "a redis trigger",
+        "[component.mediagate-http-gate]",
+        '[[trigger.redis]]\nchannel = "images"\ncomponent = "mediagate-http-gate"\n\n[component.mediagate-http-gate]',
+        "http triggers only",
+        False,
+    ),
     ("not TOML", "[application]", "[application", "not TOML", True),
 ]
 
