@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod document;
 pub mod downsample;
+pub mod http_gate;
 pub mod image_gate;
 pub mod limits;
 pub mod options;
