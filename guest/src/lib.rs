@@ -20,8 +20,12 @@ pub mod workspace_path;
 
 #[cfg(test)]
 mod alloc_meter;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "http-gate")))]
 mod bindings;
+/// The `http-gate` world exports no admission interface: its binding is the `wasi:http` handler alone.
+#[cfg(all(target_arch = "wasm32", feature = "http-gate"))]
+#[path = "bindings/http_gate.rs"]
+mod http_bindings;
 #[cfg(test)]
 mod test_images;
 
