@@ -103,24 +103,27 @@ pub fn plan(head: &Head) -> Result<Plan, Response> {
         "/v1/contract" => query.only(&[]).map(|_| Route::Contract)?,
         "/v1/admit" => {
             query.only(&["profile", "downsample", "verify"])?;
-            Route::Admit { claimed: claimed_type(head.content_type)?, options: query.options(None)? }
+            let options = query.options(None)?;
+            Route::Admit { claimed: claimed_type(head.content_type)?, options }
         }
         "/v1/admit-tool-result" => {
             query.only(&["tool", "profile", "downsample", "verify"])?;
-            json_content_type(head.content_type)?;
             let tool = query.get("tool").ok_or_else(|| bad("the query must name the tool: ?tool=NAME"))?;
-            Route::ToolResult { tool: tool.to_string(), options: query.options(None)? }
+            let options = query.options(None)?;
+            json_content_type(head.content_type)?;
+            Route::ToolResult { tool: tool.to_string(), options }
         }
         _ => {
             query.only(&["api", "profile", "downsample", "verify"])?;
-            json_content_type(head.content_type)?;
             let api = match query.get("api") {
                 Some("anthropic") => Api::Anthropic,
                 Some("openai") => Api::OpenAi,
                 Some(other) => return Err(bad(format!("api={other}: the APIs are anthropic and openai"))),
                 None => return Err(bad("the query must name the request's API: ?api=anthropic or ?api=openai")),
             };
-            Route::Request { api, options: query.options(Some(api))? }
+            let options = query.options(Some(api))?;
+            json_content_type(head.content_type)?;
+            Route::Request { api, options }
         }
     };
     let cap = if takes_body { body_cap(&route) } else { 0 };
@@ -556,6 +559,10 @@ mod tests {
         assert_eq!(call("POST", "/v1/admit-request", None, b"{}").0, 400);
         assert_eq!(call("POST", "/v1/admit-request?api=gemini", None, b"{}").0, 400);
         assert_eq!(call("POST", "/v1/admit-tool-result", None, b"[]").0, 400);
+        // A bad query is named before the Content-Type is judged.
+        assert_eq!(call("POST", "/v1/admit-request?api=gemini", Some("text/plain"), b"{}").0, 400);
+        assert_eq!(call("POST", "/v1/admit-tool-result", Some("text/plain"), b"[]").0, 400);
+        assert_eq!(call("POST", "/v1/admit?verify=no", Some("text/plain"), b"x").0, 400);
     }
 
     #[test]

@@ -110,8 +110,7 @@ fn read_body(request: &IncomingRequest, cap: u64, declared: Option<u64>) -> Resu
         Ok(stream) => read_stream(&stream, cap, declared),
         Err(()) => Err(BodyError::Unreadable("the body has no stream".into())),
     };
-    // The stream (a child of the body) is dropped inside `read_stream`'s caller scope above,
-    // before the body itself.
+    // The stream, a child of the body, was dropped at the end of its match arm: before the body.
     drop::<IncomingBody>(body);
     result
 }
@@ -150,10 +149,8 @@ fn read_stream(stream: &InputStream, cap: u64, declared: Option<u64>) -> Result<
 /// answered: the engine sees the outparam unset or the body cut, and closes the connection.
 fn respond(out: ResponseOutparam, response: &Response) {
     let length = response.body.len().to_string();
-    let mut entries: Vec<(String, Vec<u8>)> = vec![
-        ("content-type".into(), b"application/json".to_vec()),
-        ("content-length".into(), length.into_bytes()),
-    ];
+    let mut entries: Vec<(String, Vec<u8>)> =
+        vec![("content-type".into(), b"application/json".to_vec()), ("content-length".into(), length.into_bytes())];
     if let Some(allow) = response.allow {
         entries.push(("allow".into(), allow.as_bytes().to_vec()));
     }
