@@ -23,6 +23,8 @@ echo "== MCP proxy in front of the official servers, driven by the official Type
 MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
 echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
 MEDIAGATE_BIN="$bin" bash js/test.sh
+echo "== HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load"
+MEDIAGATE_BIN="$bin" bash tests/http/test.sh
 echo "== Packages: built into dist/, installed into clean places, used"
 bash scripts/package.sh dist
 bash tests/packages/test.sh dist
