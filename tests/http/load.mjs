@@ -40,9 +40,9 @@ function inputs() {
   // A PNG claimed as a JPEG (refused for its signature) and corrupt PngSuite files (undecodable).
   const refused = [{ file: photo('kodim17.png'), mime: 'image/jpeg' }, ...corrupt];
   return [
-    { kind: 'small', share: 8_400, items: small },
+    { kind: 'small', share: 8_330, items: small },
     { kind: 'medium', share: 600, items: medium },
-    { kind: 'large', share: 30, items: large },
+    { kind: 'large', share: 100, items: large },
     { kind: 'refused', share: 970, items: refused },
   ];
 }
