@@ -1,4 +1,4 @@
-//! Provides the guest's two WASI components (the `preflight` world and the `agent-tool` world) to
+//! Provides the guest's WASI components (the `preflight`, `agent-tool` and `http-gate` worlds) to
 //! embed, so that `cargo build` alone yields a self-contained `mediagate`.
 //!
 //! - In the repository (the guest source `../guest` and the contract `../wit` beside this crate):
@@ -10,7 +10,7 @@
 //!   VLM and the output sink for `agent-tool`), not the ~14 WASI interfaces Rust's std on
 //!   `wasm32-wasip2` links in.
 //! - From the published crate (nothing beside it): uses the components the crate carries,
-//!   `components/mediagate-{preflight,agent-tool}.wasm`. `scripts/check-components.sh` (run by
+//!   `components/mediagate-{preflight,agent-tool,http-gate}.wasm`. `scripts/check-components.sh` (run by
 //!   `scripts/test.sh`) checks that they are byte for byte what the guest source builds to, and
 //!   `scripts/check-components.sh --update` refreshes them.
 
@@ -21,7 +21,13 @@ use std::process::Command;
 #[path = "src/engine_config.rs"]
 mod engine_config;
 
-const WORLDS: [(&str, Option<&str>); 2] = [("preflight", None), ("agent-tool", Some("agent-tool"))];
+/// Each world and the guest feature that selects it. The host runs the first two (and precompiles
+/// them); `http-gate` (the gate as a `wasi:http/proxy` service for `wasmtime serve`, `jco serve`,
+/// Spin, wasmCloud) is only carried and written out (`mediagate component --world http-gate`).
+const WORLDS: [(&str, Option<&str>); 3] =
+    [("preflight", None), ("agent-tool", Some("agent-tool")), ("http-gate", Some("http-gate"))];
+/// The worlds the host itself runs: precompiled.
+const RUN_BY_HOST: [&str; 2] = ["preflight", "agent-tool"];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -54,7 +60,7 @@ fn precompile(out_dir: &Path) {
     println!("cargo:rerun-if-env-changed=MEDIAGATE_NO_PRECOMPILE");
     println!("cargo:rerun-if-changed=src/engine_config.rs");
     let engine = precompile_engine();
-    for (world, _) in WORLDS {
+    for world in RUN_BY_HOST {
         let wasm_path = out_dir.join(format!("mediagate-{world}.wasm"));
         let wasm = std::fs::read(&wasm_path).unwrap_or_else(|e| panic!("read {}: {e}", wasm_path.display()));
         let code = match &engine {

@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod document;
 pub mod downsample;
+pub mod http_gate;
 pub mod image_gate;
 pub mod limits;
 pub mod options;
@@ -19,8 +20,12 @@ pub mod workspace_path;
 
 #[cfg(test)]
 mod alloc_meter;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "http-gate")))]
 mod bindings;
+/// The `http-gate` world exports no admission interface: its binding is the `wasi:http` handler alone.
+#[cfg(all(target_arch = "wasm32", feature = "http-gate"))]
+#[path = "bindings/http_gate.rs"]
+mod http_bindings;
 #[cfg(test)]
 mod test_images;
 

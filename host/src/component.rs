@@ -6,6 +6,10 @@ pub const PREFLIGHT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate
 /// The `agent-tool` world: the gate plus `read_image`, with the workspace, VLM and output imports.
 pub const AGENT_TOOL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate-agent-tool.wasm"));
 
+/// The `http-gate` world: the gate as a `wasi:http/proxy` service. The host does not run it (no
+/// precompiled code); `mediagate component --world http-gate` writes it for an HTTP engine.
+pub const HTTP_GATE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mediagate-http-gate.wasm"));
+
 /// The two components compiled to native code at build time (`build.rs`) with this binary's engine
 /// settings for a baseline CPU of its target; empty when the build could not precompile them.
 /// `Runtime::load` deserialises these instead of compiling.

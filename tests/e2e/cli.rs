@@ -182,6 +182,11 @@ fn the_components_can_be_written_for_other_hosts() {
     let out = dir.path().join("preflight.wasm");
     assert_eq!(mediagate(&["component", "--out", path(&out)]).status.code(), Some(0));
     assert_eq!(std::fs::read(&out).unwrap(), mediagate::component::PREFLIGHT);
+    // The wasi:http service, for `wasmtime serve`, `jco serve`, Spin, wasmCloud (tests/http runs it).
+    let http = dir.path().join("http-gate.wasm");
+    assert_eq!(mediagate(&["component", "--world", "http-gate", "--out", path(&http)]).status.code(), Some(0));
+    assert_eq!(std::fs::read(&http).unwrap(), mediagate::component::HTTP_GATE);
+    assert!(mediagate::component::HTTP_GATE.starts_with(b"\0asm"));
 }
 
 // Fail closed (issue 10): each of these passed unchecked before.

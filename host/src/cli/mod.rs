@@ -123,6 +123,8 @@ struct ComponentArgs {
 enum WorldArg {
     Preflight,
     AgentTool,
+    /// The gate as a `wasi:http/proxy` service (`wasmtime serve`, `jco serve`, Spin, wasmCloud).
+    HttpGate,
 }
 
 pub fn main() -> ExitCode {
@@ -274,11 +276,12 @@ pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn write_component(args: &ComponentArgs) -> u8 {
-    let world = match args.world {
-        WorldArg::Preflight => mediagate::component::World::Preflight,
-        WorldArg::AgentTool => mediagate::component::World::AgentTool,
+    let bytes = match args.world {
+        WorldArg::Preflight => mediagate::component::World::Preflight.bytes(),
+        WorldArg::AgentTool => mediagate::component::World::AgentTool.bytes(),
+        WorldArg::HttpGate => mediagate::component::HTTP_GATE,
     };
-    match std::fs::write(&args.out, world.bytes()) {
+    match std::fs::write(&args.out, bytes) {
         Ok(()) => 0,
         Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
     }

@@ -1,0 +1,162 @@
+// The engines that serve the http-gate component, each started on a free 127.0.0.1 port and
+// stopped (its whole process group) when the test process exits. Nothing here is home-made
+// serving: `wasmtime serve` (the wasmtime CLI) and `jco serve` (Node) run the component as it is.
+
+import { spawn, execFile } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const HERE = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = resolve(HERE, '..', '..');
+export const CORPUS = join(REPO_ROOT, 'tests', 'corpus');
+export const JCO = join(REPO_ROOT, 'js', 'node_modules', '@bytecodealliance', 'jco', 'dist', 'jco.js');
+
+/** The component (tests/http/test.sh writes it with `mediagate component --world http-gate`). */
+export function componentPath() {
+  const p = process.env.MEDIAGATE_HTTP_GATE ?? join(REPO_ROOT, 'target', 'guest', 'mediagate-http-gate.wasm');
+  if (!existsSync(p)) throw new Error(`no http-gate component at ${p}; set MEDIAGATE_HTTP_GATE`);
+  return p;
+}
+
+/** The engines to run, by name; `MEDIAGATE_HTTP_ENGINES=wasmtime,jco` by default. */
+export function engineNames() {
+  return (process.env.MEDIAGATE_HTTP_ENGINES ?? 'wasmtime,jco').split(',').filter(Boolean);
+}
+
+async function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The command line that serves `component` on `port` under `engine`. */
+export function commandLine(engine, component, port) {
+  if (engine === 'wasmtime') {
+    const bin = process.env.MEDIAGATE_WASMTIME;
+    if (!bin) throw new Error('MEDIAGATE_WASMTIME is not set (tests/http/test.sh sets it from scripts/wasmtime-cli.sh)');
+    return [bin, ['serve', '--addr', `127.0.0.1:${port}`, component]];
+  }
+  if (engine === 'jco') {
+    const jco = existsSync(JCO) ? JCO : join(REPO_ROOT, 'js', 'node_modules', '.bin', 'jco');
+    return [process.execPath, [jco, 'serve', component, '--port', String(port), '--host', '127.0.0.1']];
+  }
+  throw new Error(`unknown engine ${engine}`);
+}
+
+const started = new Set();
+function stopAll() {
+  for (const child of started) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {}
+  }
+  started.clear();
+}
+process.once('exit', stopAll);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    stopAll();
+    process.exit(130);
+  });
+}
+
+/**
+ * Starts `engine` serving the component; resolves once `GET /healthz` answers 200 (at most
+ * `readyMs`). Returns { engine, url, pid, command, stop() }.
+ */
+export async function startEngine(engine, { readyMs = 120_000 } = {}) {
+  const component = componentPath();
+  const port = await freePort();
+  const [cmd, args] = commandLine(engine, component, port);
+  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
+  let output = '';
+  const keep = (d) => {
+    output = (output + d.toString()).slice(-8192);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exited = null;
+  child.once('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + readyMs;
+  for (;;) {
+    if (exited) throw new Error(`${engine} exited before it served (${JSON.stringify(exited)}): ${output}`);
+    try {
+      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
+      if (r.status === 200) {
+        await r.arrayBuffer();
+        break;
+      }
+    } catch {}
+    if (Date.now() > deadline) {
+      stopEngine(child);
+      throw new Error(`${engine} did not answer /healthz within ${readyMs} ms: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    engine,
+    url,
+    pid: child.pid,
+    command: [cmd, ...args].join(' '),
+    output: () => output,
+    stop: () => stopEngine(child),
+  };
+}
+
+function stopEngine(child) {
+  if (!started.has(child)) return;
+  started.delete(child);
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {}
+}
+
+/** The process and its descendants (jco serve's Node may start workers or children). */
+function descendants(pid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {}
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]) ?? []));
+  return all;
+}
+
+/** Peak resident memory (VmHWM, KiB) of the process tree rooted at `pid`, summed. */
+export function peakRssKiB(pid) {
+  let total = 0;
+  for (const p of descendants(pid)) {
+    try {
+      const m = readFileSync(`/proc/${p}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
+      if (m) total += Number(m[1]);
+    } catch {}
+  }
+  return total;
+}
+
+/** `mediagate ARGS` → { code, stdout, stderr } (stdout as a Buffer when `raw`). */
+export function runCli(args, { raw = false } = {}) {
+  const bin = process.env.MEDIAGATE_BIN ?? join(REPO_ROOT, 'target', 'release', 'mediagate');
+  return new Promise((resolveRun) => {
+    execFile(bin, args, { maxBuffer: 256 << 20, encoding: raw ? 'buffer' : 'utf8' }, (error, stdout, stderr) => {
+      resolveRun({ code: error ? error.code : 0, stdout, stderr: stderr.toString() });
+    });
+  });
+}

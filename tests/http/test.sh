@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The http-gate component (the gate as a wasi:http/proxy service) under two engines, each started
+# here on a free 127.0.0.1 port: `wasmtime serve` (the wasmtime CLI of the host's wasmtime version,
+# from scripts/wasmtime-cli.sh, which installs it once into a per-user cache) and `jco serve` (Node,
+# jco from js/node_modules). Behaviour tests (node:test), then the load test under each engine.
+#   MEDIAGATE_BIN        the mediagate CLI (parity, and the component it carries); default target/release
+#   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
+#   MEDIAGATE_HTTP_LOAD=0  skip the load test; MEDIAGATE_HTTP_LOAD_OUT=DIR keeps its figures (JSON)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+say() { printf '[tests/http] %s\n' "$*"; }
+die() { printf '[tests/http] error: %s\n' "$*" >&2; exit 1; }
+
+command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
+export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
+[ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
+[ -f js/node_modules/@bytecodealliance/jco/dist/jco.js ] || (cd js && npm ci --no-audit --no-fund)
+if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
+  MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
+fi
+export MEDIAGATE_WASMTIME
+say "$("$MEDIAGATE_WASMTIME" --version), jco $(node js/node_modules/@bytecodealliance/jco/dist/jco.js --version), node $(node --version)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The component as the CLI carries it (the same bytes as target/guest/mediagate-http-gate.wasm).
+export MEDIAGATE_HTTP_GATE=$work/mediagate-http-gate.wasm
+"$MEDIAGATE_BIN" component --world http-gate --out "$MEDIAGATE_HTTP_GATE"
+
+say "behaviour under wasmtime serve and jco serve"
+node --test --test-concurrency=1 tests/http/gate.test.mjs
+
+if [ "${MEDIAGATE_HTTP_LOAD:-1}" != 0 ]; then
+  out=${MEDIAGATE_HTTP_LOAD_OUT:-$work}
+  mkdir -p "$out"
+  for engine in wasmtime jco; do
+    say "load: ${MEDIAGATE_HTTP_LOAD_REQUESTS:-10000} requests, ${MEDIAGATE_HTTP_LOAD_CONCURRENCY:-32} in flight, under $engine"
+    timeout 1200 node tests/http/load.mjs "$engine" "$out/load-$engine.json"
+  done
+fi
