@@ -36,16 +36,26 @@ async function freePort() {
   });
 }
 
-/** The command line that serves `component` on `port` under `engine`. */
+/**
+ * The command line that serves `component` on `port` under `engine`: the lines docs/serving.md
+ * documents (the per-instance memory cap and request timeout for wasmtime; a fresh instance per
+ * request for jco), so what is tested and measured is what a user runs.
+ */
 export function commandLine(engine, component, port) {
   if (engine === 'wasmtime') {
     const bin = process.env.MEDIAGATE_WASMTIME;
     if (!bin) throw new Error('MEDIAGATE_WASMTIME is not set (tests/http/test.sh sets it from scripts/wasmtime-cli.sh)');
-    return [bin, ['serve', '--addr', `127.0.0.1:${port}`, component]];
+    return [
+      bin,
+      ['serve', '--addr', `127.0.0.1:${port}`, '-W', 'max-memory-size=536870912', '-W', 'timeout=180s', component],
+    ];
   }
   if (engine === 'jco') {
     const jco = existsSync(JCO) ? JCO : join(REPO_ROOT, 'js', 'node_modules', '.bin', 'jco');
-    return [process.execPath, [jco, 'serve', component, '--port', String(port), '--host', '127.0.0.1']];
+    return [
+      process.execPath,
+      [jco, 'serve', component, '--port', String(port), '--host', '127.0.0.1', '--isolate-requests', 'instance'],
+    ];
   }
   throw new Error(`unknown engine ${engine}`);
 }

@@ -16,6 +16,10 @@ use crate::http_gate::{self, BODY_DEADLINE_MS, BODY_IDLE_TIMEOUT_MS, Head, Respo
 
 /// The most one read asks of the body stream.
 const READ_PIECE: u64 = 1 << 20;
+/// How long, how much, and after what pause `linger` reads the rest of a body past the cap.
+const LINGER_MS: u64 = 2_000;
+const LINGER_BYTES: u64 = 64 << 20;
+const LINGER_IDLE_MS: u64 = 200;
 
 struct Component;
 
@@ -132,6 +136,7 @@ fn read_stream(stream: &InputStream, cap: u64, declared: Option<u64>) -> Result<
             }
             Ok(piece) => {
                 if bytes.len() as u64 + piece.len() as u64 > cap {
+                    linger(stream);
                     return Err(BodyError::OverCap);
                 }
                 bytes.extend_from_slice(&piece);
@@ -141,6 +146,28 @@ fn read_stream(stream: &InputStream, cap: u64, declared: Option<u64>) -> Result<
             }
             Err(StreamError::Closed) => return Ok(bytes),
             Err(StreamError::LastOperationFailed(e)) => return Err(BodyError::Unreadable(e.to_debug_string())),
+        }
+    }
+}
+
+/// Reads and drops what the peer is still sending of a body past the cap, until it pauses
+/// (`LINGER_IDLE_MS`), ends, or the bounds (`LINGER_MS`, `LINGER_BYTES`) are reached. Without this
+/// the engine closes the connection with the unread rest in its receive buffer, and the kernel
+/// answers that with a reset that can discard the 413 before the client reads it.
+fn linger(stream: &InputStream) {
+    let until = monotonic_clock::subscribe_duration(LINGER_MS * 1_000_000);
+    let mut dropped = 0u64;
+    while dropped < LINGER_BYTES {
+        match stream.read(READ_PIECE) {
+            Ok(piece) if piece.is_empty() => {
+                let ready = stream.subscribe();
+                let pause = monotonic_clock::subscribe_duration(LINGER_IDLE_MS * 1_000_000);
+                if !poll::poll(&[&ready, &pause, &until]).contains(&0) {
+                    return;
+                }
+            }
+            Ok(piece) => dropped += piece.len() as u64,
+            Err(_) => return,
         }
     }
 }
