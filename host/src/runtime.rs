@@ -35,7 +35,7 @@ pub struct Limits {
     /// before they instantiate. A call gives its turn back while it waits on the VLM and takes one
     /// again after, so a slow model does not hold up other calls. The guest's work is CPU-bound:
     /// more calls running than cores only time-slice them, each holding its linear memory (a 4 MB
-    /// screenshot's fit touches ~50 MiB) the whole while. Default: twice the cores.
+    /// screenshot's fit touches ~50 MiB) the whole while. Default: one per core.
     pub max_running_calls: u32,
     /// Most wall-clock time one call may take, waiting included (a blocked open, a slow VLM);
     /// past it the call is dropped with an error.
@@ -48,7 +48,7 @@ impl Default for Limits {
             memory_bytes: 512 << 20,
             cpu_deadline: Duration::from_secs(20),
             max_concurrent_calls: 64,
-            max_running_calls: std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2),
+            max_running_calls: std::thread::available_parallelism().map_or(2, |n| n.get() as u32),
             wall_deadline: Duration::from_secs(900),
         }
     }
