@@ -125,15 +125,16 @@ pub fn fit(
     let fitted = resize_to_fit(img, FIT_SIDE);
     let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
 
-    for effort in [Effort::Fast, Effort::Thorough] {
-        if let Some(bytes) = encode_as(&fitted, t, effort)?
-            && fits(&bytes)
-        {
+    let mut effort = Some(Effort::Fast);
+    while let Some(this) = effort {
+        let Some(bytes) = encode_as(&fitted, t, this)? else { break };
+        if fits(&bytes) {
             return Ok(Some(reencoded(bytes, t, &fitted)));
         }
         if t != ImageType::Png {
-            break; // only PNG has a slower encoding that comes out smaller
+            break; // only PNG has slower encodings that come out smaller
         }
+        effort = next_png_effort(&fitted, this, bytes.len() as u64, profile.max_base64_len)?;
     }
 
     let flat = DynamicImage::ImageRgb8(flatten_on_white(&fitted));
@@ -159,12 +160,67 @@ fn reencoded(bytes: Vec<u8>, image_type: ImageType, img: &DynamicImage) -> Reenc
     Reencoded { bytes, image_type, dimensions: Dimensions { width: img.width(), height: img.height() } }
 }
 
-/// How hard the lossless PNG encoder works: fast first (a screenshot usually fits), thorough
-/// only when the fast result is over the limit — before giving up on PNG for JPEG.
-#[derive(Clone, Copy)]
+/// How hard the lossless PNG encoder works, tried in this order before giving up on PNG for JPEG:
+/// fdeflate's single fast pass (a screenshot usually fits), then miniz_oxide at level 1 (a greedy
+/// matcher with a real Huffman pass: on the 3456×2234 benchmark screenshot 30% smaller than the
+/// fast pass for 2.6× its time), then level 6 (another 9% smaller for 10× the time of level 1).
+/// All three with adaptive row filters. Level 1 replaced going straight from fast to level 6,
+/// which made a screenshot cost two encodes, the second one slow (BENCHMARKS.md, issue 14).
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Effort {
     Fast,
+    Quick,
     Thorough,
+}
+
+/// Rows of each band of the sample that predicts the quick level's size, and one band in how many.
+const SAMPLE_BAND: u32 = 16;
+const SAMPLE_EVERY: u32 = 8;
+/// Level 6 over level 1 on the images measured (BENCHMARKS.md, issue 14): 0.80–0.93 on photos,
+/// screenshots and diagrams over 300 KB. Level 6 is tried only when level 1's size times this
+/// would fit: it costs ten times level 1, and a photo is never saved by it.
+const THOROUGH_OVER_QUICK: f64 = 0.85;
+
+/// The next, slower PNG level worth its time after `effort` gave `len` bytes over `limit` base64
+/// bytes, from a cheap estimate instead of encoding to find out: `None` gives up on PNG for JPEG.
+/// Level 1 is as large as the fast pass on photos and 30–55% smaller on screenshots, so its size
+/// is predicted from an eighth of the rows encoded both ways (a few ms); level 6 from level 1's
+/// size by [`THOROUGH_OVER_QUICK`]. An estimate only chooses: whatever is chosen is still encoded
+/// and measured against the limit.
+fn next_png_effort(img: &DynamicImage, effort: Effort, len: u64, limit: u64) -> Result<Option<Effort>, ImageError> {
+    let fits_by = |predicted: f64, slack: f64| base64_len(predicted as u64) as f64 <= limit as f64 * slack;
+    Ok(match effort {
+        Effort::Fast => {
+            let sample = row_sample(img);
+            let size = |e| encode_as(&sample, ImageType::Png, e).map(|b| b.map_or(0, |b| b.len()) as f64);
+            let (fast, quick) = (size(Effort::Fast)?, size(Effort::Quick)?);
+            let predicted = len as f64 * quick / fast.max(1.0);
+            if fits_by(predicted, 1.05) {
+                Some(Effort::Quick)
+            } else if fits_by(predicted * THOROUGH_OVER_QUICK, 1.0) {
+                Some(Effort::Thorough)
+            } else {
+                None
+            }
+        }
+        Effort::Quick => fits_by(len as f64 * THOROUGH_OVER_QUICK, 1.0).then_some(Effort::Thorough),
+        Effort::Thorough => None,
+    })
+}
+
+/// Every [`SAMPLE_EVERY`]th band of [`SAMPLE_BAND`] rows, stacked: the image's content in
+/// proportion, an eighth of its size.
+fn row_sample(img: &DynamicImage) -> DynamicImage {
+    let (w, h) = (img.width(), img.height());
+    let bands: Vec<u32> = (0..h).step_by((SAMPLE_BAND * SAMPLE_EVERY) as usize).collect();
+    let rows = |y: u32| SAMPLE_BAND.min(h - y);
+    let mut sample = DynamicImage::new(w, bands.iter().map(|&y| rows(y)).sum(), img.color());
+    let mut at = 0;
+    for y in bands {
+        image::imageops::replace(&mut sample, &img.crop_imm(0, y, w, rows(y)), 0, i64::from(at));
+        at += rows(y);
+    }
+    sample
 }
 
 /// Encodes in the source's own format; `None` where that format cannot be written here.
@@ -177,7 +233,8 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
                 &mut out,
                 match effort {
                     Effort::Fast => CompressionType::Fast,
-                    Effort::Thorough => CompressionType::Default,
+                    Effort::Quick => CompressionType::Level(1),
+                    Effort::Thorough => CompressionType::Level(6),
                 },
                 PngFilter::Adaptive,
             );
@@ -282,6 +339,60 @@ mod tests {
             let back = image::load_from_memory(&jpeg).unwrap();
             assert_eq!((back.width(), back.height()), (64, 48));
         }
+    }
+
+    /// The benchmark screenshot (3456×2234) under Anthropic's 5 MiB of base64: the fast pass is
+    /// over the limit, and the quick level (miniz_oxide level 1) fits it, losslessly — before,
+    /// the second pass was level 6, seven times slower for 9% fewer bytes.
+    #[test]
+    fn a_screenshot_over_the_fast_pass_fits_at_the_quick_level_losslessly() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/bench/screenshot-3456x2234.png");
+        let bytes = std::fs::read(path).expect("tests/corpus/bench/screenshot-3456x2234.png");
+        let options = crate::Options::default();
+        let limit = options.provider.profile().max_base64_len;
+        let a = crate::admit_image(&bytes, "image/png", &options).unwrap();
+        assert_eq!(a.mime, "image/png");
+        let ours = a.bytes(&[]);
+
+        let fitted = resize_to_fit(decode(&bytes, ImageType::Png).unwrap(), FIT_SIDE);
+        let encoded = |effort| encode_as(&fitted, ImageType::Png, effort).unwrap().unwrap();
+        assert!(base64_len(encoded(Effort::Fast).len() as u64) > limit, "the fast pass must not fit for this test");
+        assert_eq!(ours, encoded(Effort::Quick).as_slice(), "the second rung is the quick level");
+        assert!(base64_len(ours.len() as u64) <= limit);
+        assert_eq!(image::load_from_memory(ours).unwrap().to_rgb8(), fitted.to_rgb8(), "lossless");
+    }
+
+    /// A photo stored as PNG gains nothing from the slower levels (level 1 is as large as the fast
+    /// pass, level 6 a few percent smaller): over the limit, it goes straight to JPEG instead of
+    /// spending two more encodes (5.1 s for a 12 MP PNG photo in the sandbox before).
+    #[test]
+    fn a_photo_over_the_limit_skips_the_slower_png_levels() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/kodim23.png");
+        let photo = image::open(path).unwrap();
+        let fast = encode_as(&photo, ImageType::Png, Effort::Fast).unwrap().unwrap().len() as u64;
+        // A limit the fast pass misses by a fifth: no lossless level of a photo comes close.
+        let limit = base64_len(fast) * 5 / 6;
+        assert_eq!(next_png_effort(&photo, Effort::Fast, fast, limit).unwrap(), None);
+        assert_eq!(next_png_effort(&photo, Effort::Quick, fast, limit).unwrap(), None);
+        // Within 4% of it, level 1 is not predicted smaller, but level 6 is.
+        let limit = base64_len(fast) * 100 / 104;
+        assert_eq!(next_png_effort(&photo, Effort::Fast, fast, limit).unwrap(), Some(Effort::Thorough));
+    }
+
+    #[test]
+    fn a_screenshot_predicts_the_quick_level() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/lorem_ipsum_screenshot.png");
+        let shot = image::open(path).unwrap();
+        let fast = encode_as(&shot, ImageType::Png, Effort::Fast).unwrap().unwrap().len() as u64;
+        // Level 1 is less than half the fast pass on this text: a limit at 60% of it is met.
+        let limit = base64_len(fast) * 6 / 10;
+        assert_eq!(next_png_effort(&shot, Effort::Fast, fast, limit).unwrap(), Some(Effort::Quick));
+        let sample = row_sample(&shot);
+        assert_eq!(sample.width(), shot.width());
+        let expected: u32 = (0..shot.height()).step_by(128).map(|y| (shot.height() - y).min(16)).sum();
+        assert_eq!(sample.height(), expected);
     }
 
     #[test]

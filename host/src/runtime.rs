@@ -31,6 +31,12 @@ pub struct Limits {
     pub cpu_deadline: Duration,
     /// Instances that may exist at once (the pool's size).
     pub max_concurrent_calls: u32,
+    /// Calls whose guest may be instantiated and running at once; the others wait for a turn
+    /// before they instantiate. A call gives its turn back while it waits on the VLM and takes one
+    /// again after, so a slow model does not hold up other calls. The guest's work is CPU-bound:
+    /// more calls running than cores only time-slice them, each holding its linear memory (a 4 MB
+    /// screenshot's fit touches ~50 MiB) the whole while. Default: one per core.
+    pub max_running_calls: u32,
     /// Most wall-clock time one call may take, waiting included (a blocked open, a slow VLM);
     /// past it the call is dropped with an error.
     pub wall_deadline: Duration,
@@ -42,6 +48,7 @@ impl Default for Limits {
             memory_bytes: 512 << 20,
             cpu_deadline: Duration::from_secs(20),
             max_concurrent_calls: 64,
+            max_running_calls: std::thread::available_parallelism().map_or(2, |n| n.get() as u32),
             wall_deadline: Duration::from_secs(900),
         }
     }
@@ -65,6 +72,8 @@ impl Default for RuntimeConfig {
 pub struct Runtime {
     engine: Engine,
     config: RuntimeConfig,
+    /// Turns to run a guest ([`Limits::max_running_calls`]).
+    turns: Arc<tokio::sync::Semaphore>,
 }
 
 impl Runtime {
@@ -87,7 +96,8 @@ impl Runtime {
         }
         let engine = Engine::new(&wasm).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
         spawn_epoch_ticker(&engine);
-        Ok(Arc::new(Runtime { engine, config }))
+        let turns = Arc::new(tokio::sync::Semaphore::new(config.limits.max_running_calls.max(1) as usize));
+        Ok(Arc::new(Runtime { engine, config, turns }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -119,7 +129,18 @@ impl Runtime {
         mut store: Store<CallState<T>>,
         call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
     ) -> Result<(R, CallStats), CallError> {
-        let result = self.bounded(invoke(pre, &mut store, call)).await;
+        let turns = self.turns.clone();
+        let result = self
+            .bounded(async {
+                let turn = turns.clone().acquire_owned().await.expect("the semaphore is never closed");
+                let state = store.data_mut();
+                state.turn = Some(Turn { turns, held: Some(turn) });
+                // The wait for a turn is not the guest's time.
+                *state.running_since.lock().expect("never poisoned") = Instant::now();
+                invoke(pre, &mut store, call).await
+            })
+            .await;
+        store.data_mut().turn = None;
         self.finish(result, &store)
     }
 
@@ -184,6 +205,7 @@ impl Runtime {
             host_time_at_resume: Duration::ZERO,
             guest_time: Duration::ZERO,
             cpu_deadline: self.config.limits.cpu_deadline,
+            turn: None,
             extra,
         };
         let mut store = Store::new(&self.engine, state);
@@ -273,7 +295,14 @@ pub struct CallState<T> {
     /// Time the guest itself ran, summed over its running stretches.
     guest_time: Duration,
     cpu_deadline: Duration,
+    /// This call's turn to run ([`Limits::max_running_calls`]); `None` outside [`Runtime::call`].
+    turn: Option<Turn>,
     pub extra: T,
+}
+
+struct Turn {
+    turns: Arc<tokio::sync::Semaphore>,
+    held: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl<T> CallState<T> {
@@ -284,6 +313,23 @@ impl<T> CallState<T> {
     /// The caller's state and the resource table, borrowed together (a WASI view needs both).
     pub(crate) fn extra_and_table(&mut self) -> (&mut T, &mut ResourceTable) {
         (&mut self.extra, &mut self.table)
+    }
+
+    /// Gives this call's turn back before a host import waits on the network (the VLM): other
+    /// calls' guests run meanwhile. [`CallState::take_turn`] after the wait.
+    pub fn give_turn_back(&mut self) {
+        if let Some(turn) = self.turn.as_mut() {
+            turn.held = None;
+        }
+    }
+
+    /// Takes a turn again after [`CallState::give_turn_back`], waiting for one if all are taken.
+    pub async fn take_turn(&mut self) {
+        if let Some(turn) = self.turn.as_mut()
+            && turn.held.is_none()
+        {
+            turn.held = Some(turn.turns.clone().acquire_owned().await.expect("the semaphore is never closed"));
+        }
     }
 
     /// The largest linear memory the call's instance grew to, in bytes.

@@ -272,7 +272,9 @@ impl wit_vlm::Host for CallState<ToolCtx> {
             return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
         let started = Instant::now();
+        self.give_turn_back();
         let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
+        self.take_turn().await;
         self.host_time += started.elapsed();
         match reply {
             Ok(reply) => Ok(Ok(self.table().push(reply)?)),
@@ -287,7 +289,9 @@ impl wit_vlm::HostReply for CallState<ToolCtx> {
         reply: Resource<ReplyStream>,
     ) -> wasmtime::Result<Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError>> {
         let started = Instant::now();
+        self.give_turn_back();
         let chunk = self.table().get_mut(&reply)?.next_chunk().await;
+        self.take_turn().await;
         self.host_time += started.elapsed();
         Ok(chunk)
     }

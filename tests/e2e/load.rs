@@ -238,6 +238,41 @@ async fn run_load(calls: usize, oversize_every: usize) {
     assert!(fds_after <= fds_before + slack, "file descriptors leaked: {fds_before} -> {fds_after}");
 }
 
+/// A call waiting on the VLM gives its turn to run back (`Limits::max_running_calls`): with one
+/// turn, the model answers the first call only once the second call's request has arrived — which
+/// needs the second call's guest to run while the first waits. Holding the turn would never end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_on_the_vlm_gives_its_turn_back() {
+    let reply = Bytes::from(script_body(&openai_reply(&["An address ", "book icon."], 0)));
+    let arrived = Arc::new(tokio::sync::Semaphore::new(0));
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move |_body: Bytes| {
+            let (reply, arrived) = (reply.clone(), arrived.clone());
+            async move {
+                arrived.add_permits(1);
+                // Both requests in: each handler goes on only once two have arrived.
+                drop(arrived.acquire_many(2).await.unwrap());
+                Response::builder().header("content-type", "text/event-stream").body(Body::from(reply)).unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = VlmConfig::new(Api::OpenAi, format!("http://{addr}/v1"), "turns-vlm");
+    let limits = Limits { max_running_calls: 1, ..Limits::default() };
+    let tool =
+        ReadImageTool::new(Runtime::new(RuntimeConfig { limits, ..runtime_config() }).unwrap(), Some(config)).unwrap();
+    let ws = workspace();
+    let sink: Sink = Arc::new(|_, _| {});
+    let calls = (0..2).map(|_| one_call(&tool, ws.path(), Kind::Good, sink.clone()));
+    // A hang guard, not a performance assertion.
+    tokio::time::timeout(Duration::from_secs(120), futures_util::future::join_all(calls))
+        .await
+        .expect("the second call ran while the first waited on the VLM");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_100_calls_mixed_files() {
     if !isolated(module_path!(), "load_100_calls_mixed_files") {
