@@ -50,7 +50,11 @@ admits() { # what binary
         echo "error: $name: lying.png: exit $code, $(cat "$work/lying.json") (expected exit 1, magic_mismatch)" >&2
         exit 1
     fi
-    echo "ok: $name: admit good.png -> exit 0, admit lying.png (an SVG) -> exit 1, magic_mismatch"
+    # The http-gate component it carries, for wasmtime serve, Spin, wasmCloud (docs/serving.md).
+    "$exe" component --world http-gate --out "$work/http-gate.wasm"
+    cmp -s "$work/http-gate.wasm" host/components/mediagate-http-gate.wasm ||
+        { echo "error: $name: component --world http-gate is not the carried component" >&2; exit 1; }
+    echo "ok: $name: admit good.png -> exit 0, admit lying.png (an SVG) -> exit 1, magic_mismatch; http-gate component written"
 }
 
 echo "== the CLI wheel"
@@ -72,10 +76,15 @@ mkdir "$work/crate"
 tar -xzf "$crate" -C "$work/crate"
 src=$(echo "$work"/crate/mediagate-*)
 [ -d "$src" ] || { echo "error: $crate did not unpack to one mediagate-<version>/" >&2; exit 1; }
-for f in components/mediagate-preflight.wasm components/mediagate-agent-tool.wasm build.rs Cargo.lock; do
+for f in components/mediagate-preflight.wasm components/mediagate-agent-tool.wasm components/mediagate-http-gate.wasm \
+    build.rs Cargo.lock; do
     [ -f "$src/$f" ] || { echo "error: the crate lacks $f" >&2; exit 1; }
 done
 [ ! -e "$work/crate/guest" ] && [ ! -e "$work/crate/wit" ] || { echo "error: guest source beside the crate" >&2; exit 1; }
+# `cargo package` stamps every file 2006; the shared build directory may hold an earlier install of
+# this crate (same package hash), whose build script would then look newer than build.rs and be
+# reused as it was. Unpacked files stamped now are always newer than that build.
+find "$src" -type f -exec touch {} +
 CARGO_BUILD_BUILD_DIR=$target cargo install --locked --path "$src" --root "$work/cargo-root" \
     --target-dir "$work/cargo-target"
 admits "crate" "$work/cargo-root/bin/mediagate"
