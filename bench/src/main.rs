@@ -179,19 +179,22 @@ fn main() {
     // from the corpus into target/ (a 12 MP PNG photo, a lossy 4000x3000 WebP, a 50-frame GIF).
     // sharp writes the type the gate produced for the same input.
     let made = [png_photo_12mp(), webp_4000x3000(), gif_50_frames()];
-    let fits: [(&str, PathBuf, &str, &str); 5] = [
-        ("fit photo-12mp.jpg into 2000² (JPEG out)", corpus("bench/photo-12mp.jpg"), "image/jpeg", ".jpg"),
+    // Goals as issue 14 sets them: the two corpus images at or past sharp, the made ones ≤ 1.5×.
+    let at_sharp = "≤ 1.0× (never worse than 2.0×)";
+    let fits: [(&str, PathBuf, &str, &str, &str); 5] = [
+        ("fit photo-12mp.jpg into 2000² (JPEG out)", corpus("bench/photo-12mp.jpg"), "image/jpeg", ".jpg", at_sharp),
         (
             "fit screenshot-3456x2234.png under the base64 limit",
             corpus("bench/screenshot-3456x2234.png"),
             "image/png",
             ".png",
+            at_sharp,
         ),
-        ("fit a 12 MP PNG photo (photo-12mp.jpg as a 4000x3000 PNG)", made[0].clone(), "image/png", ".png"),
-        ("fit a 4000x3000 lossy WebP (photo-12mp.jpg, sharp q80)", made[1].clone(), "image/webp", ".webp"),
-        ("fit a 50-frame 2400x1600 GIF (kodim23 upscaled)", made[2].clone(), "image/gif", ".gif"),
+        ("fit a 12 MP PNG photo (photo-12mp.jpg as a 4000x3000 PNG)", made[0].clone(), "image/png", ".png", "≤ 1.5×"),
+        ("fit a 4000x3000 lossy WebP (photo-12mp.jpg, sharp q80)", made[1].clone(), "image/webp", ".webp", "≤ 1.5×"),
+        ("fit a 50-frame 2400x1600 GIF (kodim23 upscaled)", made[2].clone(), "image/gif", ".gif", "≤ 1.5×"),
     ];
-    for (name, path, mime, ext) in fits {
+    for (name, path, mime, ext, goal) in fits {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let mut peak = 0;
@@ -222,7 +225,7 @@ fn main() {
                 d.height,
                 admitted.mime
             ),
-            goal: "≤ 1.0× (never worse than 2.0×)".into(),
+            goal: goal.into(),
         });
         rows.push(Row {
             figure: "  quality: PSNR vs float Lanczos3 reference; bytes vs sharp; guest peak memory".to_string(),
