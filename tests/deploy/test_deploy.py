@@ -139,16 +139,26 @@ SPIN_MUTATIONS = [
 ]
 
 
-@pytest.mark.parametrize("name,old,new,expected,by_schema", SPIN_MUTATIONS, ids=[m[0] for m in SPIN_MUTATIONS])
-def test_a_mutated_spin_manifest_is_refused(tmp_path, name, old, new, expected, by_schema):
-    broken = tmp_path / "spin.toml"
-    broken.write_text(mutate(SPIN.read_text(), old, new))
-    problems = manifests.spin_problems(broken.read_text())
+def assert_refused(broken, text, problems_of, schema, load, unreadable, name, expected, by_schema):
+    """`text` written to `broken` is refused by `problems_of` with a problem naming `expected`, and
+    the project's schema alone refuses it exactly when `by_schema` (so the further rules are shown
+    to be needed); `unreadable` names the mutation that breaks the syntax itself."""
+    broken.write_text(text)
+    problems = problems_of(broken.read_text())
     assert problems, f"{name}: the mutated manifest was accepted"
     assert any(expected in p for p in problems), f"{name}: no problem mentions {expected!r}: {problems}"
-    if name != "not TOML":
-        schema_says = manifests.schema_problems(manifests.SPIN_SCHEMA, tomllib.loads(broken.read_text()))
-        assert bool(schema_says) == by_schema, f"{name}: Spin's schema {'accepts' if by_schema else 'refuses'} it"
+    if name != unreadable:
+        schema_says = manifests.schema_problems(schema, load(broken.read_text()))
+        assert bool(schema_says) == by_schema, f"{name}: the schema {'accepts' if by_schema else 'refuses'} it"
+
+
+@pytest.mark.parametrize("name,old,new,expected,by_schema", SPIN_MUTATIONS, ids=[m[0] for m in SPIN_MUTATIONS])
+def test_a_mutated_spin_manifest_is_refused(tmp_path, name, old, new, expected, by_schema):
+    text = mutate(SPIN.read_text(), old, new)
+    assert_refused(
+        tmp_path / "spin.toml", text, manifests.spin_problems, manifests.SPIN_SCHEMA, tomllib.loads, "not TOML",
+        name, expected, by_schema,
+    )
 
 
 WADM_MUTATIONS = [
@@ -189,14 +199,11 @@ WADM_MUTATIONS = [
 
 @pytest.mark.parametrize("name,old,new,expected,by_schema", WADM_MUTATIONS, ids=[m[0] for m in WADM_MUTATIONS])
 def test_a_mutated_wadm_manifest_is_refused(tmp_path, name, old, new, expected, by_schema):
-    broken = tmp_path / "wadm.yaml"
-    broken.write_text(mutate(WADM.read_text(), old, new))
-    problems = manifests.wadm_problems(broken.read_text())
-    assert problems, f"{name}: the mutated manifest was accepted"
-    assert any(expected in p for p in problems), f"{name}: no problem mentions {expected!r}: {problems}"
-    if name != "not YAML":
-        schema_says = manifests.schema_problems(manifests.WADM_SCHEMA, yaml.safe_load(broken.read_text()))
-        assert bool(schema_says) == by_schema, f"{name}: wadm's schema {'accepts' if by_schema else 'refuses'} it"
+    text = mutate(WADM.read_text(), old, new)
+    assert_refused(
+        tmp_path / "wadm.yaml", text, manifests.wadm_problems, manifests.WADM_SCHEMA, yaml.safe_load, "not YAML",
+        name, expected, by_schema,
+    )
 
 
 @pytest.mark.parametrize(
