@@ -5,14 +5,14 @@ is the one `mediagate component --world http-gate` writes. See manifests.py for 
 import hashlib
 import os
 import re
-import subprocess
 import tomllib
 
 import pytest
 import yaml
 
 import manifests
-from manifests import COMPONENT_FILE, DEPLOY, ROOT, SCHEMAS, WRITE_COMMAND
+from component import written_component
+from manifests import DEPLOY, ROOT, SCHEMAS, WRITE_COMMAND
 
 SPIN = DEPLOY / "spin.toml"
 RUNTIME_CONFIG = DEPLOY / "runtime-config.toml"
@@ -225,31 +225,8 @@ def test_a_mutated_runtime_config_is_refused(text, expected):
 
 def test_the_manifests_component_is_what_mediagate_component_writes(tmp_path):
     """`mediagate component --world http-gate --out FILE` writes a component exporting
-    wasi:http/incoming-handler under the name both manifests read. Skipped while the build has no
-    `http-gate` world; once wit/mediagate.wit declares the world, a binary without it fails."""
-    declared = re.search(r"^\s*world\s+http-gate\b", (ROOT / "wit/mediagate.wit").read_text(), re.MULTILINE) is not None
-    binary = os.environ.get("MEDIAGATE_BIN", "")
-    if not binary or not os.access(binary, os.X_OK):
-        if declared:
-            pytest.fail(
-                f"wit/mediagate.wit declares world http-gate but no mediagate binary is given (MEDIAGATE_BIN={binary!r})"
-            )
-        pytest.skip("no mediagate binary (MEDIAGATE_BIN) and no http-gate world in wit/mediagate.wit yet")
-    usage = subprocess.run([binary, "component", "--help"], check=False, capture_output=True, text=True, timeout=60)
-    if "http-gate" not in usage.stdout:
-        if declared:
-            pytest.fail(f"wit/mediagate.wit declares world http-gate but `{binary} component --help` does not offer it")
-        pytest.skip(f"{binary} has no http-gate world yet (`mediagate component --help` does not list it)")
-
-    out = tmp_path / COMPONENT_FILE
-    done = subprocess.run(
-        [binary, "component", "--world", "http-gate", "--out", str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
+    wasi:http/incoming-handler under the name both manifests read."""
+    out = written_component(tmp_path)
     data = out.read_bytes()
     assert data[:8] == b"\0asm\x0d\x00\x01\x00", "the file is not a WebAssembly component (layer 1)"
     assert b"wasi:http/incoming-handler@0.2." in data, "the component does not name wasi:http/incoming-handler@0.2.x"

@@ -5,8 +5,8 @@ with the CLI's verdict. (tests/http tests the component itself under both engine
 checks that the documented flags are ones the engines accept and that they serve the gate.)
 
 Needs: a mediagate binary with the http-gate world ($MEDIAGATE_BIN), the wasmtime CLI ($WASMTIME,
-which test.sh takes from scripts/wasmtime-cli.sh) and jco (js/node_modules). Skipped, saying what
-is missing, while the world does not exist; once wit/mediagate.wit declares it, a missing part fails.
+which test.sh takes from scripts/wasmtime-cli.sh) and jco (js/node_modules); a missing part fails,
+saying which.
 """
 
 import json
@@ -22,6 +22,7 @@ import urllib.request
 
 import pytest
 
+from component import written_component
 from manifests import COMPONENT_FILE, ROOT
 
 SERVING = ROOT / "docs/serving.md"
@@ -32,15 +33,8 @@ START_BOUND_S = 180
 REQUEST_BOUND_S = 120
 
 
-def world_declared() -> bool:
-    return re.search(r"^\s*world\s+http-gate\b", (ROOT / "wit/mediagate.wit").read_text(), re.MULTILINE) is not None
-
-
 def missing(what: str):
-    """A part is missing: a failure once the world exists, a skip before."""
-    if world_declared():
-        pytest.fail(f"wit/mediagate.wit declares world http-gate, but {what}")
-    pytest.skip(f"{what} (and wit/mediagate.wit has no http-gate world yet)")
+    pytest.fail(what)
 
 
 def doc_command(program: str) -> list[str]:
@@ -59,22 +53,7 @@ def substitute(args: list[str], old: str, new: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def component(tmp_path_factory):
-    binary = os.environ.get("MEDIAGATE_BIN", "")
-    if not binary or not os.access(binary, os.X_OK):
-        missing("no mediagate binary is given (MEDIAGATE_BIN)")
-    usage = subprocess.run([binary, "component", "--help"], check=False, capture_output=True, text=True, timeout=60)
-    if "http-gate" not in usage.stdout:
-        missing(f"`{binary} component --help` offers no http-gate world")
-    out = tmp_path_factory.mktemp("component") / COMPONENT_FILE
-    done = subprocess.run(
-        [binary, "component", "--world", "http-gate", "--out", str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return out
+    return written_component(tmp_path_factory.mktemp("component"))
 
 
 @pytest.fixture(scope="module")
