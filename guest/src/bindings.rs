@@ -42,6 +42,7 @@ macro_rules! conversions {
                     wit::Verify::Full => Verify::Full,
                 },
                 side_rule: None,
+                convert: false,
             }
         }
 

@@ -39,6 +39,7 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
         original_dimensions: None,
         resized: false,
         reencoded: false,
+        converted: None,
     })
 }
 

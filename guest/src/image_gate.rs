@@ -301,6 +301,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: false,
         reencoded: false,
+        converted: None,
     })
 }
 
@@ -315,6 +316,7 @@ fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: out.dimensions != upright,
         reencoded: true,
+        converted: None,
     }
 }
 

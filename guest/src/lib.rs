@@ -3,6 +3,7 @@
 //! it a WASI component.
 
 pub mod answer;
+pub mod convert;
 pub mod document;
 pub mod downsample;
 pub mod http_gate;

@@ -28,10 +28,20 @@ pub struct Options {
     pub verify: Verify,
     /// Set by `admit_request` only; never larger than the downsampler's fit (2000 px).
     pub side_rule: Option<SideRule>,
+    /// Convert what no provider takes (SVG, BMP, TIFF, ICO, an animated GIF for a profile that
+    /// refuses animation) instead of refusing it as `mime_unsupported` (`convert` module). Off
+    /// by default: the admission rules stay exact unless a caller asks.
+    pub convert: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, side_rule: None }
+        Options {
+            downsample: true,
+            provider: Provider::Anthropic,
+            verify: Verify::Full,
+            side_rule: None,
+            convert: false,
+        }
     }
 }

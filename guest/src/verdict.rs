@@ -114,6 +114,18 @@ pub struct Admitted {
     pub original_dimensions: Option<Dimensions>,
     pub resized: bool,
     pub reencoded: bool,
+    /// Set when the admitted image was converted from a type no provider takes.
+    pub converted: Option<Conversion>,
+}
+
+/// A conversion the gate made: from what, and what it did in words ("rendered at 1024x768",
+/// "the first of 12 frames", "page 2 of 5 at 150 dpi").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversion {
+    /// The canonical media type of the input (`image/svg+xml`, `image/bmp`, `image/tiff`,
+    /// `image/vnd.microsoft.icon`, `image/gif`, `application/pdf`).
+    pub from: &'static str,
+    pub note: String,
 }
 
 impl Admitted {

@@ -7,7 +7,7 @@ use crate::profile::Provider;
 use crate::test_images::*;
 
 fn opts(downsample: bool, provider: Provider) -> Options {
-    Options { downsample, provider, verify: Verify::Header, side_rule: None }
+    Options { downsample, provider, verify: Verify::Header, side_rule: None, convert: false }
 }
 
 fn refused(v: Verdict) -> Refusal {
