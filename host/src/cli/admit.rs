@@ -287,10 +287,10 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    let text = super::report::tool_result_json(&input, &admission).and_then(|text| match conversions {
+    let text = super::report::tool_result_json(&input, &admission).map(|text| match conversions {
         // `"conversions"` is added with --convert only, after the members the gate wrote.
-        Some(list) => Ok(with_conversions(text, &list)),
-        None => Ok(text),
+        Some(list) => with_conversions(text, &list),
+        None => text,
     });
     match text {
         Ok(text) => {
