@@ -53,10 +53,10 @@ def mode(request):
     return request.param
 
 
-def proxied(server: list[str], mode: str) -> Client:
+def proxied(server: list[str], mode: str, flags: tuple[str, ...] = ()) -> Client:
     assert NODE and MODULES.is_dir(), "node and tests/proxy/node_modules are needed (tests/proxy/install.sh)"
     env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"), "PATH": os.environ["PATH"]}
-    params = StdioServerParameters(command=mediagate_bin(), args=["proxy", "--", *server], env=env)
+    params = StdioServerParameters(command=mediagate_bin(), args=["proxy", *flags, "--", *server], env=env)
     return Client(params, mode=mode, read_timeout_seconds=60)
 
 
@@ -82,6 +82,26 @@ async def test_filesystem_images_are_admitted_or_refused_and_results_stay_valid(
         assert isinstance(fake.content[0], types.TextContent)
         assert "magic_mismatch" in fake.content[0].text
         assert "withheld" in fake.content[-1].text
+
+
+@pytest.mark.anyio
+async def test_convert_gates_results_through_the_convert_component(tmp_path, mode):
+    # `proxy --convert` (issue 15): results pass the converting seat; an image providers take is
+    # admitted (and fitted) exactly as without the flag, an SVG is refused without it.
+    (tmp_path / "big.png").write_bytes(png(2600, 1300))
+    (tmp_path / "icon.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>')
+    server = [NODE, server_main("server-filesystem"), str(tmp_path)]
+    async with proxied(server, mode, ("--convert",)) as client:
+        await client.list_tools()
+        big = await client.call_tool("read_media_file", {"path": str(tmp_path / "big.png")})
+        assert not big.is_error
+        width, height = png_size(big.content[0].data)
+        assert width <= 2000 and height <= 2000, (width, height)
+    async with proxied(server, mode) as client:
+        await client.list_tools()
+        svg = await client.call_tool("read_media_file", {"path": str(tmp_path / "icon.svg")})
+        assert svg.is_error
+        assert "mime_unsupported" in svg.content[0].text
 
 
 @pytest.mark.anyio
