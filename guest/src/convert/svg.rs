@@ -515,11 +515,24 @@ impl Cost {
             Kind::Morphology(m) => radius(m.radius_x().get(), sx).saturating_mul(radius(m.radius_y().get(), sy)),
             Kind::ConvolveMatrix(c) => c.matrix().columns() as u64 * c.matrix().rows() as u64,
             Kind::Turbulence(t) => (t.num_octaves() as u64).saturating_mul(8),
-            Kind::GaussianBlur(_) | Kind::DropShadow(_) => 8,
+            Kind::GaussianBlur(b) => self.blur(b.std_dev_x().get(), b.std_dev_y().get(), sx, sy, side),
+            Kind::DropShadow(d) => self.blur(d.std_dev_x().get(), d.std_dev_y().get(), sx, sy, side),
             Kind::DiffuseLighting(_) | Kind::SpecularLighting(_) => 20,
             _ => 2,
         };
         area.saturating_mul(per_pixel.max(1))
+    }
+
+    /// A blur's cost per pixel; a standard deviation wider than the layer (every pixel the same
+    /// mean: nothing left to see) is refused rather than computed.
+    fn blur(&mut self, dx: f32, dy: f32, sx: f32, sy: f32, side: f64) -> u64 {
+        let sigma = (dx as f64 * sx as f64).max(dy as f64 * sy as f64);
+        if !sigma.is_finite() || sigma > side.max(MIN_LONG_SIDE as f64) {
+            self.error = Some(format!(
+                "a blur's standard deviation is {sigma:.0} pixels, wider than the {side:.0}-pixel layer it blurs"
+            ));
+        }
+        8
     }
 
     fn path(&mut self, path: &usvg::Path, ts: tiny_skia::Transform, target: u64) -> u64 {
@@ -919,12 +932,27 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_blur_renders_quickly_or_is_refused() {
-        let svg = doc(
-            r#"width="2000" height="2000""#,
-            r#"<filter id="f"><feGaussianBlur stdDeviation="1e9"/></filter><rect width="2000" height="2000" fill="red" filter="url(#f)"/>"#,
-        );
-        let _ = render(svg.as_bytes(), 2000);
+    fn a_huge_blur_is_refused_and_an_ordinary_one_drawn() {
+        for filter in [
+            r#"<feGaussianBlur stdDeviation="1e9"/>"#,
+            r#"<feGaussianBlur stdDeviation="1 1e30"/>"#,
+            r#"<feDropShadow stdDeviation="1e9"/>"#,
+        ] {
+            let svg = doc(
+                r#"width="2000" height="2000""#,
+                &format!(
+                    r#"<filter id="f">{filter}</filter><rect width="2000" height="2000" fill="red" filter="url(#f)"/>"#
+                ),
+            );
+            let r = refused(&svg);
+            assert!(r.message.contains("blur's standard deviation"), "{filter}: {}", r.message);
+        }
+        let img = ok(&doc(
+            r#"width="100" height="100""#,
+            r#"<filter id="f"><feGaussianBlur stdDeviation="4"/></filter><rect x="25" y="25" width="50" height="50" fill="red" filter="url(#f)"/>"#,
+        ));
+        // Soft edges: some pixels partly covered around the square's corner.
+        assert!(img.pixels().any(|p| (20..230).contains(&p.0[3])));
     }
 
     #[test]
