@@ -346,3 +346,73 @@ fn the_feature_build_lists_what_it_converts() {
     assert!(AVAILABLE);
     assert_eq!(convertible_types(), &[SVG_MIME, BMP_MIME, TIFF_MIME, ICO_MIME, GIF_MIME, PDF_MIME]);
 }
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn a_tool_result_converts_its_blocks_and_reports_them() {
+    let bmp = encode(&gradient(30, 20), ImageFormat::Bmp);
+    let content = serde_json::json!([
+        {"type": "image", "data": b64(&bmp), "mimeType": "image/bmp"},
+        {"type": "image", "data": b64(&bmp[..40]), "mimeType": "image/x-ms-bmp"},
+        {"type": "text", "text": "kept"}
+    ])
+    .to_string();
+    // Without convert: both refused as before, nothing reported.
+    let plain = crate::tool_result::admit_tool_result("t", &content, &Options::default());
+    assert_eq!(plain.refused.len(), 2);
+    assert!(plain.conversions.is_empty());
+
+    let out = crate::tool_result::admit_tool_result("t", &content, &converting(Provider::Anthropic));
+    assert_eq!(out.conversions.len(), 1);
+    let c = &out.conversions[0];
+    assert_eq!((c.path.as_str(), c.from.as_str(), c.to.as_str()), ("/0", BMP_MIME, "image/png"));
+    assert_eq!(c.note, "decoded from BMP 30x20");
+    // The bad neighbour is refused in its slot; the good one is not sunk by it.
+    assert_eq!(out.refused.len(), 1);
+    assert_eq!((out.refused[0].path.as_str(), out.refused[0].reason), ("/1", Reason::Undecodable));
+    let v: serde_json::Value = serde_json::from_str(&out.content.unwrap()).unwrap();
+    assert_eq!(v[0]["mimeType"], "image/png");
+    assert_eq!(v[1]["type"], "text");
+    assert_eq!(v[2]["text"], "kept");
+}
+
+#[test]
+fn a_request_converts_its_blocks_and_says_so() {
+    let tiff = encode(&gradient(40, 30), ImageFormat::Tiff);
+    let anthropic = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/tiff", "data": b64(&tiff)}}
+    ]}]})
+    .to_string();
+    let a = crate::request::admit_request(crate::profile::Api::Anthropic, &anthropic, &converting(Provider::Anthropic))
+        .unwrap();
+    assert_eq!(a.conversions.len(), 1);
+    assert_eq!(a.conversions[0].path, "/messages/0/content/0");
+    let change = &a.changes[0];
+    assert_eq!(change.before.mime.as_deref(), Some(TIFF_MIME));
+    assert_eq!(change.after.as_ref().unwrap().mime.as_deref(), Some("image/png"));
+    assert!(
+        change.message.starts_with("converted from image/tiff to image/png: decoded from TIFF 40x30"),
+        "{}",
+        change.message
+    );
+    let v: serde_json::Value = serde_json::from_str(&a.request.unwrap()).unwrap();
+    assert_eq!(v["messages"][0]["content"][0]["source"]["media_type"], "image/png");
+
+    let bmp = encode(&gradient(8, 8), ImageFormat::Bmp);
+    let openai = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": format!("data:image/bmp;base64,{}", b64(&bmp))}}
+    ]}]})
+    .to_string();
+    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &converting(Provider::OpenAi)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&a.request.unwrap()).unwrap();
+    assert!(v["messages"][0]["content"][0]["image_url"]["url"].as_str().unwrap().starts_with("data:image/png;base64,"));
+    assert_eq!(a.conversions[0].from, BMP_MIME);
+    // Without convert the block is refused, as before.
+    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &Options::default()).unwrap();
+    assert!(a.conversions.is_empty());
+    assert_eq!(a.changes[0].reason, Some(Reason::MimeUnsupported));
+}
