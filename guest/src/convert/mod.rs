@@ -20,10 +20,14 @@ mod raster;
 mod svg;
 
 use crate::image_gate::Budget;
-use crate::limits::{FIT_SIDE, PDF_RAW_CAP, RAW_CAP, RAW_CAP_DOWNSAMPLE};
+#[cfg(feature = "convert")]
+use crate::limits::FIT_SIDE;
+use crate::limits::{PDF_RAW_CAP, RAW_CAP, RAW_CAP_DOWNSAMPLE};
 use crate::options::Options;
 use crate::signature::{self, Heif, ImageType, PDF_MIME, normalize_mime, sniff};
-use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
+#[cfg(feature = "convert")]
+use crate::verdict::Dimensions;
+use crate::verdict::{Admitted, Reason, Refusal, Verdict};
 
 /// The canonical media types this module converts from (what `conversion.convertible-types`
 /// answers), when the feature is built.
@@ -321,25 +325,6 @@ fn rendered_page(bytes: &[u8], page: u32, options: &Options) -> Result<Admitted,
 #[cfg(not(feature = "convert"))]
 fn rendered_page(_: &[u8], _: u32, _: &Options) -> Result<Admitted, PageError> {
     unreachable!("refused above when the build carries no converters")
-}
-
-/// The block holding the converted bytes, marked as made by a conversion.
-pub(crate) fn marked(
-    mut admitted: Admitted,
-    png: Vec<u8>,
-    raw: u64,
-    conversion: Conversion,
-    source: Dimensions,
-) -> Admitted {
-    if admitted.data == Data::Unchanged {
-        admitted.data = Data::Bytes(png);
-    }
-    admitted.original_size = raw;
-    admitted.resized = admitted.dimensions.is_some_and(|d| d != source);
-    admitted.original_dimensions = Some(source);
-    admitted.reencoded = true;
-    admitted.converted = Some(conversion);
-    admitted
 }
 
 #[cfg(test)]

@@ -11,13 +11,13 @@ use image::codecs::gif::GifDecoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{AnimationDecoder, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbaImage};
 
-use super::{GIF_MIME, Source, marked};
+use super::{GIF_MIME, Source};
 use crate::downsample::resize_to_fit;
 use crate::image_gate::{Budget, admit_image_within, decode_limits};
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
 use crate::signature::ImageType;
-use crate::verdict::{Conversion, Dimensions, Reason, Refusal, Verdict};
+use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
 
 /// An image a converter made, before it is written as PNG and admitted.
 pub struct Made {
@@ -264,4 +264,17 @@ fn decode_refusal(raw: u64, name: &str, e: ImageError) -> Refusal {
         ),
         e => Refusal::new(Reason::Undecodable, raw, None, format!("the {name} cannot be decoded: {e}")),
     }
+}
+
+/// The block holding the converted bytes, marked as made by a conversion.
+fn marked(mut admitted: Admitted, png: Vec<u8>, raw: u64, conversion: Conversion, source: Dimensions) -> Admitted {
+    if admitted.data == Data::Unchanged {
+        admitted.data = Data::Bytes(png);
+    }
+    admitted.original_size = raw;
+    admitted.resized = admitted.dimensions.is_some_and(|d| d != source);
+    admitted.original_dimensions = Some(source);
+    admitted.reencoded = true;
+    admitted.converted = Some(conversion);
+    admitted
 }

@@ -1,6 +1,5 @@
 use super::*;
 use crate::image_gate::admit_image;
-use crate::options::Verify;
 use crate::profile::Provider;
 
 fn converting(provider: Provider) -> Options {

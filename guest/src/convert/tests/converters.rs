@@ -5,8 +5,9 @@ use image::codecs::ico::{IcoEncoder, IcoFrame};
 use image::{DynamicImage, ImageFormat, Rgba, RgbaImage};
 
 use super::*;
+use crate::options::Verify;
 use crate::test_images::{encode, gradient};
-use crate::verdict::Kind;
+use crate::verdict::{Conversion, Data, Kind};
 
 fn png_pixels(a: &Admitted) -> RgbaImage {
     assert_eq!(a.mime, "image/png");
