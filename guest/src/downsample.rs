@@ -44,7 +44,7 @@ pub fn fit_inside(width: u32, height: u32, side: u32) -> (u32, u32) {
 
 /// Lanczos3 (what sharp uses by default) with fast_image_resize: SIMD where the target has it
 /// (wasm `simd128` when the guest is built with it), alpha premultiplied while filtering.
-fn resize_to_fit(img: DynamicImage, side: u32) -> DynamicImage {
+pub(crate) fn resize_to_fit(img: DynamicImage, side: u32) -> DynamicImage {
     let (w, h) = fit_inside(img.width(), img.height(), side);
     if (w, h) == (img.width(), img.height()) {
         return img;

@@ -105,6 +105,11 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
 
 /// The gate, charging the pixels it decodes to `budget`.
 pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, budget: &mut Budget) -> Verdict {
+    // What no provider takes, converted first when the caller asks (and HEIC/AVIF refused in
+    // words that say what to do); the result is judged below as the PNG it became.
+    if let Some(verdict) = crate::convert::admit_converting_within(bytes, claimed_mime, options, budget) {
+        return verdict;
+    }
     let profile: &Profile = options.provider.profile();
     let raw = bytes.len() as u64;
     let provider = profile.provider.name();

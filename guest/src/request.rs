@@ -15,7 +15,7 @@ use crate::limits::TOOL_RESULT_MAX_BYTES;
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
 use crate::tool_result::{Block, Payload, Ruled, Rules, placeholder_text, scan, shape, walk};
-use crate::verdict::{Admitted, Dimensions, Kind, Reason, Refusal, Unit};
+use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal, Unit};
 
 /// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
 /// a refusal are a few hundred bytes. The final length is checked against the cap regardless.
@@ -67,6 +67,9 @@ pub struct AdmittedRequest {
     /// The admitted request JSON; `None` when it is byte for byte the input.
     pub request: Option<String>,
     pub changes: Vec<Change>,
+    /// The blocks converted from a type no provider takes (`Options::convert`), in document
+    /// order; each is also a change (`downsampled` or `re-encoded`, its words "converted from …").
+    pub conversions: Vec<ConversionMade>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +154,8 @@ fn admit_request_under(
         return Err(over_cap(cap.name, cap.limit, cap.words, text.len() as u64, "even with its media admitted"));
     }
 
+    let conversions =
+        outcomes.iter().filter_map(|o| ConversionMade::of(&o.path, &o.verdict.as_ref().ok()?.0)).collect();
     let changes = outcomes
         .into_iter()
         .filter_map(|outcome| {
@@ -171,22 +176,33 @@ fn admit_request_under(
                         what == ChangeKind::Downsampled
                             && admitted.original_dimensions.is_some_and(|d| d.width.max(d.height) > rule.limit.max_side)
                     });
-                    let message = match what {
-                        ChangeKind::Downsampled => format!(
+                    let message = match (&admitted.converted, what) {
+                        (Some(c), _) => format!("converted from {} to {}: {}", c.from, admitted.mime, c.note),
+                        (None, ChangeKind::Downsampled) => format!(
                             "fitted from {} to {}{}",
                             dims(admitted.original_dimensions),
                             dims(admitted.dimensions),
                             rule.map(|r| format!(" ({} px largest side {})", r.limit.max_side, r.words))
                                 .unwrap_or_default()
                         ),
-                        ChangeKind::Reencoded => "re-encoded at the same size (upright, or smaller as JPEG)".into(),
+                        (None, ChangeKind::Reencoded) => {
+                            "re-encoded at the same size (upright, or smaller as JPEG)".into()
+                        }
                         _ => "the same bytes, written in canonical form".into(),
                     };
                     Some(Change {
                         path: outcome.path,
                         block_type: outcome.block_type,
                         what,
-                        before: before(admitted.original_size, admitted.original_dimensions),
+                        before: match &admitted.converted {
+                            // The source type, canonical (the block may have spelt it otherwise).
+                            Some(c) => MediaFacts {
+                                mime: Some(c.from.to_string()),
+                                bytes: admitted.original_size,
+                                dimensions: admitted.original_dimensions,
+                            },
+                            None => before(admitted.original_size, admitted.original_dimensions),
+                        },
                         after: Some(MediaFacts {
                             mime: Some(admitted.mime.to_string()),
                             bytes: decoded_len(&admitted),
@@ -222,7 +238,7 @@ fn admit_request_under(
         })
         .collect();
     let request = (text != request_json).then_some(text);
-    Ok(AdmittedRequest { request, changes })
+    Ok(AdmittedRequest { request, changes, conversions })
 }
 
 fn over_cap(name: &'static str, limit: u64, words: &str, bytes: u64, what: &str) -> RequestRefusal {

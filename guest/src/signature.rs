@@ -56,6 +56,102 @@ pub fn is_pdf(bytes: &[u8]) -> bool {
     bytes.starts_with(b"%PDF-")
 }
 
+/// A Windows bitmap: `BM`, then a DIB header of one of the sizes the format defines (so a text
+/// file that starts with "BM" is not called a bitmap).
+pub fn is_bmp(bytes: &[u8]) -> bool {
+    bytes.len() >= 26
+        && bytes.starts_with(b"BM")
+        && matches!(
+            u32::from_le_bytes([bytes[14], bytes[15], bytes[16], bytes[17]]),
+            12 | 16 | 40 | 52 | 56 | 64 | 108 | 124
+        )
+}
+
+/// TIFF, either byte order, classic (`*`) or BigTIFF (`+`).
+pub fn is_tiff(bytes: &[u8]) -> bool {
+    bytes.len() >= 8
+        && (bytes.starts_with(b"II*\0")
+            || bytes.starts_with(b"MM\0*")
+            || bytes.starts_with(b"II+\0")
+            || bytes.starts_with(b"MM\0+"))
+}
+
+/// A Windows icon: reserved 0, type 1 (2 is a cursor), at least one directory entry present.
+pub fn is_ico(bytes: &[u8]) -> bool {
+    bytes.len() >= 6 + 16 && bytes.starts_with(&[0, 0, 1, 0]) && u16::from_le_bytes([bytes[4], bytes[5]]) >= 1
+}
+
+/// The HEIF family by its `ftyp` box: AVIF when any brand names it, else HEIC for the HEVC and
+/// generic HEIF brands. `None`: not an ISO-BMFF image file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heif {
+    Heic,
+    Avif,
+}
+
+pub fn heif_kind(bytes: &[u8]) -> Option<Heif> {
+    if bytes.len() < 16 || &bytes[4..8] != b"ftyp" {
+        return None;
+    }
+    let size = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    let end = size.clamp(16, bytes.len().min(4096));
+    // The major brand (8..12), then the compatible brands after the minor version (16..).
+    let brands = std::iter::once(&bytes[8..12]).chain(bytes[16..end].chunks_exact(4));
+    let mut heic = false;
+    for brand in brands {
+        match brand {
+            b"avif" | b"avis" => return Some(Heif::Avif),
+            b"heic" | b"heix" | b"hevc" | b"hevx" | b"heim" | b"heis" | b"mif1" | b"msf1" => heic = true,
+            _ => {}
+        }
+    }
+    heic.then_some(Heif::Heic)
+}
+
+/// SVG: XML whose root element is `<svg` (after a BOM, whitespace, the XML declaration,
+/// processing instructions, comments and a doctype, internal subset included). HTML with an
+/// inline `<svg>`, or XML with another root, is not SVG.
+pub fn is_svg(bytes: &[u8]) -> bool {
+    let mut rest = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    loop {
+        rest = rest.trim_ascii_start();
+        if rest.starts_with(b"<?") {
+            let Some(end) = find(rest, b"?>") else { return false };
+            rest = &rest[end + 2..];
+        } else if rest.starts_with(b"<!--") {
+            let Some(end) = find(&rest[4..], b"-->") else { return false };
+            rest = &rest[4 + end + 3..];
+        } else if rest.len() >= 9 && rest[..9].eq_ignore_ascii_case(b"<!doctype") {
+            let Some(end) = doctype_end(rest) else { return false };
+            rest = &rest[end + 1..];
+        } else {
+            return rest.starts_with(b"<svg")
+                && rest.get(4).is_some_and(|&b| b.is_ascii_whitespace() || b == b'>' || b == b'/');
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The index of the `>` that closes a doctype, past quoted strings and an internal subset `[…]`.
+fn doctype_end(text: &[u8]) -> Option<usize> {
+    let (mut quote, mut depth) = (None::<u8>, 0u32);
+    for (i, &b) in text.iter().enumerate() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'[') => depth += 1,
+            (None, b']') => depth = depth.saturating_sub(1),
+            (None, b'>') if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Lower-case type/subtype without parameters or surrounding space.
 pub fn normalize_mime(mime: &str) -> String {
     mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
@@ -72,6 +168,18 @@ pub fn sniff(bytes: &[u8]) -> String {
     }
     if is_pdf(bytes) {
         return PDF_MIME.to_string();
+    }
+    // The types the converters take, by the same strict checks the converters apply, under their
+    // canonical names (infer calls an icon `image/x-icon` and HEIC `image/heif`).
+    let convertible = [
+        (is_bmp(bytes), "image/bmp"),
+        (is_tiff(bytes), "image/tiff"),
+        (is_ico(bytes), "image/vnd.microsoft.icon"),
+        (heif_kind(bytes) == Some(Heif::Heic), "image/heic"),
+        (heif_kind(bytes) == Some(Heif::Avif), "image/avif"),
+    ];
+    if let Some((_, mime)) = convertible.iter().find(|(hit, _)| *hit) {
+        return mime.to_string();
     }
     if let Some(kind) = infer::get(bytes) {
         // infer's matchers for the strictly checked types are looser (WebP: only the second
@@ -101,7 +209,7 @@ pub fn sniff(bytes: &[u8]) -> String {
 
 fn text_kind(text: &str) -> String {
     let lower = text.trim_start_matches('\u{feff}').trim_start().to_ascii_lowercase();
-    if lower.starts_with("<svg") || (lower.starts_with("<?xml") && lower.contains("<svg")) {
+    if is_svg(text.as_bytes()) || lower.starts_with("<svg") || (lower.starts_with("<?xml") && lower.contains("<svg")) {
         "image/svg+xml".to_string()
     } else if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
         "text/html".to_string()
@@ -158,6 +266,55 @@ mod tests {
         assert_eq!(sniff(b"PK\x03\x04\x14\0\0\0"), "application/zip");
         // A damaged PNG signature (PngSuite xcrn0g04: CR added) is not called a PNG.
         assert_eq!(sniff(b"\x89PNG\r\r\n\x1a\n\0\0\0\rIHDR"), "application/octet-stream");
+    }
+
+    #[test]
+    fn the_convertible_types_are_named_by_their_signatures() {
+        let mut bmp = b"BM".to_vec();
+        bmp.extend_from_slice(&[0; 12]);
+        bmp.extend_from_slice(&40u32.to_le_bytes());
+        bmp.extend_from_slice(&[0; 16]);
+        assert!(is_bmp(&bmp));
+        assert_eq!(sniff(&bmp), "image/bmp");
+        // "BM" then text is not a bitmap.
+        assert!(!is_bmp(b"BMW is a car maker, and this line is text."));
+        assert!(is_tiff(b"II*\0\x08\0\0\0") && is_tiff(b"MM\0*\0\0\0\x08") && is_tiff(b"II+\0\x08\0\0\0"));
+        assert!(!is_tiff(b"II*\0"));
+        assert_eq!(sniff(b"MM\0*\0\0\0\x08rest"), "image/tiff");
+        let mut ico = vec![0, 0, 1, 0, 1, 0];
+        ico.extend_from_slice(&[0; 16]);
+        assert!(is_ico(&ico));
+        assert_eq!(sniff(&ico), "image/vnd.microsoft.icon");
+        ico[2] = 2; // a cursor
+        assert!(!is_ico(&ico));
+        ico[2] = 1;
+        ico[4] = 0; // no entries
+        assert!(!is_ico(&ico));
+        let heic = b"\0\0\0\x18ftypheic\0\0\0\0mif1heic";
+        assert_eq!(heif_kind(heic), Some(Heif::Heic));
+        assert_eq!(sniff(heic), "image/heic");
+        let avif = b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf";
+        assert_eq!(heif_kind(avif), Some(Heif::Avif));
+        assert_eq!(sniff(avif), "image/avif");
+        // A generic HEIF major brand with AVIF among its compatible brands is AVIF.
+        assert_eq!(heif_kind(b"\0\0\0\x18ftypmif1\0\0\0\0mif1avif"), Some(Heif::Avif));
+        // An MP4 is not an image.
+        assert_eq!(heif_kind(b"\0\0\0\x18ftypisom\0\0\0\0isomavc1"), None);
+    }
+
+    #[test]
+    fn svg_is_xml_with_an_svg_root() {
+        assert!(is_svg(b"<svg xmlns='http://www.w3.org/2000/svg'/>"));
+        assert!(is_svg(b"\xef\xbb\xbf\n <?xml version='1.0'?><!-- made by hand --><svg>"));
+        assert!(is_svg(
+            b"<?xml version='1.0'?>\n<!DOCTYPE svg PUBLIC '-//W3C//DTD SVG 1.1//EN' 'x.dtd' [<!ENTITY a \"]>\">]>\n<svg/>"
+        ));
+        assert!(!is_svg(b"<html><body><svg/></body></html>"));
+        assert!(!is_svg(b"<?xml version='1.0'?><svgfoo/>"));
+        assert!(!is_svg(b"<?xml version='1.0'?><rss><svg/></rss>"));
+        assert!(!is_svg(b"<!-- never closed <svg/>"));
+        assert!(!is_svg(b""));
+        assert!(!is_svg(b"hello <svg>"));
     }
 
     #[test]

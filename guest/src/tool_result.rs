@@ -22,7 +22,7 @@ use crate::image_gate::{Budget, admit_image_within};
 use crate::limits::{TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_PIXEL_BUDGET};
 use crate::options::Options;
 use crate::signature::{PDF_MIME, normalize_mime};
-use crate::verdict::{Admitted, Reason, Refusal};
+use crate::verdict::{Admitted, ConversionMade, Reason, Refusal};
 pub(crate) use scan::{Scan, scan};
 pub(crate) use shape::{Block, Payload};
 
@@ -44,6 +44,8 @@ pub struct ToolResultAdmission {
     /// `None`: no block claims a media type; the content stands exactly as it was given.
     pub content: Option<String>,
     pub refused: Vec<RefusedBlock>,
+    /// The blocks converted from a type no provider takes (`Options::convert`), in document order.
+    pub conversions: Vec<ConversionMade>,
 }
 
 pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> ToolResultAdmission {
@@ -76,10 +78,12 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
     };
     let blocks = shape::media_blocks(&readable, &scanned);
     if blocks.is_empty() {
-        return ToolResultAdmission { content: None, refused: Vec::new() };
+        return ToolResultAdmission { content: None, refused: Vec::new(), conversions: Vec::new() };
     }
     let mut rules = ToolRules { tool, base64_left: TOOL_RESULT_BASE64_BUDGET };
     let (content, outcomes) = walk(content_json, &readable, &scanned, &blocks, options, &mut rules);
+    let conversions =
+        outcomes.iter().filter_map(|o| ConversionMade::of(&o.path, &o.verdict.as_ref().ok()?.0)).collect();
     let refused = outcomes
         .into_iter()
         .filter_map(|o| match o.verdict {
@@ -95,7 +99,7 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
             Ok(_) => None,
         })
         .collect();
-    ToolResultAdmission { content: Some(content), refused }
+    ToolResultAdmission { content: Some(content), refused, conversions }
 }
 
 /// The whole result replaced by one text block: what could not be read cannot be passed.
@@ -118,6 +122,7 @@ fn refused_whole(tool: &str, refusal: Refusal) -> ToolResultAdmission {
             raw_bytes: refusal.raw_bytes,
             limit: refusal.limit,
         }],
+        conversions: Vec::new(),
     }
 }
 

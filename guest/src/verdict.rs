@@ -128,6 +128,32 @@ pub struct Conversion {
     pub note: String,
 }
 
+/// A conversion reported by a walk (tool result, request): where the block sits, and what it
+/// became. The contract's `conversion-made`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConversionMade {
+    /// JSON Pointer (RFC 6901) of the block; empty for a single image.
+    pub path: String,
+    /// The input's canonical media type.
+    pub from: String,
+    /// The admitted block's media type.
+    pub to: String,
+    pub note: String,
+}
+
+impl ConversionMade {
+    /// The conversion an admitted block carries, if any, at `path`.
+    pub fn of(path: &str, admitted: &Admitted) -> Option<ConversionMade> {
+        let c = admitted.converted.as_ref()?;
+        Some(ConversionMade {
+            path: path.to_string(),
+            from: c.from.to_string(),
+            to: admitted.mime.to_string(),
+            note: c.note.clone(),
+        })
+    }
+}
+
 impl Admitted {
     /// Length of the admitted bytes.
     pub fn len(&self) -> u64 {

@@ -35,7 +35,7 @@ fn request_value(a: &AdmittedRequest) -> Value {
 fn a_request_with_good_media_stands_byte_for_byte() {
     let text = anthropic(vec![json!({"type": "text", "text": "look"}), anthropic_image(&png(8, 8))]);
     let a = admitted(admit_request(Api::Anthropic, &text, &Options::default()));
-    assert_eq!(a, AdmittedRequest { request: None, changes: vec![] });
+    assert_eq!(a, AdmittedRequest { request: None, changes: vec![], conversions: vec![] });
     // No media at all, odd spacing kept.
     let text = r#"{ "messages" : [ {"role":"user","content":"hi"} ], "x": 1.50 }"#;
     assert_eq!(admitted(admit_request(Api::Anthropic, text, &Options::default())).request, None);

@@ -1,0 +1,280 @@
+//! BMP, TIFF (its first page), ICO (its largest entry, BMP or PNG inside) and a GIF's first frame
+//! decoded with the image crate under the gate's decoder limits, and any made image (these, an
+//! SVG or a PDF page) fitted into 2000², written as a PNG and admitted by the gate's PNG rules.
+//!
+//! The header is read before any pixel is decoded: a file that declares more than the decoder's
+//! limits (side, pixels, bytes, the caller's pixel budget) is refused before the allocation.
+
+use std::io::Cursor;
+
+use image::codecs::gif::GifDecoder;
+use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use image::{AnimationDecoder, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbaImage};
+
+use super::{GIF_MIME, Source};
+use crate::downsample::resize_to_fit;
+use crate::image_gate::{Budget, admit_image_within, decode_limits};
+use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
+use crate::options::Options;
+use crate::signature::ImageType;
+use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
+
+/// An image a converter made, before it is written as PNG and admitted.
+pub struct Made {
+    pub image: DynamicImage,
+    /// The size of the image as the source gave it (before any fit).
+    pub source_dimensions: Dimensions,
+    pub from: &'static str,
+    /// What was done, in words.
+    pub note: String,
+}
+
+/// Decode a BMP, TIFF or ICO.
+pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made, Refusal> {
+    let raw = bytes.len() as u64;
+    let name = source.name();
+    let format = match source {
+        Source::Bmp => ImageFormat::Bmp,
+        Source::Tiff => ImageFormat::Tiff,
+        Source::Ico => ImageFormat::Ico,
+        _ => unreachable!("only raster sources are decoded here"),
+    };
+    if let Some((width, height)) = declared_bmp_size(bytes, source) {
+        check_side(raw, name, width, height)?;
+    }
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    reader.limits(decode_limits());
+    let decoder = reader.into_decoder().map_err(|e| header_refusal(raw, name, e))?;
+    let (width, height) = decoder.dimensions();
+    check_header(raw, name, width, height, decoder.total_bytes(), budget)?;
+    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_refusal(raw, name, e))?;
+    let note = match source {
+        Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page)"),
+        Source::Ico => {
+            let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
+            format!("decoded from ICO {width}x{height}, the largest of its {entries} entries")
+        }
+        _ => format!("decoded from {name} {width}x{height}"),
+    };
+    Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
+}
+
+/// A GIF's first frame, composited onto its logical screen (transparent where the frame does not
+/// cover it), when the profile takes no GIF or this one is animated and the profile takes only
+/// still ones. `None`: a GIF the profile takes as it is.
+pub fn gif_first_frame(bytes: &[u8], options: &Options, budget: &mut Budget) -> Result<Option<Made>, Refusal> {
+    let raw = bytes.len() as u64;
+    let profile = options.provider.profile();
+    let provider = profile.provider.name();
+    let frames = gif_frames(bytes).map_err(|e| decode_refusal(raw, "GIF", e))?;
+    let takes_gif = profile.accepts(ImageType::Gif);
+    if takes_gif && frames <= 1 {
+        return Ok(None);
+    }
+    let mut decoder = GifDecoder::new(Cursor::new(bytes)).map_err(|e| header_refusal(raw, "GIF", e))?;
+    decoder.set_limits(decode_limits()).map_err(|e| header_refusal(raw, "GIF", e))?;
+    let (width, height) = decoder.dimensions();
+    check_header(raw, "GIF", width, height, u64::from(width) * u64::from(height) * 4, budget)?;
+    let frame = decoder
+        .into_frames()
+        .next()
+        .ok_or_else(|| Refusal::new(Reason::Undecodable, raw, None, "the GIF has no frame"))?
+        .map_err(|e| decode_refusal(raw, "GIF", e))?;
+    let why =
+        if takes_gif { format!("{provider} accepts only still GIFs") } else { format!("{provider} takes no GIF") };
+    let note = if frames > 1 {
+        format!("the first of {frames} frames, {width}x{height} ({why})")
+    } else {
+        format!("its one frame, {width}x{height} ({why})")
+    };
+    Ok(Some(Made {
+        image: DynamicImage::ImageRgba8(frame.into_buffer()),
+        source_dimensions: Dimensions { width, height },
+        from: GIF_MIME,
+        note,
+    }))
+}
+
+/// The GIF's frames, counted from their descriptors (the LZW data skipped, never decoded).
+fn gif_frames(bytes: &[u8]) -> Result<u64, ImageError> {
+    let as_image_error =
+        |e: gif::DecodingError| ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Gif.into(), e));
+    let mut options = gif::DecodeOptions::new();
+    options.skip_frame_decoding(true);
+    let mut decoder = options.read_info(Cursor::new(bytes)).map_err(as_image_error)?;
+    let mut frames = 0;
+    while decoder.next_frame_info().map_err(as_image_error)?.is_some() {
+        frames += 1;
+    }
+    Ok(frames)
+}
+
+/// The made image fitted into 2000², written as PNG (lossless, alpha kept: the ladder flattens on
+/// white if it must go JPEG) and admitted by the gate's PNG rules. `raw` is the input's size.
+pub fn admit_made(made: Made, raw: u64, options: &Options, budget: &mut Budget) -> Verdict {
+    let Made { image, source_dimensions, from, mut note } = made;
+    let image = resize_to_fit(image, FIT_SIDE);
+    let (w, h) = (image.width(), image.height());
+    if (w, h) != (source_dimensions.width, source_dimensions.height) && from != super::SVG_MIME {
+        note.push_str(&format!(", fitted to {w}x{h}"));
+    }
+    let png = encode_png(&image).map_err(|e| {
+        Refusal::new(Reason::Undecodable, raw, None, format!("the image converted from {from} cannot be written: {e}"))
+    })?;
+    drop(image);
+    let plain = Options { convert: false, ..*options };
+    match admit_image_within(&png, ImageType::Png.mime(), &plain, budget) {
+        Ok(admitted) => Ok(marked(admitted, png, raw, Conversion { from, note }, source_dimensions)),
+        Err(refusal) => Err(Refusal {
+            raw_bytes: raw,
+            message: format!("converted from {from} ({note}), then refused: {}", refusal.message),
+            ..refusal
+        }),
+    }
+}
+
+fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, ImageError> {
+    let mut out = Vec::new();
+    image.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Adaptive))?;
+    Ok(out)
+}
+
+/// Every pixel the same: a page that renders to nothing.
+pub fn is_blank(image: &RgbaImage) -> bool {
+    let mut pixels = image.pixels();
+    match pixels.next() {
+        None => true,
+        Some(first) => pixels.all(|p| p == first),
+    }
+}
+
+/// 16-bit and float pixels (TIFF) to 8 bits: the PNG the gate judges, and the model sees, is 8-bit.
+fn eight_bit(image: DynamicImage) -> DynamicImage {
+    match image {
+        DynamicImage::ImageLuma8(_)
+        | DynamicImage::ImageLumaA8(_)
+        | DynamicImage::ImageRgb8(_)
+        | DynamicImage::ImageRgba8(_) => image,
+        other if other.color().has_alpha() => DynamicImage::ImageRgba8(other.to_rgba8()),
+        other => DynamicImage::ImageRgb8(other.to_rgb8()),
+    }
+}
+
+/// A BMP's declared size from its DIB header (the decoder's own soft limit would otherwise
+/// answer first, as a format error): width and |height| (negative heights are top-down rows).
+fn declared_bmp_size(bytes: &[u8], source: Source) -> Option<(u32, u32)> {
+    if source != Source::Bmp {
+        return None;
+    }
+    let u16_at = |i: usize| Some(u16::from_le_bytes(bytes.get(i..i + 2)?.try_into().ok()?));
+    let i32_at = |i: usize| Some(i32::from_le_bytes(bytes.get(i..i + 4)?.try_into().ok()?));
+    let dib = i32_at(14)?;
+    if dib == 12 {
+        return Some((u32::from(u16_at(18)?), u32::from(u16_at(20)?)));
+    }
+    Some((i32_at(18)?.unsigned_abs(), i32_at(22)?.unsigned_abs()))
+}
+
+/// A side over the decoder's limit, refused before the decoder is asked.
+fn check_side(raw: u64, name: &str, width: u32, height: u32) -> Result<(), Refusal> {
+    if width > DECODE_MAX_SIDE || height > DECODE_MAX_SIDE {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(u64::from(DECODE_MAX_SIDE)),
+            format!("the {name} declares {width}x{height} px, over the decoder's limit of {DECODE_MAX_SIDE} px per side; not decoded"),
+        )
+        .in_unit(crate::verdict::Unit::PixelsPerSide));
+    }
+    Ok(())
+}
+
+/// The declared size, judged before any pixel is decoded.
+fn check_header(
+    raw: u64,
+    name: &str,
+    width: u32,
+    height: u32,
+    decoded: u64,
+    budget: &mut Budget,
+) -> Result<(), Refusal> {
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > DECODE_MAX_PIXELS {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(DECODE_MAX_PIXELS),
+            format!(
+                "the {name} declares {width}x{height} px, over the decoder's limit of {DECODE_MAX_PIXELS} pixels; not decoded"
+            ),
+        ));
+    }
+    if pixels == 0 {
+        return Err(Refusal::new(
+            Reason::Undecodable,
+            raw,
+            None,
+            format!("the {name} header declares an empty canvas ({width}x{height})"),
+        ));
+    }
+    if decoded > DECODE_MAX_ALLOC {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            None,
+            format!(
+                "{width}x{height} px decode to {decoded} bytes, over the decoder's bound of {DECODE_MAX_ALLOC} bytes; not decoded"
+            ),
+        ));
+    }
+    if pixels > budget.pixels {
+        return Err(Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(budget.pixels),
+            format!(
+                "{width}x{height} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
+                budget.pixels
+            ),
+        ));
+    }
+    budget.pixels -= pixels;
+    Ok(())
+}
+
+fn header_refusal(raw: u64, name: &str, e: ImageError) -> Refusal {
+    match e {
+        ImageError::Limits(_) => Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            None,
+            format!("the {name} declares a size over the decoder's limits; not decoded ({e})"),
+        ),
+        e => Refusal::new(Reason::Undecodable, raw, None, format!("the {name} header cannot be read: {e}")),
+    }
+}
+
+fn decode_refusal(raw: u64, name: &str, e: ImageError) -> Refusal {
+    match e {
+        ImageError::Limits(_) => Refusal::new(
+            Reason::DimensionsTooLarge,
+            raw,
+            None,
+            format!("the {name} needs more than the decoder's limits allow; not decoded ({e})"),
+        ),
+        e => Refusal::new(Reason::Undecodable, raw, None, format!("the {name} cannot be decoded: {e}")),
+    }
+}
+
+/// The block holding the converted bytes, marked as made by a conversion.
+fn marked(mut admitted: Admitted, png: Vec<u8>, raw: u64, conversion: Conversion, source: Dimensions) -> Admitted {
+    if admitted.data == Data::Unchanged {
+        admitted.data = Data::Bytes(png);
+    }
+    admitted.original_size = raw;
+    admitted.resized = admitted.dimensions.is_some_and(|d| d != source);
+    admitted.original_dimensions = Some(source);
+    admitted.reencoded = true;
+    admitted.converted = Some(conversion);
+    admitted
+}

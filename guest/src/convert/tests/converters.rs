@@ -1,0 +1,419 @@
+//! The converters themselves (the `convert` feature): files made here with the image crate's
+//! encoders, and hostile ones written by hand.
+
+use image::codecs::ico::{IcoEncoder, IcoFrame};
+use image::{DynamicImage, ImageFormat, Rgba, RgbaImage};
+
+use super::*;
+use crate::options::Verify;
+use crate::test_images::{encode, gradient};
+use crate::verdict::{Conversion, Data, Kind};
+
+fn png_pixels(a: &Admitted) -> RgbaImage {
+    assert_eq!(a.mime, "image/png");
+    let Data::Bytes(b) = &a.data else { panic!("a conversion holds its bytes") };
+    image::load_from_memory_with_format(b, ImageFormat::Png).unwrap().to_rgba8()
+}
+
+fn admitted(bytes: &[u8], mime: &str, options: &Options) -> Admitted {
+    admit_image(bytes, mime, options).unwrap_or_else(|r| panic!("{mime}: {r:?}"))
+}
+
+fn refused(bytes: &[u8], mime: &str, options: &Options) -> Refusal {
+    admit_image(bytes, mime, options).expect_err("expected a refusal")
+}
+
+#[test]
+fn a_bmp_becomes_the_same_pixels_as_png() {
+    let source = gradient(64, 48);
+    let bmp = encode(&source, ImageFormat::Bmp);
+    for mime in ["image/bmp", "image/x-ms-bmp"] {
+        let a = admitted(&bmp, mime, &converting(Provider::Anthropic));
+        assert_eq!(a.kind, Kind::Image);
+        assert_eq!(a.original_size, bmp.len() as u64);
+        assert_eq!(a.dimensions, Some(Dimensions { width: 64, height: 48 }));
+        assert_eq!(a.original_dimensions, a.dimensions);
+        assert!(a.reencoded && !a.resized);
+        assert_eq!(a.converted, Some(Conversion { from: BMP_MIME, note: "decoded from BMP 64x48".into() }));
+        assert_eq!(png_pixels(&a), source.to_rgba8());
+    }
+    // The same through the public entry point, without the gate's dispatch.
+    let v = admit_converting(&bmp, "image/bmp", &converting(Provider::Anthropic)).expect("a conversion case");
+    assert_eq!(v.unwrap().converted.unwrap().from, BMP_MIME);
+}
+
+#[test]
+fn alpha_is_kept() {
+    let source = RgbaImage::from_fn(20, 10, |x, _| Rgba([255, 0, 0, (x * 12) as u8]));
+    let tiff = encode(&DynamicImage::ImageRgba8(source.clone()), ImageFormat::Tiff);
+    let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(png_pixels(&a), source);
+    assert_eq!(a.converted.unwrap().note, "decoded from TIFF 20x10 (its first page)");
+}
+
+#[test]
+fn a_16_bit_tiff_is_written_as_8_bits() {
+    let source = DynamicImage::ImageRgb16(gradient(16, 16).to_rgb16());
+    let tiff = encode(&source, ImageFormat::Tiff);
+    let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(png_pixels(&a), gradient(16, 16).to_rgba8());
+}
+
+#[test]
+fn a_large_bmp_is_fitted_into_2000_square() {
+    let bmp = encode(&gradient(2500, 500), ImageFormat::Bmp);
+    let a = admitted(&bmp, "image/bmp", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 2000, height: 400 }));
+    assert_eq!(a.original_dimensions, Some(Dimensions { width: 2500, height: 500 }));
+    assert!(a.resized && a.reencoded);
+    assert_eq!(a.converted.unwrap().note, "decoded from BMP 2500x500, fitted to 2000x400");
+    // Without the downsampler the converted image must still fit as it is: it does (fitted).
+    let plain = Options { downsample: false, ..converting(Provider::Anthropic) };
+    assert!(admit_image(&bmp, "image/bmp", &plain).is_ok());
+}
+
+#[test]
+fn an_icon_gives_its_largest_entry() {
+    let small = RgbaImage::from_pixel(16, 16, Rgba([0, 0, 255, 255]));
+    let large = RgbaImage::from_fn(48, 48, |x, y| Rgba([x as u8 * 5, y as u8 * 5, 0, 200]));
+    let frames = [
+        IcoFrame::as_png(small.as_raw(), 16, 16, image::ExtendedColorType::Rgba8).unwrap(),
+        IcoFrame::as_png(large.as_raw(), 48, 48, image::ExtendedColorType::Rgba8).unwrap(),
+    ];
+    let mut ico = Vec::new();
+    IcoEncoder::new(&mut ico).encode_images(&frames).unwrap();
+    for mime in ["image/vnd.microsoft.icon", "image/x-icon"] {
+        let a = admitted(&ico, mime, &converting(Provider::Anthropic));
+        assert_eq!(png_pixels(&a), large);
+        assert_eq!(a.converted.as_ref().unwrap().from, ICO_MIME);
+        assert_eq!(a.converted.unwrap().note, "decoded from ICO 48x48, the largest of its 2 entries");
+    }
+}
+
+#[test]
+fn the_claimed_type_must_be_what_the_bytes_are() {
+    let png = encode(&gradient(4, 4), ImageFormat::Png);
+    for mime in ["image/bmp", "image/tiff", "image/x-icon", "image/svg+xml"] {
+        let r = refused(&png, mime, &converting(Provider::Anthropic));
+        assert_eq!(r.reason, Reason::MagicMismatch, "{mime}");
+        assert!(r.message.contains("they look like image/png"), "{}", r.message);
+    }
+    // HTML with an inline SVG is not an SVG.
+    let r = refused(b"<html><svg/></html>", "image/svg+xml", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::MagicMismatch);
+}
+
+#[test]
+fn the_read_cap_comes_before_any_decoding() {
+    let mut bmp = bmp_by_hand(8, 8);
+    bmp.resize(crate::limits::RAW_CAP as usize + 1, 0);
+    let plain = Options { downsample: false, ..converting(Provider::Anthropic) };
+    let r = refused(&bmp, "image/bmp", &plain);
+    assert_eq!((r.reason, r.limit), (Reason::RawTooLarge, Some(crate::limits::RAW_CAP)));
+}
+
+#[test]
+fn a_huge_bmp_header_is_refused_before_allocation() {
+    // 100000x100000 declared in 60 bytes.
+    let mut bmp = bmp_by_hand(1, 1);
+    bmp[18..22].copy_from_slice(&100_000u32.to_le_bytes());
+    bmp[22..26].copy_from_slice(&100_000u32.to_le_bytes());
+    let r = refused(&bmp, "image/bmp", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::DimensionsTooLarge, "{}", r.message);
+    // Within the side limit but over the pixel limit.
+    bmp[18..22].copy_from_slice(&20_000u32.to_le_bytes());
+    bmp[22..26].copy_from_slice(&20_000u32.to_le_bytes());
+    let r = refused(&bmp, "image/bmp", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::DimensionsTooLarge, "{}", r.message);
+}
+
+#[test]
+fn truncated_and_misplaced_bmps_are_undecodable() {
+    let bmp = encode(&gradient(32, 32), ImageFormat::Bmp);
+    let r = refused(&bmp[..bmp.len() / 2], "image/bmp", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    let mut bad_offset = bmp.clone();
+    bad_offset[10..14].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+    let r = refused(&bad_offset, "image/bmp", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+}
+
+/// A little-endian TIFF: one 8-bit grey strip of `w`x`h` at offset 8, then IFDs.
+fn tiff_by_hand(w: u32, h: u32, strip_bytes: u32, extra_ifds: u32) -> Vec<u8> {
+    let mut t = b"II*\0".to_vec();
+    let pixels = w * h;
+    let ifd_at = 8 + pixels;
+    t.extend_from_slice(&ifd_at.to_le_bytes());
+    t.extend((0..pixels).map(|i| (i % 256) as u8));
+    let entries: [(u16, u16, u32); 8] = [
+        (256, 4, w),           // width
+        (257, 4, h),           // height
+        (258, 3, 8),           // bits per sample
+        (259, 3, 1),           // no compression
+        (262, 3, 1),           // black is zero
+        (273, 4, 8),           // strip offset
+        (278, 4, h),           // rows per strip
+        (279, 4, strip_bytes), // strip byte count
+    ];
+    t.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, kind, value) in entries {
+        t.extend_from_slice(&tag.to_le_bytes());
+        t.extend_from_slice(&kind.to_le_bytes());
+        t.extend_from_slice(&1u32.to_le_bytes());
+        t.extend_from_slice(&value.to_le_bytes());
+    }
+    // Then a chain of empty IFDs (0 entries, a pointer to the next).
+    let mut next = t.len() as u32 + 4;
+    for i in 0..extra_ifds {
+        t.extend_from_slice(&next.to_le_bytes());
+        t.extend_from_slice(&0u16.to_le_bytes());
+        next += 6;
+        if i + 1 == extra_ifds {
+            t.extend_from_slice(&0u32.to_le_bytes());
+        }
+    }
+    if extra_ifds == 0 {
+        t.extend_from_slice(&0u32.to_le_bytes());
+    }
+    t
+}
+
+#[test]
+fn a_hand_made_tiff_converts() {
+    let t = tiff_by_hand(16, 4, 64, 0);
+    let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 16, height: 4 }));
+}
+
+#[test]
+fn a_tiff_with_a_million_ifds_is_judged_by_its_first() {
+    let t = tiff_by_hand(16, 4, 64, 1_000_000);
+    assert!(t.len() > 6_000_000);
+    let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 16, height: 4 }));
+}
+
+#[test]
+fn hostile_tiffs_are_refused() {
+    // A strip that claims 4 GB in a small file.
+    let t = tiff_by_hand(16, 4, u32::MAX, 0);
+    let r = refused(&t, "image/tiff", &converting(Provider::Anthropic));
+    assert!(matches!(r.reason, Reason::Undecodable | Reason::DimensionsTooLarge), "{r:?}");
+    // Dimensions over the decoder's limits (and a strip to match), declared in a few bytes.
+    let mut huge = tiff_by_hand(16, 4, 64, 0);
+    let at = 8 + 64 + 2;
+    huge[at + 8..at + 12].copy_from_slice(&50_000u32.to_le_bytes());
+    huge[at + 20..at + 24].copy_from_slice(&50_000u32.to_le_bytes());
+    huge[at + 80..at + 84].copy_from_slice(&50_000u32.to_le_bytes());
+    huge[at + 92..at + 96].copy_from_slice(&2_500_000_000u32.to_le_bytes());
+    let r = refused(&huge, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::DimensionsTooLarge, "{}", r.message);
+    // Cut short.
+    let t = tiff_by_hand(16, 4, 64, 0);
+    let r = refused(&t[..40], "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    // An IFD offset past the end.
+    let mut lost = t.clone();
+    lost[4..8].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
+    let r = refused(&lost, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+}
+
+#[test]
+fn hostile_icons_are_refused() {
+    // Icons carry 32-bit PNGs (the image crate refuses others, as Windows does).
+    let png = encode(&DynamicImage::ImageRgba8(gradient(16, 16).to_rgba8()), ImageFormat::Png);
+    let mut ico = vec![0, 0, 1, 0, 1, 0];
+    ico.extend_from_slice(&[16, 16, 0, 0, 1, 0, 32, 0]);
+    ico.extend_from_slice(&(png.len() as u32).to_le_bytes());
+    ico.extend_from_slice(&22u32.to_le_bytes());
+    ico.extend_from_slice(&png);
+    admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    // The entry points outside the file.
+    let mut outside = ico.clone();
+    outside[18..22].copy_from_slice(&0x0100_0000u32.to_le_bytes());
+    let r = refused(&outside, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    // The entry's size runs past the end, but the PNG it holds is whole: read to its end, no
+    // further (nothing is allocated for the declared size).
+    let mut long = ico.clone();
+    long[14..18].copy_from_slice(&0x0100_0000u32.to_le_bytes());
+    assert_eq!(
+        admitted(&long, "image/x-icon", &converting(Provider::Anthropic)).dimensions,
+        Some(Dimensions { width: 16, height: 16 })
+    );
+    // ... and a PNG cut short inside it is refused.
+    let r = refused(&long[..long.len() - 30], "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    // The PNG inside declares 100000x100000.
+    let mut bomb = ico.clone();
+    bomb[22 + 16..22 + 20].copy_from_slice(&100_000u32.to_be_bytes());
+    bomb[22 + 20..22 + 24].copy_from_slice(&100_000u32.to_be_bytes());
+    let r = refused(&bomb, "image/x-icon", &converting(Provider::Anthropic));
+    assert!(matches!(r.reason, Reason::DimensionsTooLarge | Reason::Undecodable), "{r:?}");
+    // Cut inside its directory.
+    let r = refused(&ico[..23], "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+}
+
+/// Three frames on a 20x10 logical screen; the first covers only its right half (at x = 10).
+fn animated_gif() -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut out, 20, 10, &[]).unwrap();
+        for (i, colour) in [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]].into_iter().enumerate() {
+            let width = if i == 0 { 10 } else { 20 };
+            let mut rgba: Vec<u8> = colour.iter().copied().cycle().take(width * 10 * 4).collect();
+            let mut frame = gif::Frame::from_rgba(width as u16, 10, &mut rgba);
+            frame.left = if i == 0 { 10 } else { 0 };
+            frame.delay = 10;
+            encoder.write_frame(&frame).unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn an_animated_gif_becomes_its_first_frame_for_openai() {
+    let gif = animated_gif();
+    // Without convert: refused as always.
+    let r = refused(&gif, "image/gif", &Options { provider: Provider::OpenAi, ..Options::default() });
+    assert_eq!(r.reason, Reason::MimeUnsupported);
+    let a = admitted(&gif, "image/gif", &converting(Provider::OpenAi));
+    let c = a.converted.clone().unwrap();
+    assert_eq!(c.from, GIF_MIME);
+    assert!(c.note.starts_with("the first of 3 frames"), "{}", c.note);
+    let pixels = png_pixels(&a);
+    assert_eq!(pixels.dimensions(), (20, 10), "the logical screen, not the frame");
+    assert_eq!(pixels.get_pixel(15, 5), &Rgba([255, 0, 0, 255]), "the first frame, where it is drawn");
+    assert_eq!(pixels.get_pixel(3, 5)[3], 0, "transparent where the first frame does not reach");
+    // Anthropic takes animation: the GIF passes as it is.
+    let a = admitted(&gif, "image/gif", &converting(Provider::Anthropic));
+    assert_eq!((a.mime, a.data, a.converted), ("image/gif", Data::Unchanged, None));
+}
+
+#[test]
+fn a_still_gif_is_converted_only_where_gif_is_refused() {
+    let gif = encode(&gradient(8, 8), ImageFormat::Gif);
+    let a = admitted(&gif, "image/gif", &converting(Provider::OpenAi));
+    assert_eq!(a.converted, None);
+    let a = admitted(&gif, "image/gif", &converting(Provider::Gemini));
+    assert_eq!(a.mime, "image/png");
+    assert!(a.converted.unwrap().note.contains("gemini takes no GIF"));
+}
+
+#[test]
+fn a_cut_gif_is_undecodable() {
+    let gif = animated_gif();
+    let r = refused(&gif[..20], "image/gif", &converting(Provider::OpenAi));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+}
+
+#[test]
+fn the_budget_bounds_the_decoding() {
+    let bmp = encode(&gradient(100, 100), ImageFormat::Bmp);
+    let mut budget = Budget { pixels: 9_999 };
+    let r =
+        admit_converting_within(&bmp, "image/bmp", &converting(Provider::Anthropic), &mut budget).unwrap().unwrap_err();
+    assert_eq!(r.reason, Reason::DimensionsTooLarge);
+    assert_eq!(budget.pixels, 9_999, "nothing decoded, nothing charged");
+}
+
+#[test]
+fn a_refusal_after_conversion_names_the_input() {
+    // No downsampler, and a request's side rule the converted image is over.
+    let bmp = encode(&gradient(200, 100), ImageFormat::Bmp);
+    let side_rule = Some(crate::options::SideRule { max_side: 100, why: "in this test" });
+    let plain = Options { downsample: false, verify: Verify::Header, side_rule, ..converting(Provider::Anthropic) };
+    let r = refused(&bmp, "image/bmp", &plain);
+    assert_eq!((r.reason, r.raw_bytes), (Reason::DimensionsTooLarge, bmp.len() as u64));
+    assert!(
+        r.message.starts_with("converted from image/bmp (decoded from BMP 200x100), then refused"),
+        "{}",
+        r.message
+    );
+}
+
+#[test]
+fn blank_means_every_pixel_the_same() {
+    assert!(raster::is_blank(&RgbaImage::from_pixel(4, 4, Rgba([255; 4]))));
+    let mut one = RgbaImage::from_pixel(4, 4, Rgba([255; 4]));
+    one.put_pixel(3, 3, Rgba([0, 0, 0, 255]));
+    assert!(!raster::is_blank(&one));
+}
+
+#[test]
+fn the_feature_build_lists_what_it_converts() {
+    const { assert!(AVAILABLE) };
+    assert_eq!(convertible_types(), &[SVG_MIME, BMP_MIME, TIFF_MIME, ICO_MIME, GIF_MIME, PDF_MIME]);
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn a_tool_result_converts_its_blocks_and_reports_them() {
+    let bmp = encode(&gradient(30, 20), ImageFormat::Bmp);
+    let content = serde_json::json!([
+        {"type": "image", "data": b64(&bmp), "mimeType": "image/bmp"},
+        {"type": "image", "data": b64(&bmp[..40]), "mimeType": "image/x-ms-bmp"},
+        {"type": "text", "text": "kept"}
+    ])
+    .to_string();
+    // Without convert: both refused as before, nothing reported.
+    let plain = crate::tool_result::admit_tool_result("t", &content, &Options::default());
+    assert_eq!(plain.refused.len(), 2);
+    assert!(plain.conversions.is_empty());
+
+    let out = crate::tool_result::admit_tool_result("t", &content, &converting(Provider::Anthropic));
+    assert_eq!(out.conversions.len(), 1);
+    let c = &out.conversions[0];
+    assert_eq!((c.path.as_str(), c.from.as_str(), c.to.as_str()), ("/0", BMP_MIME, "image/png"));
+    assert_eq!(c.note, "decoded from BMP 30x20");
+    // The bad neighbour is refused in its slot; the good one is not sunk by it.
+    assert_eq!(out.refused.len(), 1);
+    assert_eq!((out.refused[0].path.as_str(), out.refused[0].reason), ("/1", Reason::Undecodable));
+    let v: serde_json::Value = serde_json::from_str(&out.content.unwrap()).unwrap();
+    assert_eq!(v[0]["mimeType"], "image/png");
+    assert_eq!(v[1]["type"], "text");
+    assert_eq!(v[2]["text"], "kept");
+}
+
+#[test]
+fn a_request_converts_its_blocks_and_says_so() {
+    let tiff = encode(&gradient(40, 30), ImageFormat::Tiff);
+    let anthropic = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/tiff", "data": b64(&tiff)}}
+    ]}]})
+    .to_string();
+    let a = crate::request::admit_request(crate::profile::Api::Anthropic, &anthropic, &converting(Provider::Anthropic))
+        .unwrap();
+    assert_eq!(a.conversions.len(), 1);
+    assert_eq!(a.conversions[0].path, "/messages/0/content/0");
+    let change = &a.changes[0];
+    assert_eq!(change.before.mime.as_deref(), Some(TIFF_MIME));
+    assert_eq!(change.after.as_ref().unwrap().mime.as_deref(), Some("image/png"));
+    assert!(
+        change.message.starts_with("converted from image/tiff to image/png: decoded from TIFF 40x30"),
+        "{}",
+        change.message
+    );
+    let v: serde_json::Value = serde_json::from_str(&a.request.unwrap()).unwrap();
+    assert_eq!(v["messages"][0]["content"][0]["source"]["media_type"], "image/png");
+
+    let bmp = encode(&gradient(8, 8), ImageFormat::Bmp);
+    let openai = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": format!("data:image/bmp;base64,{}", b64(&bmp))}}
+    ]}]})
+    .to_string();
+    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &converting(Provider::OpenAi)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&a.request.unwrap()).unwrap();
+    assert!(v["messages"][0]["content"][0]["image_url"]["url"].as_str().unwrap().starts_with("data:image/png;base64,"));
+    assert_eq!(a.conversions[0].from, BMP_MIME);
+    // Without convert the block is refused, as before.
+    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &Options::default()).unwrap();
+    assert!(a.conversions.is_empty());
+    assert_eq!(a.changes[0].reason, Some(Reason::MimeUnsupported));
+}
