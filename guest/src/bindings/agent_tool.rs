@@ -164,7 +164,7 @@ impl wit::Guest for Component {
     fn read_image(path: String, question: Option<String>) -> Result<String, wit::ToolError> {
         let run = || {
             let workspace = PreopenWorkspace::open()?;
-            tool::read_image(&workspace, &HostVlm, &HostSink, &path, question.as_deref())
+            tool::read_image(&workspace, &HostVlm, &HostSink, &path, question.as_deref(), None)
         };
         // The VLM check comes first inside `read_image`; a missing preopen must not hide it.
         if !vlm::configured() {

@@ -9,6 +9,9 @@
 //!
 //! SKELETON (issue 15, being filled in): the signatures below are the contract between the parts.
 
+#[cfg(feature = "convert")]
+pub mod pdf;
+
 use crate::options::Options;
 use crate::verdict::{Admitted, Reason, Refusal, Verdict};
 
