@@ -275,6 +275,11 @@ mod conversion {
         })
     }
 
+    /// A walk's conversion as the contract spells it.
+    pub(super) fn made_at(c: crate::verdict::ConversionMade) -> cw::ConversionMade {
+        cw::ConversionMade { path: c.path, from: c.from, to: c.to, note: c.note }
+    }
+
     /// `admit-image` with conversion on, whatever the caller's options say about it.
     pub(super) fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
         let options = Options { convert: true, ..*options };
@@ -321,10 +326,8 @@ mod conversion {
             content_json: String,
             options: wit::AdmitOptions,
         ) -> cw::ConvertedToolResult {
-            let admission = crate::admit_tool_result(&tool, &content_json, &converting(options));
-            // The walk's conversions: reported by `ToolResultAdmission::conversions` once the walk
-            // records them (issue 15, the "raster" part); none until then.
-            let conversions = Vec::new();
+            let mut admission = crate::admit_tool_result(&tool, &content_json, &converting(options));
+            let conversions = std::mem::take(&mut admission.conversions).into_iter().map(made_at).collect();
             cw::ConvertedToolResult { admission: v0_2::tool_result_of(admission), conversions }
         }
 
@@ -333,9 +336,11 @@ mod conversion {
             request_json: String,
             options: wit::AdmitOptions,
         ) -> cw::ConvertedRequest {
-            let verdict = crate::admit_request(v0_2::api(api), &request_json, &converting(options));
-            // As for tool results: `AdmittedRequest::conversions` once the walk records them.
-            let conversions = Vec::new();
+            let mut verdict = crate::admit_request(v0_2::api(api), &request_json, &converting(options));
+            let conversions = match &mut verdict {
+                Ok(admitted) => std::mem::take(&mut admitted.conversions).into_iter().map(made_at).collect(),
+                Err(_) => Vec::new(),
+            };
             cw::ConvertedRequest { verdict: v0_2::request_verdict_of(verdict), conversions }
         }
     }

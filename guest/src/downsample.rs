@@ -223,22 +223,60 @@ fn row_sample(img: &DynamicImage) -> DynamicImage {
     sample
 }
 
+/// `png` with its image data deflated again by miniz_oxide at `level`: the row filters already
+/// chosen are kept, the chunks before the image data copied, the data written as one IDAT.
+fn redeflate_png(png: &[u8], level: u8) -> Result<Vec<u8>, ImageError> {
+    let broken = || {
+        ImageError::Encoding(image::error::EncodingError::new(
+            image::error::ImageFormatHint::Exact(image::ImageFormat::Png),
+            "the PNG encoder wrote a file its re-deflate cannot read",
+        ))
+    };
+    let mut head = Vec::new();
+    let mut zlib = Vec::new();
+    let mut at = 8;
+    while at + 12 <= png.len() {
+        let len = u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]) as usize;
+        let end = at.checked_add(12 + len).filter(|&e| e <= png.len()).ok_or_else(broken)?;
+        match &png[at + 4..at + 8] {
+            b"IDAT" => zlib.extend_from_slice(&png[at + 8..at + 8 + len]),
+            b"IEND" => break,
+            _ if zlib.is_empty() => head.extend_from_slice(&png[at..end]),
+            _ => return Err(broken()),
+        }
+        at = end;
+    }
+    let rows = miniz_oxide::inflate::decompress_to_vec_zlib(&zlib).map_err(|_| broken())?;
+    let data = miniz_oxide::deflate::compress_to_vec_zlib(&rows, level);
+    let mut out = Vec::with_capacity(8 + head.len() + data.len() + 24);
+    out.extend_from_slice(&png[..8]);
+    out.extend_from_slice(&head);
+    for (kind, body) in [(&b"IDAT"[..], &data[..]), (&b"IEND"[..], &[][..])] {
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(body);
+        out.extend_from_slice(&crc32fast::hash(&out[start..]).to_be_bytes());
+    }
+    Ok(out)
+}
+
 /// Encodes in the source's own format; `None` where that format cannot be written here.
 fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<Vec<u8>>, ImageError> {
     let mut out = Vec::new();
     match t {
         ImageType::Jpeg => return encode_jpeg(img, JPEG_LADDER[0]).map(Some),
         ImageType::Png => {
-            let encoder = PngEncoder::new_with_quality(
-                &mut out,
-                match effort {
-                    Effort::Fast => CompressionType::Fast,
-                    Effort::Quick => CompressionType::Level(1),
-                    Effort::Thorough => CompressionType::Level(6),
-                },
-                PngFilter::Adaptive,
-            );
-            img.write_with_encoder(encoder)?;
+            // The slower levels re-deflate the fast pass's filtered rows with miniz_oxide itself,
+            // not through the png crate's flate2: flate2's backend is chosen by cargo features
+            // across the whole build (hayro, in the components with the converters, switches it
+            // to zlib-rs), and the same image must give the same bytes from every component.
+            img.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive))?;
+            match effort {
+                Effort::Fast => {}
+                Effort::Quick => out = redeflate_png(&out, 1)?,
+                Effort::Thorough => out = redeflate_png(&out, 6)?,
+            }
         }
         ImageType::Gif => {
             let rgba = img.to_rgba8();

@@ -317,12 +317,17 @@ pub fn answer(plan: Plan, body: Vec<u8>) -> Response {
         Route::Admit { claimed, options } => admit(claimed, &options, body),
         Route::ToolResult { tool, options } => match json_text(body) {
             Ok(text) => {
-                with_conversions(tool_result(&text, &crate::admit_tool_result(&tool, &text, &options)), &options)
+                let admission = crate::admit_tool_result(&tool, &text, &options);
+                with_conversions(tool_result(&text, &admission), &options, &admission.conversions)
             }
             Err(r) => r,
         },
         Route::Request { api, options } => match json_text(body) {
-            Ok(text) => with_conversions(request(api, &text, &crate::admit_request(api, &text, &options)), &options),
+            Ok(text) => {
+                let verdict = crate::admit_request(api, &text, &options);
+                let conversions = verdict.as_ref().map(|a| a.conversions.as_slice()).unwrap_or_default();
+                with_conversions(request(api, &text, &verdict), &options, conversions)
+            }
             Err(r) => r,
         },
     }
@@ -339,10 +344,16 @@ pub fn handle(head: &Head, body: Vec<u8>) -> Response {
 /// With `convert=1`, an answer object gains `"conversions": […]` (the CLI's `--convert` key), each
 /// `{"path", "from", "to", "note"}`. The walks report none until they record their conversions
 /// (issue 15, the "raster" part); the key is there so clients can rely on it.
-fn with_conversions(mut r: Response, options: &Options) -> Response {
+fn with_conversions(mut r: Response, options: &Options, conversions: &[crate::verdict::ConversionMade]) -> Response {
     if options.convert && r.body.ends_with('}') && r.status != 400 {
+        let list: Vec<serde_json::Value> = conversions
+            .iter()
+            .map(|c| serde_json::json!({"path": c.path, "from": c.from, "to": c.to, "note": c.note}))
+            .collect();
         r.body.pop();
-        r.body.push_str(",\"conversions\":[]}");
+        r.body.push_str(",\"conversions\":");
+        r.body.push_str(&serde_json::Value::Array(list).to_string());
+        r.body.push('}');
     }
     r
 }

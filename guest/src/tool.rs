@@ -3,10 +3,11 @@
 //! imports (the WASI preopen, the host's VLM and output interfaces).
 
 use crate::answer::{AnswerBuffer, ThinkSplitter};
+use crate::convert::PageError;
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
 use crate::profile::Provider;
-use crate::signature::sniff;
+use crate::signature::{PDF_MIME, sniff};
 use crate::workspace_path::{PathError, confine};
 
 pub const TOOL_NAME: &str = "read_image";
@@ -14,9 +15,10 @@ pub const TOOL_NAME: &str = "read_image";
 pub const TOOL_DESCRIPTION: &str = "Look at an image file in the workspace with a vision model and return what it sees. \
 Without a question, the model transcribes all visible text verbatim and describes the layout, charts and UI. \
 With a question, the model answers that question about the image. Accepts PNG, JPEG, GIF and WebP; \
-large images are downsampled first. The file type is detected from its bytes, not its name.";
+large images are downsampled first. A PDF is read one page at a time: the page (default 1) is rendered to an image. \
+The file type is detected from its bytes, not its name.";
 
-pub const PARAMETERS_SCHEMA: &str = r#"{"type":"object","properties":{"path":{"type":"string","description":"Path of the image file, relative to the workspace root (an absolute path must lie inside the workspace)."},"question":{"type":"string","description":"What to ask about the image. Omit to get a full transcription and description."}},"required":["path"],"additionalProperties":false}"#;
+pub const PARAMETERS_SCHEMA: &str = r#"{"type":"object","properties":{"path":{"type":"string","description":"Path of the image file, relative to the workspace root (an absolute path must lie inside the workspace)."},"question":{"type":"string","description":"What to ask about the image. Omit to get a full transcription and description."},"page":{"type":"integer","minimum":1,"description":"For a PDF: the page to render and read, numbered from 1 (default 1). Only for PDFs."}},"required":["path"],"additionalProperties":false}"#;
 
 pub const DESCRIBE_PROMPT: &str = "Describe this image for someone who cannot see it.\n\
 1. Transcribe all visible text verbatim, in reading order, keeping line breaks, code and numbers exactly as shown.\n\
@@ -143,6 +145,7 @@ pub fn read_image(
     sink: &dyn Sink,
     path: &str,
     question: Option<&str>,
+    page: Option<u32>,
 ) -> Result<String, ToolError> {
     if !vlm.configured() {
         return Err(ToolError::new(ToolErrorCode::NoVlm, NO_VLM_MESSAGE));
@@ -150,18 +153,32 @@ pub fn read_image(
     let bytes = read_workspace_file(workspace, path)?;
 
     let detected = sniff(&bytes);
-    if !detected.starts_with("image/") {
-        return Err(ToolError::new(ToolErrorCode::NotAnImage, format!("not an image (detected {detected}): {path}")));
-    }
     // Every pixel is decoded: a truncated file caught here costs milliseconds; one that reaches
-    // the provider poisons the session. The rules are those of the API the model speaks.
-    let options = Options { verify: Verify::Full, provider: vlm.provider(), ..Options::default() };
-    let admitted = crate::admit_image(&bytes, &detected, &options).map_err(|r| {
-        ToolError::new(
-            ToolErrorCode::Refused,
-            format!("the image {path} cannot be sent to the model: {} — {}", r.reason.as_str(), r.message),
-        )
-    })?;
+    // the provider poisons the session. The rules are those of the API the model speaks. The
+    // tool's purpose is that the model sees the file, so what converts is converted.
+    let options = Options { verify: Verify::Full, provider: vlm.provider(), convert: true, ..Options::default() };
+    let admitted = if detected == PDF_MIME {
+        crate::convert::admit_pdf_page(&bytes, page.unwrap_or(1), &options).map_err(|e| page_error(&e, path))?
+    } else {
+        if let Some(page) = page {
+            return Err(ToolError::new(
+                ToolErrorCode::Refused,
+                format!("page {page} was asked for, but page applies to PDFs only; {path} is {detected}, not a PDF"),
+            ));
+        }
+        if !detected.starts_with("image/") {
+            return Err(ToolError::new(
+                ToolErrorCode::NotAnImage,
+                format!("not an image (detected {detected}): {path}"),
+            ));
+        }
+        crate::admit_image(&bytes, &detected, &options).map_err(|r| {
+            ToolError::new(
+                ToolErrorCode::Refused,
+                format!("the image {path} cannot be sent to the model: {} — {}", r.reason.as_str(), r.message),
+            )
+        })?
+    };
     let mime = admitted.mime;
     let data = admitted.into_bytes(bytes);
 
@@ -340,6 +357,15 @@ fn fs_error(e: FsError, path: &str) -> ToolError {
         FsError::Escapes => outside(path),
         FsError::Other(m) => ToolError::new(ToolErrorCode::Io, format!("cannot read {path}: {m}")),
     }
+}
+
+/// A PDF page that did not become an image, in words that name the file.
+fn page_error(e: &PageError, path: &str) -> ToolError {
+    let why = match e {
+        PageError::Refused(r) => format!("{} — {}", r.reason.as_str(), r.message),
+        other => other.message(),
+    };
+    ToolError::new(ToolErrorCode::Refused, format!("the PDF {path} cannot be shown to the model: {why}"))
 }
 
 fn vlm_error(e: VlmError) -> ToolError {

@@ -169,7 +169,7 @@ impl wit::Guest for Component {
     fn read_image_page(path: String, question: Option<String>, page: Option<u32>) -> Result<String, wit::ToolError> {
         let run = || {
             let workspace = PreopenWorkspace::open()?;
-            read_image(&workspace, &path, question.as_deref(), page)
+            tool::read_image(&workspace, &HostVlm, &HostSink, &path, question.as_deref(), page)
         };
         // The VLM check comes first inside `read_image`; a missing preopen must not hide it.
         if !vlm::configured() {
@@ -180,23 +180,6 @@ impl wit::Guest for Component {
         }
         run().map_err(tool_error)
     }
-}
-
-/// `tool::read_image` with the page argument. Until the tool renders PDF pages itself (issue 15,
-/// the "pdf" part), a page is refused in words rather than ignored.
-fn read_image(
-    workspace: &PreopenWorkspace,
-    path: &str,
-    question: Option<&str>,
-    page: Option<u32>,
-) -> Result<String, tool::ToolError> {
-    if let Some(page) = page {
-        return Err(tool::ToolError {
-            code: tool::ToolErrorCode::Refused,
-            message: format!("error: page {page} of {path}: this build does not render PDF pages"),
-        });
-    }
-    tool::read_image(workspace, &HostVlm, &HostSink, path, question)
 }
 
 fn tool_error(e: tool::ToolError) -> wit::ToolError {

@@ -13,7 +13,7 @@
 //! pixel budget) → decode or render, fitted into 2000² → PNG (lossless, alpha kept) → the gate.
 
 #[cfg(feature = "convert")]
-mod pdf;
+pub mod pdf;
 #[cfg(feature = "convert")]
 mod raster;
 #[cfg(feature = "convert")]

@@ -97,7 +97,7 @@ fn a_question_goes_to_the_vlm_verbatim_with_the_admitted_image() {
     let ws = ws_with_png();
     let vlm = FakeVlm::replying(vec![content("A "), content("gradient.")]);
     let sink = RecordingSink::default();
-    let answer = read_image(&ws, &vlm, &sink, "shot.png", Some("What colour?")).unwrap();
+    let answer = read_image(&ws, &vlm, &sink, "shot.png", Some("What colour?"), None).unwrap();
     assert_eq!(answer, "A gradient.");
     let asked = vlm.asked.borrow();
     assert_eq!(asked[0].0, "What colour?");
@@ -109,10 +109,10 @@ fn a_question_goes_to_the_vlm_verbatim_with_the_admitted_image() {
 #[test]
 fn no_question_asks_the_describe_prompt() {
     let vlm = FakeVlm::replying(vec![content("text")]);
-    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(vlm.asked.borrow()[0].0, DESCRIBE_PROMPT);
     let vlm = FakeVlm::replying(vec![content("text")]);
-    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", Some("  ")).unwrap();
+    read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", Some("  "), None).unwrap();
     assert_eq!(vlm.asked.borrow()[0].0, DESCRIBE_PROMPT, "a blank question is no question");
 }
 
@@ -120,7 +120,7 @@ fn no_question_asks_the_describe_prompt() {
 fn no_vlm_answers_at_once_without_reading() {
     let ws = ws_with_png();
     let vlm = FakeVlm { configured: false, provider: Provider::Anthropic, script: vec![], asked: RefCell::new(vec![]) };
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap_err();
     assert_eq!(e.code, ToolErrorCode::NoVlm);
     assert!(e.message.starts_with("error: ") && e.message.contains("Do not retry"));
     assert!(ws.reads.borrow().is_empty() && vlm.asked.borrow().is_empty());
@@ -130,7 +130,7 @@ fn no_vlm_answers_at_once_without_reading() {
 fn reasoning_streams_but_stays_out_of_the_answer() {
     let vlm = FakeVlm::replying(vec![reasoning("let me see"), content("<think>hmm</think>Cat"), content(".")]);
     let sink = RecordingSink::default();
-    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap();
     assert_eq!(answer, "Cat.");
     let seen = sink.0.borrow();
     assert!(seen.contains(&(ChunkKind::Reasoning, "let me see".into())));
@@ -145,12 +145,11 @@ fn files_that_are_not_images_are_named_by_what_they_are() {
         b"just some text".to_vec(),
     );
     let vlm = FakeVlm::replying(vec![]);
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "doc.png", None).unwrap_err();
-    assert_eq!(
-        (e.code, e.message.as_str()),
-        (ToolErrorCode::NotAnImage, "error: not an image (detected application/pdf): doc.png")
-    );
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "notes.png", None).unwrap_err();
+    // A PDF (whatever its name) is a page to render, not "not an image"; this one has no pages.
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "doc.png", None, None).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::Refused);
+    assert!(e.message.starts_with("error: the PDF doc.png cannot be shown to the model: "), "{}", e.message);
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "notes.png", None, None).unwrap_err();
     assert!(e.message.starts_with("error: not an image (detected text/plain)"));
     assert!(vlm.asked.borrow().is_empty());
 }
@@ -162,11 +161,20 @@ fn an_image_the_gate_refuses_comes_back_in_words() {
     let ws = FakeWorkspace::default()
         .with("icon.svg", EntryType::File, b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec())
         .with("cut.png", EntryType::File, truncated);
+    let vlm = FakeVlm::replying(vec![content("an icon")]);
+    // The tool converts by default: with the converters an SVG is rendered and sent as a PNG;
+    // a build without them (preflight's feature set) refuses it in words.
+    let svg = read_image(&ws, &vlm, &RecordingSink::default(), "icon.svg", None, None);
+    if crate::convert::AVAILABLE {
+        assert!(svg.is_ok(), "{svg:?}");
+        assert_eq!(vlm.asked.borrow()[0].1, "image/png");
+    } else {
+        let e = svg.unwrap_err();
+        assert_eq!(e.code, ToolErrorCode::Refused);
+        assert!(e.message.contains("mime_unsupported") && e.message.contains("image/svg+xml"), "{}", e.message);
+    }
     let vlm = FakeVlm::replying(vec![]);
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "icon.svg", None).unwrap_err();
-    assert_eq!(e.code, ToolErrorCode::Refused);
-    assert!(e.message.contains("mime_unsupported") && e.message.contains("image/svg+xml"), "{}", e.message);
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "cut.png", None).unwrap_err();
+    let e = read_image(&ws, &vlm, &RecordingSink::default(), "cut.png", None, None).unwrap_err();
     assert!(e.message.contains("undecodable"), "the tool decodes every pixel: {}", e.message);
 }
 
@@ -175,7 +183,7 @@ fn paths_are_confined_and_checked_before_reading() {
     let ws = ws_with_png().with("dir", EntryType::Directory, vec![]).with("pipe", EntryType::Other("a FIFO"), vec![]);
     let vlm = FakeVlm::replying(vec![]);
     let sink = RecordingSink::default();
-    let code = |p: &str| read_image(&ws, &vlm, &sink, p, None).unwrap_err().code;
+    let code = |p: &str| read_image(&ws, &vlm, &sink, p, None, None).unwrap_err().code;
     assert_eq!(code("missing.png"), ToolErrorCode::NotFound);
     assert_eq!(code("../shot.png"), ToolErrorCode::OutsideWorkspace);
     assert_eq!(code("/etc/passwd"), ToolErrorCode::OutsideWorkspace);
@@ -184,7 +192,7 @@ fn paths_are_confined_and_checked_before_reading() {
     assert_eq!(code("pipe"), ToolErrorCode::NotAFile);
     assert_eq!(code("."), ToolErrorCode::NotAFile);
     assert!(ws.reads.borrow().is_empty(), "nothing was opened");
-    assert_eq!(read_image(&ws, &vlm, &sink, "/ws/shot.png", None).unwrap_err().code, ToolErrorCode::VlmFailed);
+    assert_eq!(read_image(&ws, &vlm, &sink, "/ws/shot.png", None, None).unwrap_err().code, ToolErrorCode::VlmFailed);
 }
 
 #[test]
@@ -201,10 +209,10 @@ fn the_read_cap_is_checked_before_and_while_reading() {
 #[test]
 fn a_cut_stream_returns_the_partial_answer_marked() {
     let vlm = FakeVlm::replying(vec![content("Half an"), Err(VlmError::TimedOut("idle for 30s".into()))]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert!(answer.starts_with("Half an") && answer.contains("incomplete"), "{answer}");
     let vlm = FakeVlm::replying(vec![Err(VlmError::Refused { status: 401, message: "bad key".into() })]);
-    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap_err();
     assert_eq!(e.code, ToolErrorCode::VlmFailed);
     assert!(e.message.contains("401") && e.message.contains("bad key"));
 }
@@ -245,7 +253,7 @@ fn endless(kind: ChunkKind, text: &str) -> EndlessVlm {
 fn a_reply_past_the_cap_is_cut_there_and_no_longer_read() {
     let vlm = endless(ChunkKind::Content, &"é".repeat(10_000));
     let sink = RecordingSink::default();
-    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap();
     assert_eq!(vlm.pulls.get(), STREAM_CAP_CHARS.div_ceil(10_000), "not one chunk pulled past the cap");
     let marker = cut_marker();
     assert!(answer.ends_with(&marker), "{}", &answer[answer.len() - 200..]);
@@ -260,10 +268,10 @@ fn a_reply_past_the_cap_is_cut_there_and_no_longer_read() {
 #[test]
 fn a_reply_that_ends_exactly_at_the_cap_is_whole() {
     let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS))]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(answer.len(), STREAM_CAP_CHARS);
     let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS)), content("y")]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(answer, format!("{}{}", "x".repeat(STREAM_CAP_CHARS), cut_marker()));
 }
 
@@ -271,7 +279,7 @@ fn a_reply_that_ends_exactly_at_the_cap_is_whole() {
 fn endless_reasoning_is_cut_and_named() {
     for vlm in [endless(ChunkKind::Reasoning, "hmm "), endless(ChunkKind::Content, "<think>hmm ")] {
         let sink = RecordingSink::default();
-        let e = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap_err();
+        let e = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap_err();
         assert_eq!(e.code, ToolErrorCode::VlmFailed);
         assert!(e.message.contains("reasoned for more than 199900 characters without answering"), "{}", e.message);
         let streamed: usize = sink.0.borrow().iter().map(|(_, t)| t.chars().count()).sum();
@@ -280,7 +288,7 @@ fn endless_reasoning_is_cut_and_named() {
     }
     // Reasoning past the cap after some answer: the answer so far, marked.
     let vlm = FakeVlm::replying(vec![content("The answer"), reasoning(&"r".repeat(STREAM_CAP_CHARS + 1))]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(answer, format!("The answer{}", cut_marker()));
 }
 
@@ -303,12 +311,19 @@ fn the_image_is_admitted_under_the_profile_of_the_api_the_model_speaks() {
     let ws = FakeWorkspace::default().with("anim.gif", EntryType::File, animated_gif());
     // Anthropic accepts animated GIFs; OpenAI takes still GIFs only.
     let vlm = FakeVlm::replying(vec![content("frames")]);
-    assert_eq!(read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None).unwrap(), "frames");
+    assert_eq!(read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None, None).unwrap(), "frames");
     let vlm = FakeVlm { provider: Provider::OpenAi, ..FakeVlm::replying(vec![content("frames")]) };
-    let e = read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None).unwrap_err();
-    assert_eq!(e.code, ToolErrorCode::Refused);
-    assert!(e.message.contains("mime_unsupported") && e.message.contains("animated"), "{}", e.message);
-    assert!(vlm.asked.borrow().is_empty(), "nothing was sent");
+    let openai = read_image(&ws, &vlm, &RecordingSink::default(), "anim.gif", None, None);
+    if crate::convert::AVAILABLE {
+        // The tool converts by default: OpenAI is sent the first frame, as a PNG.
+        assert_eq!(openai.unwrap(), "frames");
+        assert_eq!(vlm.asked.borrow()[0].1, "image/png");
+    } else {
+        let e = openai.unwrap_err();
+        assert_eq!(e.code, ToolErrorCode::Refused);
+        assert!(e.message.contains("mime_unsupported"), "{}", e.message);
+        assert!(vlm.asked.borrow().is_empty(), "nothing was sent");
+    }
 }
 
 #[test]
@@ -316,14 +331,14 @@ fn a_reply_stopped_at_the_output_limit_is_marked_incomplete() {
     let stop = || Err(VlmError::StoppedEarly("the model reached its output limit (finish_reason \"length\")".into()));
     let vlm = FakeVlm::replying(vec![content("The first half"), stop()]);
     let sink = RecordingSink::default();
-    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap();
     assert!(answer.starts_with("The first half\n\n[mediagate: the reply was cut off ("), "{answer}");
     assert!(answer.contains("output limit") && answer.ends_with("the answer above is incomplete]"), "{answer}");
     let streamed: String = sink.0.borrow().iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(streamed, answer, "the sink saw the marker too");
     // Nothing before the stop: an error, not an empty answer.
     let vlm = FakeVlm::replying(vec![stop()]);
-    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap_err();
+    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap_err();
     assert_eq!(e.code, ToolErrorCode::VlmFailed);
     assert!(e.message.contains("stopped before its reply was complete"), "{}", e.message);
 }
@@ -332,10 +347,62 @@ fn a_reply_stopped_at_the_output_limit_is_marked_incomplete() {
 fn a_reply_of_exactly_the_stream_cap_is_whole_and_one_more_character_is_cut() {
     let exact = "a".repeat(STREAM_CAP_CHARS);
     let vlm = FakeVlm::replying(vec![content(&exact[..1000]), content(&exact[1000..])]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(answer, exact, "not marked as cut");
     let vlm = FakeVlm::replying(vec![content(&exact), content("b")]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None).unwrap();
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
     assert_eq!(answer, format!("{exact}{}", cut_marker()));
     assert!(answer.chars().count() <= ANSWER_CAP_CHARS);
+}
+
+#[test]
+fn a_page_applies_to_pdfs_only() {
+    let vlm = FakeVlm::replying(vec![content("never")]);
+    let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, Some(2)).unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::Refused);
+    assert_eq!(
+        e.message,
+        "error: page 2 was asked for, but page applies to PDFs only; shot.png is image/png, not a PDF"
+    );
+    assert!(vlm.asked.borrow().is_empty());
+}
+
+#[test]
+fn each_way_a_pdf_page_fails_has_its_own_words_naming_the_file() {
+    use crate::verdict::{Reason, Refusal};
+    let words = |e: PageError| {
+        let t = page_error(&e, "docs/spec.pdf");
+        assert_eq!(t.code, ToolErrorCode::Refused);
+        assert!(t.message.starts_with("error: the PDF docs/spec.pdf cannot be shown to the model: "), "{}", t.message);
+        t.message
+    };
+    assert!(
+        words(PageError::NoSuchPage { requested: 7, count: 3 })
+            .ends_with("page 7 does not exist: the PDF has 3 page(s), numbered from 1")
+    );
+    assert!(words(PageError::Encrypted("the PDF is encrypted with a password; …".into())).contains("password"));
+    assert!(words(PageError::Blank { page: 2 }).contains("page 2 of the PDF renders to nothing"));
+    let r = Refusal::new(Reason::Undecodable, 10, None, "the PDF cannot be read");
+    assert!(words(PageError::Refused(r)).ends_with("undecodable — the PDF cannot be read"));
+}
+
+#[test]
+fn a_pdf_in_the_workspace_is_not_sent_when_its_page_cannot_be_made() {
+    let ws = FakeWorkspace::default().with("broken.pdf", EntryType::File, b"%PDF-1.7\nnot a pdf\n".to_vec());
+    let vlm = FakeVlm::replying(vec![content("never")]);
+    for page in [None, Some(1), Some(9)] {
+        let e = read_image(&ws, &vlm, &RecordingSink::default(), "broken.pdf", None, page).unwrap_err();
+        assert_eq!(e.code, ToolErrorCode::Refused);
+        assert!(e.message.contains("the PDF broken.pdf"), "{}", e.message);
+    }
+    assert!(vlm.asked.borrow().is_empty());
+}
+
+#[test]
+fn the_schema_offers_a_page_from_one() {
+    let schema: serde_json::Value = serde_json::from_str(PARAMETERS_SCHEMA).unwrap();
+    assert_eq!(schema["properties"]["page"]["type"], "integer");
+    assert_eq!(schema["properties"]["page"]["minimum"], 1);
+    assert_eq!(schema["required"], serde_json::json!(["path"]));
+    assert!(TOOL_DESCRIPTION.contains("PDF"));
 }

@@ -1,0 +1,379 @@
+//! PDFs written in the test (objects + a correct xref), rendered natively.
+
+use std::time::Instant;
+
+use super::*;
+
+/// A PDF from its objects' bodies (object `i + 1` is `objects[i]`), catalog = object 1.
+fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
+    pdf_with_trailer(objects, "")
+}
+
+fn pdf_with_trailer(objects: &[Vec<u8>], extra_trailer: &str) -> Vec<u8> {
+    let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R {extra_trailer}>>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
+            .as_bytes(),
+    );
+    out
+}
+
+fn stream(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut v = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
+    v.extend_from_slice(data);
+    v.extend_from_slice(b"\nendstream");
+    v
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Pages: each (MediaBox, content stream, resources).
+fn doc(pages: &[(&str, &[u8], &str)]) -> Vec<u8> {
+    let n = pages.len();
+    let kids: Vec<String> = (0..n).map(|i| format!("{} 0 R", 3 + 2 * i)).collect();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!("<< /Type /Pages /Kids [{}] /Count {n} >>", kids.join(" ")).into_bytes(),
+    ];
+    for (i, (media_box, content, resources)) in pages.iter().enumerate() {
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [{media_box}] /Contents {} 0 R /Resources << {resources} >> >>",
+                4 + 2 * i
+            )
+            .into_bytes(),
+        );
+        objects.push(stream("", content));
+    }
+    pdf(&objects)
+}
+
+const A4: &str = "0 0 595 842";
+const HELVETICA: &str = "/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>";
+const TEXT: &[u8] = b"BT /F1 36 Tf 72 700 Td (Hello, mediagate) Tj ET";
+const RED_BOX: &[u8] = b"1 0 0 rg 100 100 200 200 re f";
+const SMALL_BOX: &[u8] = b"1 0 0 rg 10 10 50 50 re f";
+
+fn dark_pixels(img: &RgbaImage) -> usize {
+    img.pixels().filter(|p| p.0[0] < 128 && p.0[1] < 128 && p.0[2] < 128).count()
+}
+
+#[test]
+fn a_text_page_in_a_standard_font_renders_at_the_fit() {
+    let bytes = doc(&[(A4, TEXT, HELVETICA)]);
+    let start = Instant::now();
+    let (img, note) = render_page(&bytes, 1, 2000).unwrap();
+    eprintln!("A4 text page rendered natively in {:?}", start.elapsed());
+    // A4 at 200 dpi is 1654x2339: fitted into 2000², 2000/842 pt = 171 dpi.
+    assert_eq!((img.width(), img.height()), (1413, 2000));
+    assert_eq!(note, "page 1 of 1 at 171 dpi, 1413x2000");
+    // The glyphs are there (Helvetica from the embedded standard fonts): black ink, top left.
+    assert!(dark_pixels(&img) > 2000, "{} dark pixels", dark_pixels(&img));
+    let top_third = img.enumerate_pixels().filter(|(_, y, p)| *y < 700 && p.0[0] < 128).count();
+    assert_eq!(top_third, dark_pixels(&img), "the text is near the top of the page");
+    assert!(img.pixels().all(|p| p.0[3] == 255), "paper is opaque");
+}
+
+#[test]
+fn a_small_page_is_not_rendered_above_200_dpi() {
+    let bytes = doc(&[("0 0 144 72", SMALL_BOX, "")]);
+    let (img, note) = render_page(&bytes, 1, 2000).unwrap();
+    assert_eq!((img.width(), img.height()), (400, 200));
+    assert_eq!(note, "page 1 of 1 at 200 dpi, 400x200");
+}
+
+#[test]
+fn vector_shapes_are_painted_where_the_page_puts_them() {
+    let bytes = doc(&[("0 0 400 400", RED_BOX, "")]);
+    let (img, _) = render_page(&bytes, 1, 800).unwrap();
+    // 400 pt into 800 px: scale 2 (144 dpi); the box spans 200..600 px, y flipped.
+    assert_eq!(img.dimensions(), (800, 800));
+    assert_eq!(img.get_pixel(400, 400).0, [255, 0, 0, 255]);
+    assert_eq!(img.get_pixel(100, 100).0, [255, 255, 255, 255]);
+    assert_eq!(img.get_pixel(300, 700).0, [255, 255, 255, 255]);
+    assert_eq!(img.get_pixel(300, 500).0, [255, 0, 0, 255]);
+}
+
+#[test]
+fn an_embedded_image_is_drawn() {
+    // A 2x1 RGB image (blue, green), Flate-compressed, stretched across the page.
+    let pixels = zlib(&[0, 0, 255, 0, 255, 0]);
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
+        stream("/Type /XObject /Subtype /Image /Width 2 /Height 1 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", &pixels),
+    ];
+    let (img, _) = render_page(&pdf(&objects), 1, 400).unwrap();
+    assert_eq!(img.dimensions(), (400, 200));
+    assert_eq!(img.get_pixel(50, 100).0, [0, 0, 255, 255]);
+    assert_eq!(img.get_pixel(350, 100).0, [0, 255, 0, 255]);
+}
+
+#[test]
+fn pages_are_numbered_from_one_and_each_renders_its_own_content() {
+    let bytes = doc(&[(A4, b"", ""), ("0 0 400 400", RED_BOX, ""), (A4, TEXT, HELVETICA)]);
+    assert_eq!(page_count(&bytes), Ok(3));
+    let (img, note) = render_page(&bytes, 2, 2000).unwrap();
+    assert_eq!(note, "page 2 of 3 at 200 dpi, 1111x1111");
+    assert_eq!(img.get_pixel(555, 555).0, [255, 0, 0, 255]);
+    assert_eq!(render_page(&bytes, 0, 2000).unwrap_err(), PageError::NoSuchPage { requested: 0, count: 3 });
+    assert_eq!(render_page(&bytes, 4, 2000).unwrap_err(), PageError::NoSuchPage { requested: 4, count: 3 });
+    assert_eq!(render_page(&bytes, 1, 2000).unwrap_err(), PageError::Blank { page: 1 });
+    assert!(PageError::NoSuchPage { requested: 4, count: 3 }.message().contains("page 4 does not exist"));
+}
+
+#[test]
+fn a_page_painted_white_is_blank() {
+    let bytes = doc(&[(A4, b"1 1 1 rg 0 0 595 842 re f", "")]);
+    assert_eq!(render_page(&bytes, 1, 2000).unwrap_err(), PageError::Blank { page: 1 });
+}
+
+#[test]
+fn a_rotated_page_is_rendered_upright() {
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Rotate 90 /Contents 4 0 R >>".to_vec(),
+        stream("", RED_BOX),
+    ];
+    let (img, _) = render_page(&pdf(&objects), 1, 2000).unwrap();
+    assert_eq!(img.dimensions(), (278, 556));
+}
+
+/// A password-protected PDF: a standard security handler (RC4, revision 2) whose /U does not
+/// match the empty password.
+#[test]
+fn a_pdf_that_needs_a_password_is_refused_in_words() {
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>".to_vec(),
+        stream("", b"garbled"),
+        format!("<< /Filter /Standard /V 1 /R 2 /Length 40 /P -4 /O <{}> /U <{}> >>", "11".repeat(32), "22".repeat(32))
+            .into_bytes(),
+    ];
+    let bytes = pdf_with_trailer(
+        &objects,
+        "/Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>] ",
+    );
+    let err = render_page(&bytes, 1, 2000).unwrap_err();
+    let PageError::Encrypted(words) = &err else { panic!("{err:?}") };
+    assert!(words.contains("encrypted with a password"), "{words}");
+    assert!(words.contains("qpdf --decrypt"), "{words}");
+    assert_eq!(page_count(&bytes).unwrap_err(), err);
+}
+
+#[test]
+fn what_is_not_a_pdf_or_cannot_be_read_is_refused() {
+    let Err(PageError::Refused(r)) = render_page(b"\x89PNG\r\n\x1a\n", 1, 2000) else { panic!() };
+    assert_eq!(r.reason, Reason::MagicMismatch);
+    let Err(PageError::Refused(r)) = render_page(b"%PDF-1.7\nthis is not a PDF at all\n%%EOF\n", 1, 2000) else {
+        panic!()
+    };
+    assert_eq!(r.reason, Reason::Undecodable);
+    assert!(r.message.contains("cannot be read"), "{}", r.message);
+    let mut big = doc(&[(A4, TEXT, HELVETICA)]);
+    big.resize(PDF_RAW_CAP as usize + 1, b' ');
+    let Err(PageError::Refused(r)) = page_count(&big) else { panic!() };
+    assert_eq!(r.reason, Reason::RawTooLarge);
+}
+
+// --- hostile input: each ends in an Err or a page, quickly, without a panic ----------------------
+
+#[test]
+fn a_huge_mediabox_is_fitted() {
+    let bytes = doc(&[("0 0 1000000000 1000000000", b"0 g 0 0 1000000000 1000000000 re f", "")]);
+    let (img, note) = render_page(&bytes, 1, 2000).unwrap();
+    assert_eq!(img.dimensions(), (2000, 2000));
+    assert_eq!(note, "page 1 of 1 at under 1 dpi, 2000x2000");
+    assert_eq!(img.get_pixel(1000, 1500).0, [0, 0, 0, 255]);
+    // A sliver: one side rounds to a pixel, never to none.
+    // (its ink covers a millionth of that row: blank, said so, not a panic on a 0-pixel side).
+    let bytes = doc(&[("0 0 1000000000 1", b"0 g 0 0 1000000000 1 re f", "")]);
+    assert_eq!(render_page(&bytes, 1, 2000).unwrap_err(), PageError::Blank { page: 1 });
+    let bytes = doc(&[("0 0 100000 1", b"0 g 0 0 100000 1 re f", "")]);
+    let (img, _) = render_page(&bytes, 1, 2000).unwrap();
+    assert_eq!(img.dimensions(), (2000, 1));
+}
+
+#[test]
+fn a_page_without_area_is_refused() {
+    let bytes = doc(&[("0 0 0 0", RED_BOX, "")]);
+    let err = render_page(&bytes, 1, 2000).unwrap_err();
+    assert!(matches!(err, PageError::Refused(_) | PageError::Blank { .. }), "{err:?}");
+}
+
+#[test]
+fn a_form_that_draws_itself_twice_ends() {
+    // Without a depth bound this is 2^n draws.
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /X 5 0 R >> >> >>".to_vec(),
+        stream("", b"0 g 10 10 50 50 re f /X Do"),
+        stream("/Type /XObject /Subtype /Form /BBox [0 0 200 100] /Resources << /XObject << /X 5 0 R >> >>", b"0 g 1 1 2 2 re f /X Do /X Do"),
+    ];
+    let start = Instant::now();
+    let result = render_page(&pdf(&objects), 1, 2000);
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[test]
+fn a_huge_image_is_refused_before_it_is_decoded() {
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
+        stream("/Type /XObject /Subtype /Image /Width 100000 /Height 100000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", &zlib(&[7; 3000])),
+    ];
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert_eq!(r.reason, Reason::DimensionsTooLarge);
+    assert!(r.message.contains("100000x100000"), "{}", r.message);
+}
+
+#[test]
+fn a_jpeg_larger_than_its_dictionary_says_is_refused() {
+    // The dictionary says 10x10; the JPEG's frame header says 60000x60000.
+    let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0xEA, 0x60, 0xEA, 0x60, 0x03];
+    jpeg.extend_from_slice(&[1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
+    jpeg.extend_from_slice(&[0xFF, 0xD9]);
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
+        stream("/Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", &jpeg),
+    ];
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert_eq!(r.reason, Reason::DimensionsTooLarge);
+    assert!(r.message.contains("60000x60000"), "{}", r.message);
+}
+
+#[test]
+fn a_content_stream_that_is_a_zlib_bomb_is_refused() {
+    // 300 MB of spaces (valid content, nothing drawn) in ~300 KB.
+    let bomb = zlib(&vec![b' '; 300_000_000]);
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>".to_vec(),
+        stream("/Filter /FlateDecode", &bomb),
+    ];
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert_eq!(r.reason, Reason::DimensionsTooLarge);
+    assert!(r.message.contains("decompression bomb"), "{}", r.message);
+}
+
+#[test]
+fn many_streams_that_together_decode_past_the_file_cap_are_refused() {
+    let part = zlib(&vec![b' '; 150_000_000]);
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents [4 0 R 5 0 R 6 0 R 7 0 R] >>".to_vec(),
+    ];
+    for _ in 0..4 {
+        objects.push(stream("/Filter /FlateDecode", &part));
+    }
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert_eq!(r.limit, Some(FILE_DECODED_MAX));
+}
+
+#[test]
+fn run_length_lengths_are_counted_without_expanding() {
+    assert_eq!(run_length_len(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0]), 128 + 3);
+    let bomb: Vec<u8> = [129u8, 0].repeat(2_000_000);
+    assert_eq!(run_length_len(&bomb), 256_000_000);
+    assert_eq!(inflated_len(&zlib(&[1; 100_000]), u64::MAX), 100_000);
+    assert_eq!(inflated_len(&zlib(&[1; 100_000]), 5000), 5000);
+}
+
+#[test]
+fn a_cyclic_page_tree_and_a_lying_count_end() {
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [2 0 R 5 0 R 3 0 R] /Count 1000000 /Parent 5 0 R >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>".to_vec(),
+        stream("", SMALL_BOX),
+        b"<< /Type /Pages /Kids [2 0 R 5 0 R] /Count 7 /Parent 2 0 R >>".to_vec(),
+    ];
+    let bytes = pdf(&objects);
+    assert_eq!(page_count(&bytes), Ok(1));
+    assert!(render_page(&bytes, 1, 2000).is_ok());
+    assert_eq!(render_page(&bytes, 2, 2000).unwrap_err(), PageError::NoSuchPage { requested: 2, count: 1 });
+}
+
+#[test]
+fn an_object_stream_that_points_at_itself_ends() {
+    // Object 5 is an object stream whose only entry claims to be object 5 again, and the xref
+    // stream says objects 1-3 live inside it.
+    let inner = b"5 0 << /Type /ObjStm /N 1 /First 4 >>";
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>".to_vec(),
+        stream("", RED_BOX),
+        stream("/Type /ObjStm /N 1 /First 4 /Extends 5 0 R", inner),
+    ];
+    let bytes = pdf(&objects);
+    // Whatever hayro makes of it, it is an answer.
+    let _ = render_page(&bytes, 1, 2000);
+}
+
+#[test]
+fn deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack() {
+    let mut content = b"0 g ".to_vec();
+    content.extend(std::iter::repeat_n(b'[', 200_000));
+    content.extend_from_slice(b" 0 d ");
+    let mut deep = b"<< /Type /Catalog /Pages 2 0 R /X ".to_vec();
+    deep.extend(std::iter::repeat_n(b"<< /A ".as_slice(), 50_000).flatten());
+    let objects = vec![
+        deep,
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R >>".to_vec(),
+        stream("", &content),
+    ];
+    let _ = render_page(&pdf(&objects), 1, 2000);
+}
+
+#[test]
+fn truncated_and_mutated_pdfs_never_panic() {
+    let good = doc(&[(A4, TEXT, HELVETICA), ("0 0 400 400", RED_BOX, "")]);
+    for cut in (0..good.len()).step_by(7) {
+        let _ = render_page(&good[..cut], 1, 300);
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..300 {
+        let mut m = good.clone();
+        for _ in 0..4 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let i = (state % m.len() as u64) as usize;
+            m[i] = (state >> 32) as u8;
+        }
+        let _ = render_page(&m, 1, 300);
+        let _ = render_page(&m, 2, 300);
+    }
+}
