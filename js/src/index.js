@@ -466,6 +466,7 @@ const EXTENSION_MIME = {
   pdf: 'application/pdf',
   svg: 'image/svg+xml',
   bmp: 'image/bmp',
+  ico: 'image/vnd.microsoft.icon',
   tif: 'image/tiff',
   tiff: 'image/tiff',
   heic: 'image/heic',
