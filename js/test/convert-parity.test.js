@@ -1,0 +1,148 @@
+// Same conversions everywhere: the native CLI (`mediagate admit --convert --json`, `--page N`) and
+// the Node package judge every file of tests/corpus/convert/ and the files written here by hand:
+// the verdict (admitted or refused, reason, media type, dimensions, `converted` from/to/note) and
+// the SHA-256 of the admitted bytes are equal. (hosts/python/tests/test_convert_parity.py holds the
+// Python host to the same CLI.)
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import * as mediagate from '../src/index.js';
+import { DIAGRAM_SVG, animatedGif, bmp, ico, tiff } from './convert-fixtures.js';
+import { CORPUS, cliVerdict, minimalPdf, runCli } from './helpers.js';
+
+const CONVERT_CORPUS = join(CORPUS, 'convert');
+const work = mkdtempSync(join(tmpdir(), 'mediagate-convert-parity-'));
+const outputs = join(work, 'out');
+mkdirSync(outputs);
+
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+/** The media types the gate or the converter judge (a README or a license file is not a case). */
+const JUDGED = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/svg+xml',
+  'image/bmp',
+  'image/tiff',
+  'image/vnd.microsoft.icon',
+  'image/heic',
+  'image/avif',
+  'application/pdf',
+]);
+
+function corpusFiles(dir) {
+  if (!existsSync(dir)) return [];
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...corpusFiles(path));
+    else if (JUDGED.has(mediagate.mimeFromExtension(name))) out.push(path);
+  }
+  return out;
+}
+
+const cases = [];
+function addCase(file, label, { options = {}, cliArgs = [], page } = {}) {
+  const mime = mediagate.mimeFromExtension(file);
+  cases.push({ name: `${label}${cliArgs.length ? ` ${cliArgs.join(' ')}` : ''}${page ? ` page ${page}` : ''}`, file, mime, options, cliArgs, page });
+}
+
+const made = {
+  'diagram.svg': DIAGRAM_SVG,
+  'scan.bmp': bmp(40, 30),
+  'scan.tif': tiff(36, 24),
+  'icon.ico': await ico(),
+  'spinner.gif': animatedGif(),
+  'doc.pdf': minimalPdf('page one'),
+};
+for (const [name, bytes] of Object.entries(made)) writeFileSync(join(work, name), bytes);
+for (const name of Object.keys(made)) addCase(join(work, name), `made/${name}`);
+addCase(join(work, 'spinner.gif'), 'made/spinner.gif', { options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
+addCase(join(work, 'doc.pdf'), 'made/doc.pdf', { page: 1 });
+for (const file of corpusFiles(CONVERT_CORPUS)) {
+  const label = `convert/${relative(CONVERT_CORPUS, file)}`;
+  addCase(file, label);
+  if (mediagate.mimeFromExtension(file) === 'application/pdf') addCase(file, label, { page: 1 });
+  if (mediagate.mimeFromExtension(file) === 'image/gif') {
+    addCase(file, label, { options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
+  }
+}
+
+const cli = new Map();
+const node = new Map();
+
+describe('conversion parity: native CLI, Node', { timeout: 600_000 }, () => {
+  before(async () => {
+    const built = JSON.parse(readFileSync(new URL('../dist/generated/BUILD.json', import.meta.url), 'utf8'));
+    assert.ok(built.convert, 'dist/generated/ has no converter component: cargo build, then npm run build');
+    let i = 0;
+    for (const c of cases) {
+      const out = join(outputs, String(i++));
+      const args = ['--mime', c.mime, '--verify', 'full', ...c.cliArgs, '--out', out];
+      args.push(...(c.page ? ['--page', String(c.page)] : ['--convert']));
+      const verdict = await cliVerdict(c.file, args);
+      cli.set(c.name, { verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
+    }
+    const gate = await mediagate.createGate({ convert: true, verify: 'full' });
+    for (const c of cases) {
+      const bytes = readFileSync(c.file);
+      const v = c.page ? gate.admitPdfPage(bytes, c.page, c.options) : gate.admit(bytes, c.mime, c.options);
+      node.set(c.name, { verdict: mediagate.toCliJson(v), sha256: v.ok ? sha256(mediagate.admittedBytes(v)) : null });
+    }
+  });
+
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('compares like with like: the CLI embeds the converter component dist/generated was built from', async () => {
+    const built = JSON.parse(readFileSync(new URL('../dist/generated/BUILD.json', import.meta.url), 'utf8'));
+    const embedded = join(work, 'cli-convert.wasm');
+    const run = await runCli(['component', '--world', 'convert', '--out', embedded]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      sha256(readFileSync(embedded)),
+      built.convert.componentSha256,
+      `${run.bin} embeds another converter component than ${built.convert.component}: rebuild the stale one`,
+    );
+  });
+
+  it(`covers the made files and tests/corpus/convert/ (${cases.length} cases)`, () => {
+    assert.equal(cli.size, cases.length);
+    assert.equal(node.size, cases.length);
+    const converted = [...cli.values()].filter((v) => v.verdict.converted).map((v) => v.verdict.converted.from);
+    for (const from of ['image/svg+xml', 'image/bmp', 'image/tiff', 'image/vnd.microsoft.icon', 'image/gif', 'application/pdf']) {
+      assert.ok(converted.includes(from), `no case converted from ${from}`);
+    }
+  });
+
+  it('tool results: `admit-tool-result --convert` and the Node package give the same answer', async () => {
+    const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+    const content = {
+      content: [
+        { type: 'text', text: 'two drawings' },
+        { type: 'image', data: b64(made['diagram.svg']), mimeType: 'image/svg+xml' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: b64(made['scan.bmp']) } },
+      ],
+    };
+    const file = join(work, 'tool-result.json');
+    writeFileSync(file, JSON.stringify(content));
+    const run = await runCli(['admit-tool-result', '--tool', 'draw', '--convert', file]);
+    assert.equal(run.code, 0, run.stderr);
+    const expected = JSON.parse(run.stdout);
+    const { content: got, refused, conversions } = await mediagate.admitToolResult('draw', content, { convert: true });
+    assert.deepEqual({ content: got, refused, conversions }, expected);
+  });
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const expected = cli.get(c.name);
+      assert.deepEqual(node.get(c.name).verdict, expected.verdict, `Node verdict differs from the CLI (${basename(c.file)})`);
+      assert.equal(node.get(c.name).sha256, expected.sha256, 'Node admitted other bytes than the CLI');
+    });
+  }
+});
