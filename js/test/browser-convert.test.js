@@ -104,4 +104,24 @@ describe('conversion in Chromium', { timeout: 300_000 }, () => {
     assert.deepEqual(problems, []);
     await page.close();
   });
+
+  it("the demo's Convert box: an SVG picked is shown converted, with the PNG previewed", async () => {
+    assert.ok(BUILD.convert, 'dist/generated/ has no converter component: cargo build, then npm run build');
+    const { page, requests, problems } = await freshPage();
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="160" height="80"><rect width="160" height="80" fill="#16a34a"/></svg>');
+    await page.check('#convert');
+    await page.evaluate(() => {
+      document.body.dataset.state = 'ready';
+    });
+    await page.setInputFiles('#file', { name: 'logo.svg', mimeType: 'image/svg+xml', buffer: svg });
+    await page.waitForSelector('body[data-state="done"]', { timeout: 120_000 });
+    assert.equal(await page.locator('#verdict').innerText(), 'Admitted: image, image/png');
+    assert.match(await page.locator('#reason').innerText(), /^Converted from image\/svg\+xml/);
+    const json = JSON.parse(await page.locator('#verdict-json').textContent());
+    assert.equal(json.converted.from, 'image/svg+xml');
+    assert.ok(await page.locator('#preview').isVisible());
+    assert.equal(requests.filter((p) => p.endsWith('/mediagate-convert.core.wasm')).length, 1);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
 });
