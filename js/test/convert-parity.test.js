@@ -5,7 +5,7 @@
 // Python host to the same CLI.)
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,35 +21,22 @@ mkdirSync(outputs);
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-/** The media types the gate or the converter judge (a README or a license file is not a case). */
-const JUDGED = new Set([
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-  'image/svg+xml',
-  'image/bmp',
-  'image/tiff',
-  'image/vnd.microsoft.icon',
-  'image/heic',
-  'image/avif',
-  'application/pdf',
-]);
-
-function corpusFiles(dir) {
-  if (!existsSync(dir)) return [];
-  const out = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...corpusFiles(path));
-    else if (JUDGED.has(mediagate.mimeFromExtension(name))) out.push(path);
-  }
-  return out;
+/**
+ * The convert corpus's inputs as its manifest lists them (`file`, the `mime` claimed, the pages its
+ * references render): the reference renderings beside them are not inputs.
+ */
+function corpusInputs() {
+  const manifest = join(CONVERT_CORPUS, 'manifest.json');
+  if (!existsSync(manifest)) return [];
+  return JSON.parse(readFileSync(manifest, 'utf8')).files.map((f) => ({
+    path: join(CONVERT_CORPUS, f.file),
+    mime: f.mime,
+    pages: [...new Set((f.references ?? []).map((r) => r.page).filter((p) => p != null))],
+  }));
 }
 
 const cases = [];
-function addCase(file, label, { options = {}, cliArgs = [], page } = {}) {
-  const mime = mediagate.mimeFromExtension(file);
+function addCase(file, label, { options = {}, cliArgs = [], page, mime = mediagate.mimeFromExtension(file) } = {}) {
   cases.push({ name: `${label}${cliArgs.length ? ` ${cliArgs.join(' ')}` : ''}${page ? ` page ${page}` : ''}`, file, mime, options, cliArgs, page });
 }
 
@@ -65,13 +52,11 @@ for (const [name, bytes] of Object.entries(made)) writeFileSync(join(work, name)
 for (const name of Object.keys(made)) addCase(join(work, name), `made/${name}`);
 addCase(join(work, 'spinner.gif'), 'made/spinner.gif', { options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
 addCase(join(work, 'doc.pdf'), 'made/doc.pdf', { page: 1 });
-for (const file of corpusFiles(CONVERT_CORPUS)) {
-  const label = `convert/${relative(CONVERT_CORPUS, file)}`;
-  addCase(file, label);
-  if (mediagate.mimeFromExtension(file) === 'application/pdf') addCase(file, label, { page: 1 });
-  if (mediagate.mimeFromExtension(file) === 'image/gif') {
-    addCase(file, label, { options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
-  }
+for (const { path, mime, pages } of corpusInputs()) {
+  const label = `convert/${relative(CONVERT_CORPUS, path)}`;
+  addCase(path, label, { mime });
+  if (mime === 'application/pdf') for (const page of pages.length ? pages : [1]) addCase(path, label, { mime, page });
+  if (mime === 'image/gif') addCase(path, label, { mime, options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
 }
 
 const cli = new Map();
@@ -86,6 +71,13 @@ describe('conversion parity: native CLI, Node', { timeout: 600_000 }, () => {
       const out = join(outputs, String(i++));
       const args = ['--mime', c.mime, '--verify', 'full', ...c.cliArgs, '--out', out];
       args.push(...(c.page ? ['--page', String(c.page)] : ['--convert']));
+      if (c.page) {
+        // A page error (no such page, encrypted, blank) may be a CLI error rather than a verdict.
+        const run = await runCli(['admit', c.file, '--json', ...args]);
+        const verdict = run.code === 0 || run.code === 1 ? JSON.parse(run.stdout) : { ok: false, error: run.stdout || run.stderr };
+        cli.set(c.name, { verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
+        continue;
+      }
       const verdict = await cliVerdict(c.file, args);
       cli.set(c.name, { verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
     }
@@ -141,6 +133,12 @@ describe('conversion parity: native CLI, Node', { timeout: 600_000 }, () => {
   for (const c of cases) {
     it(c.name, () => {
       const expected = cli.get(c.name);
+      const got = node.get(c.name);
+      if (c.page && !expected.verdict.ok && !mediagate.REFUSAL_REASONS.includes(expected.verdict.reason)) {
+        // A page error: refused both ways (its words are each host's own).
+        assert.equal(got.verdict.ok, false, `Node admitted what the CLI refused: ${JSON.stringify(expected.verdict)}`);
+        return;
+      }
       assert.deepEqual(node.get(c.name).verdict, expected.verdict, `Node verdict differs from the CLI (${basename(c.file)})`);
       assert.equal(node.get(c.name).sha256, expected.sha256, 'Node admitted other bytes than the CLI');
     });

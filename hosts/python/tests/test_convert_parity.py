@@ -15,28 +15,30 @@ import pytest
 
 from conftest import CORPUS, native_cli
 from convert_files import SVG, bmp, minimal_pdf
-from mediagate_host import Mediagate, mime_from_extension
+from mediagate_host import Mediagate, ToolError, mime_from_extension
 
 CONVERT_CORPUS = CORPUS / "convert"
-JUDGED = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml", "image/bmp", "image/tiff",
-          "image/vnd.microsoft.icon", "image/heic", "image/avif", "application/pdf"}
 MADE = {"diagram.svg": SVG, "scan.bmp": bmp(40, 30), "doc.pdf": minimal_pdf("page one")}
+REFUSAL_REASONS = {"mime_unsupported", "raw_too_large", "magic_mismatch", "base64_too_large", "undecodable",
+                   "dimensions_too_large", "request_limit"}
 
 
 def cases():
-    out = [(f"made/{name}", None, {}, None) for name in MADE]
-    out.append(("made/doc.pdf", None, {}, 1))
-    if CONVERT_CORPUS.is_dir():
-        for path in sorted(p for p in CONVERT_CORPUS.rglob("*") if p.is_file()):
-            mime = mime_from_extension(path)
-            if mime not in JUDGED:
-                continue
-            label = f"convert/{path.relative_to(CONVERT_CORPUS)}"
-            out.append((label, path, {}, None))
+    """(label, path, mime, options, page): the made files, then the convert corpus's inputs as its
+    manifest lists them (the reference renderings beside them are not inputs)."""
+    out = [(f"made/{name}", None, mime_from_extension(name), {}, None) for name in MADE]
+    out.append(("made/doc.pdf", None, "application/pdf", {}, 1))
+    manifest = CONVERT_CORPUS / "manifest.json"
+    if manifest.is_file():
+        for f in json.loads(manifest.read_text())["files"]:
+            path, mime = CONVERT_CORPUS / f["file"], f["mime"]
+            label = f"convert/{f['file']}"
+            out.append((label, path, mime, {}, None))
             if mime == "application/pdf":
-                out.append((label, path, {}, 1))
+                pages = sorted({r["page"] for r in f.get("references", []) if r.get("page")}) or [1]
+                out += [(label, path, mime, {}, p) for p in pages]
             if mime == "image/gif":
-                out.append((label, path, {"provider": "openai"}, None))
+                out.append((label, path, mime, {"provider": "openai"}, None))
     return out
 
 
@@ -58,22 +60,31 @@ def gate_for(directory: Path) -> Mediagate:
     return _gates[directory]
 
 
-@pytest.mark.parametrize("label,path,options,page", CASES,
-                         ids=[f"{c[0]}{' openai' if c[2] else ''}{f' page {c[3]}' if c[3] else ''}" for c in CASES])
-def test_admit_file_converting_equals_the_native_cli(label, path, options, page, made_dir, tmp_path):
+@pytest.mark.parametrize("label,path,mime,options,page", CASES,
+                         ids=[f"{c[0]}{' openai' if c[3] else ''}{f' page {c[4]}' if c[4] else ''}" for c in CASES])
+def test_admit_file_converting_equals_the_native_cli(label, path, mime, options, page, made_dir, tmp_path):
     if path is None:
         path = made_dir / label.split("/", 1)[1]
-    mime = mime_from_extension(path)
     out = tmp_path / "admitted"
     args = [str(native_cli()), "admit", str(path), "--json", "--mime", mime, "--verify", "full", "--out", str(out)]
     args += ["--page", str(page)] if page else ["--convert"]
     if options.get("provider"):
         args += ["--profile", options["provider"]]
     run = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    assert run.returncode in (0, 1), f"exit {run.returncode}: {run.stderr}"
-    expected = json.loads(run.stdout)
+    if page is not None and run.returncode not in (0, 1):
+        expected = {"ok": False, "error": run.stdout or run.stderr}  # a page error as a CLI error
+    else:
+        assert run.returncode in (0, 1), f"exit {run.returncode}: {run.stderr}"
+        expected = json.loads(run.stdout)
 
-    got = gate_for(path.parent).admit_file(path.name, mime, convert=True, page=page, include_data=True, **options)
+    gate = gate_for(path.parent)
+    if page is not None and not expected["ok"] and expected.get("reason") not in REFUSAL_REASONS:
+        # A page error (no such page, encrypted, blank): refused both ways, each in its own words.
+        with pytest.raises(ToolError) as e:
+            gate.admit_file(path.name, mime, page=page, **options)
+        assert e.value.code == "refused"
+        return
+    got = gate.admit_file(path.name, mime, convert=True, page=page, include_data=True, **options)
     data = got.pop("data", None)
     assert got == expected
     if expected["ok"]:
@@ -81,5 +92,7 @@ def test_admit_file_converting_equals_the_native_cli(label, path, options, page,
 
 
 def test_the_cases_convert_each_kind():
-    kinds = {mime_from_extension(c[0]) for c in CASES}
+    kinds = {c[2] for c in CASES}
     assert {"image/svg+xml", "image/bmp", "application/pdf"} <= kinds
+    if (CONVERT_CORPUS / "manifest.json").is_file():
+        assert {"image/tiff", "image/vnd.microsoft.icon", "image/gif"} <= kinds
