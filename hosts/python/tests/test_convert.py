@@ -63,10 +63,15 @@ def test_pdf_pages(files):
         gate.admit_file("doc.pdf", "application/pdf", page=3)
     assert e.value.code == "refused"
     assert "3" in str(e.value)
+
+
+@pytest.mark.parametrize("page", [0, -1, True, 1.5, "2", 1 << 32])
+def test_a_page_is_a_whole_number_from_1(files, page):
+    gate = Mediagate(workspace=files, vlm=False)
     with pytest.raises(ValueError, match="page must be a whole number from 1"):
-        gate.admit_file("doc.pdf", page=0)
-    with pytest.raises(ValueError):
-        gate.admit_file("doc.pdf", page=True)
+        gate.admit_file("doc.pdf", page=page)
+    with pytest.raises(ValueError, match="page must be a whole number from 1"):
+        gate.read_image("doc.pdf", page=page)
 
 
 def test_tool_result_and_request_convert(files):
