@@ -1,4 +1,4 @@
-//! Provides the guest's WASI components (the `preflight`, `agent-tool` and `http-gate` worlds) to
+//! Provides the guest's WASI components (the `preflight`, `convert`, `agent-tool` and `http-gate` worlds) to
 //! embed, so that `cargo build` alone yields a self-contained `mediagate`.
 //!
 //! - In the repository (the guest source `../guest` and the contract `../wit` beside this crate):
@@ -10,7 +10,7 @@
 //!   VLM and the output sink for `agent-tool`), not the ~14 WASI interfaces Rust's std on
 //!   `wasm32-wasip2` links in.
 //! - From the published crate (nothing beside it): uses the components the crate carries,
-//!   `components/mediagate-{preflight,agent-tool,http-gate}.wasm`. `scripts/check-components.sh` (run by
+//!   `components/mediagate-{preflight,convert,agent-tool,http-gate}.wasm`. `scripts/check-components.sh` (run by
 //!   `scripts/test.sh`) checks that they are byte for byte what the guest source builds to, and
 //!   `scripts/check-components.sh --update` refreshes them.
 
@@ -24,10 +24,16 @@ mod engine_config;
 /// Each world and the guest feature that selects it. The host runs the first two (and precompiles
 /// them); `http-gate` (the gate as a `wasi:http/proxy` service for `wasmtime serve`, `jco serve`,
 /// Spin, wasmCloud) is only carried and written out (`mediagate component --world http-gate`).
-const WORLDS: [(&str, Option<&str>); 3] =
-    [("preflight", None), ("agent-tool", Some("agent-tool")), ("http-gate", Some("http-gate"))];
+/// `convert` (the pure gate with the converters; the guest's `convert` feature alone) is what the
+/// host loads when a caller asks to convert; `preflight` stays without the converters.
+const WORLDS: [(&str, Option<&str>); 4] = [
+    ("preflight", None),
+    ("convert", Some("convert")),
+    ("agent-tool", Some("agent-tool")),
+    ("http-gate", Some("http-gate")),
+];
 /// The worlds the host itself runs: precompiled.
-const RUN_BY_HOST: [&str; 2] = ["preflight", "agent-tool"];
+const RUN_BY_HOST: [&str; 3] = ["preflight", "convert", "agent-tool"];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -17,7 +17,7 @@ target=${CARGO_TARGET_DIR:-target}
 cargo build --release --locked -p mediagate
 mkdir -p host/components
 stale=0
-for world in preflight agent-tool http-gate; do
+for world in preflight convert agent-tool http-gate; do
     built=$target/guest/mediagate-$world.wasm
     carried=host/components/mediagate-$world.wasm
     if [ ! -f "$built" ]; then

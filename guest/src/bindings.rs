@@ -5,8 +5,11 @@
 //! (`conversions!`) over each version's generated types; only the admitted block's bytes differ
 //! (0.2.0: `payload`, the bytes themselves or `unchanged`; 0.1.0: `data`, base64 built here).
 
-#[cfg(not(feature = "agent-tool"))]
+#[cfg(not(any(feature = "agent-tool", feature = "convert")))]
 wit_bindgen::generate!({ world: "preflight", path: "../wit" });
+// `convert` without `agent-tool`: the pure gate with the converters (imports nothing).
+#[cfg(all(feature = "convert", not(feature = "agent-tool")))]
+wit_bindgen::generate!({ world: "convert", path: "../wit" });
 // The WASI interfaces the world imports (the filesystem preopen and the types it uses) are generated
 // here from the vendored `wit/deps/`, like the world's own interfaces.
 #[cfg(feature = "agent-tool")]
@@ -99,6 +102,49 @@ macro_rules! conversions {
             }
         }
 
+        fn tool_result(admission: crate::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
+            wit::ToolResultAdmission {
+                content: admission.content,
+                refused: admission
+                    .refused
+                    .into_iter()
+                    .map(|r| wit::RefusedBlock {
+                        index: r.index,
+                        path: r.path,
+                        block_type: r.block_type,
+                        mime: r.mime,
+                        reason: reason(r.reason),
+                        raw_bytes: r.raw_bytes,
+                        limit: r.limit,
+                    })
+                    .collect(),
+            }
+        }
+
+        fn api_of(api: wit::RequestApi) -> crate::Api {
+            match api {
+                wit::RequestApi::Anthropic => crate::Api::Anthropic,
+                wit::RequestApi::Openai => crate::Api::OpenAi,
+            }
+        }
+
+        fn request_verdict(v: crate::request::RequestVerdict) -> wit::RequestVerdict {
+            match v {
+                Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
+                    request: a.request,
+                    changes: a.changes.into_iter().map(change).collect(),
+                }),
+                Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
+                    unusable: r.unusable,
+                    reason: reason(r.reason),
+                    bytes: r.bytes,
+                    limit: r.limit,
+                    rule: r.rule.map(str::to_string),
+                    message: r.message,
+                }),
+            }
+        }
+
         fn facts(f: MediaFacts) -> wit::MediaFacts {
             wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
         }
@@ -117,23 +163,7 @@ macro_rules! conversions {
                 content_json: String,
                 options: wit::AdmitOptions,
             ) -> wit::ToolResultAdmission {
-                let admission = crate::admit_tool_result(&tool, &content_json, &self::options(options));
-                wit::ToolResultAdmission {
-                    content: admission.content,
-                    refused: admission
-                        .refused
-                        .into_iter()
-                        .map(|r| wit::RefusedBlock {
-                            index: r.index,
-                            path: r.path,
-                            block_type: r.block_type,
-                            mime: r.mime,
-                            reason: reason(r.reason),
-                            raw_bytes: r.raw_bytes,
-                            limit: r.limit,
-                        })
-                        .collect(),
-                }
+                tool_result(crate::admit_tool_result(&tool, &content_json, &self::options(options)))
             }
 
             fn admit_request(
@@ -141,24 +171,7 @@ macro_rules! conversions {
                 request_json: String,
                 options: wit::AdmitOptions,
             ) -> wit::RequestVerdict {
-                let api = match api {
-                    wit::RequestApi::Anthropic => crate::Api::Anthropic,
-                    wit::RequestApi::Openai => crate::Api::OpenAi,
-                };
-                match crate::admit_request(api, &request_json, &self::options(options)) {
-                    Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
-                        request: a.request,
-                        changes: a.changes.into_iter().map(change).collect(),
-                    }),
-                    Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
-                        unusable: r.unusable,
-                        reason: reason(r.reason),
-                        bytes: r.bytes,
-                        limit: r.limit,
-                        rule: r.rule.map(str::to_string),
-                        message: r.message,
-                    }),
-                }
+                request_verdict(crate::admit_request(api_of(api), &request_json, &self::options(options)))
             }
 
             fn sniff(bytes: Vec<u8>) -> String {
@@ -181,6 +194,26 @@ mod v0_2 {
         fn default_options() -> wit::AdmitOptions {
             default_options()
         }
+    }
+
+    #[cfg(feature = "convert")]
+    pub(super) fn refusal_of(r: Refusal) -> wit::Refusal {
+        refusal(r)
+    }
+
+    #[cfg(feature = "convert")]
+    pub(super) fn tool_result_of(a: crate::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
+        tool_result(a)
+    }
+
+    #[cfg(feature = "convert")]
+    pub(super) fn request_verdict_of(v: crate::request::RequestVerdict) -> wit::RequestVerdict {
+        request_verdict(v)
+    }
+
+    #[cfg(feature = "convert")]
+    pub(super) fn api(a: wit::RequestApi) -> crate::Api {
+        api_of(a)
     }
 
     fn admitted(a: Admitted, _input: &[u8]) -> wit::Admitted {
@@ -214,6 +247,96 @@ mod v0_2 {
                 Verify::Header => wit::Verify::Header,
                 Verify::Full => wit::Verify::Full,
             },
+        }
+    }
+}
+
+/// The `conversion` interface (the `convert` and `agent-tool` worlds): the gate over the
+/// `convert` module, the conversion made reported beside the verdict.
+#[cfg(feature = "convert")]
+mod conversion {
+    use super::exports::mediagate::gate0_2_0::conversion as cw;
+    use super::v0_2;
+    use super::wit;
+    use crate::Options;
+    use crate::convert::{self, PageError};
+    use crate::verdict::{Admitted, Verdict};
+
+    /// The media types this build converts from (`convertible-types`).
+    pub(super) const TYPES: [&str; 4] = [convert::SVG_MIME, convert::BMP_MIME, convert::TIFF_MIME, convert::ICO_MIME];
+
+    /// The conversion an admitted single image carries (`path` empty: no document around it).
+    pub(super) fn made(a: &Admitted) -> Option<cw::ConversionMade> {
+        a.converted.as_ref().map(|c| cw::ConversionMade {
+            path: String::new(),
+            from: c.from.to_string(),
+            to: a.mime.to_string(),
+            note: c.note.clone(),
+        })
+    }
+
+    /// `admit-image` with conversion on, whatever the caller's options say about it.
+    pub(super) fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
+        let options = Options { convert: true, ..*options };
+        convert::admit_converting(bytes, claimed_mime, &options)
+            .unwrap_or_else(|| crate::admit_image(bytes, claimed_mime, &options))
+    }
+
+    pub(super) fn converting(options: wit::AdmitOptions) -> Options {
+        Options { convert: true, ..v0_2::options(options) }
+    }
+
+    fn page_error(e: PageError) -> cw::PageError {
+        match e {
+            PageError::NoSuchPage { requested, count } => cw::PageError::NoSuchPage(cw::PageCount { requested, count }),
+            PageError::Encrypted(words) => cw::PageError::Encrypted(words),
+            PageError::Blank { page } => cw::PageError::Blank(page),
+            PageError::Refused(r) => cw::PageError::Refused(v0_2::refusal_of(r)),
+        }
+    }
+
+    impl cw::Guest for super::Component {
+        fn convertible_types() -> Vec<String> {
+            TYPES.iter().map(|t| t.to_string()).collect()
+        }
+
+        fn admit_image(bytes: Vec<u8>, claimed_mime: String, options: wit::AdmitOptions) -> cw::ConvertedVerdict {
+            let verdict = self::admit_image(&bytes, &claimed_mime, &converting(options));
+            let conversion = verdict.as_ref().ok().and_then(made);
+            cw::ConvertedVerdict { verdict: v0_2::verdict(verdict, &bytes), conversion }
+        }
+
+        fn admit_pdf_page(
+            bytes: Vec<u8>,
+            page: u32,
+            options: wit::AdmitOptions,
+        ) -> Result<cw::ConvertedVerdict, cw::PageError> {
+            let admitted = convert::admit_pdf_page(&bytes, page, &converting(options)).map_err(page_error)?;
+            let conversion = made(&admitted);
+            Ok(cw::ConvertedVerdict { verdict: v0_2::verdict(Ok(admitted), &bytes), conversion })
+        }
+
+        fn admit_tool_result(
+            tool: String,
+            content_json: String,
+            options: wit::AdmitOptions,
+        ) -> cw::ConvertedToolResult {
+            let admission = crate::admit_tool_result(&tool, &content_json, &converting(options));
+            // The walk's conversions: reported by `ToolResultAdmission::conversions` once the walk
+            // records them (issue 15, the "raster" part); none until then.
+            let conversions = Vec::new();
+            cw::ConvertedToolResult { admission: v0_2::tool_result_of(admission), conversions }
+        }
+
+        fn admit_request(
+            api: wit::RequestApi,
+            request_json: String,
+            options: wit::AdmitOptions,
+        ) -> cw::ConvertedRequest {
+            let verdict = crate::admit_request(v0_2::api(api), &request_json, &converting(options));
+            // As for tool results: `AdmittedRequest::conversions` once the walk records them.
+            let conversions = Vec::new();
+            cw::ConvertedRequest { verdict: v0_2::request_verdict_of(verdict), conversions }
         }
     }
 }

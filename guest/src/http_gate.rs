@@ -102,19 +102,19 @@ pub fn plan(head: &Head) -> Result<Plan, Response> {
         "/healthz" => query.only(&[]).map(|_| Route::Health)?,
         "/v1/contract" => query.only(&[]).map(|_| Route::Contract)?,
         "/v1/admit" => {
-            query.only(&["profile", "downsample", "verify"])?;
+            query.only(&["profile", "downsample", "verify", "convert"])?;
             let options = query.options(None)?;
             Route::Admit { claimed: claimed_type(head.content_type)?, options }
         }
         "/v1/admit-tool-result" => {
-            query.only(&["tool", "profile", "downsample", "verify"])?;
+            query.only(&["tool", "profile", "downsample", "verify", "convert"])?;
             let tool = query.get("tool").ok_or_else(|| bad("the query must name the tool: ?tool=NAME"))?;
             let options = query.options(None)?;
             json_content_type(head.content_type)?;
             Route::ToolResult { tool: tool.to_string(), options }
         }
         _ => {
-            query.only(&["api", "profile", "downsample", "verify"])?;
+            query.only(&["api", "profile", "downsample", "verify", "convert"])?;
             let api = match query.get("api") {
                 Some("anthropic") => Api::Anthropic,
                 Some("openai") => Api::OpenAi,
@@ -274,6 +274,13 @@ impl Query {
                 _ => return Err(bad(format!("verify={v}: full or header"))),
             };
         }
+        if let Some(c) = self.get("convert") {
+            o.convert = match c {
+                "1" | "true" => true,
+                "0" | "false" => false,
+                _ => return Err(bad(format!("convert={c}: 1 or 0"))),
+            };
+        }
         Ok(o)
     }
 }
@@ -309,11 +316,13 @@ pub fn answer(plan: Plan, body: Vec<u8>) -> Response {
         Route::Contract => Response::json(200, &contract()),
         Route::Admit { claimed, options } => admit(claimed, &options, body),
         Route::ToolResult { tool, options } => match json_text(body) {
-            Ok(text) => tool_result(&text, &crate::admit_tool_result(&tool, &text, &options)),
+            Ok(text) => {
+                with_conversions(tool_result(&text, &crate::admit_tool_result(&tool, &text, &options)), &options)
+            }
             Err(r) => r,
         },
         Route::Request { api, options } => match json_text(body) {
-            Ok(text) => request(api, &text, &crate::admit_request(api, &text, &options)),
+            Ok(text) => with_conversions(request(api, &text, &crate::admit_request(api, &text, &options)), &options),
             Err(r) => r,
         },
     }
@@ -325,6 +334,17 @@ pub fn handle(head: &Head, body: Vec<u8>) -> Response {
         Ok(plan) => answer(plan, body),
         Err(r) => r,
     }
+}
+
+/// With `convert=1`, an answer object gains `"conversions": […]` (the CLI's `--convert` key), each
+/// `{"path", "from", "to", "note"}`. The walks report none until they record their conversions
+/// (issue 15, the "raster" part); the key is there so clients can rely on it.
+fn with_conversions(mut r: Response, options: &Options) -> Response {
+    if options.convert && r.body.ends_with('}') && r.status != 400 {
+        r.body.pop();
+        r.body.push_str(",\"conversions\":[]}");
+    }
+    r
 }
 
 /// `400` unless the body is UTF-8 text holding one JSON value.
@@ -340,7 +360,8 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
         None => {
             let sniffed = crate::sniff(&body);
             const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", PDF_MIME];
-            if !ADMISSIBLE.contains(&sniffed.as_str()) {
+            let convertible = options.convert && crate::convert::source_of(&sniffed).is_some();
+            if !ADMISSIBLE.contains(&sniffed.as_str()) && !convertible {
                 return Response::error(
                     415,
                     format!("no Content-Type, and the bytes carry no type the gate admits (they look like {sniffed})"),
@@ -349,8 +370,14 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
             sniffed
         }
     };
-    let verdict: Verdict =
-        if mime == PDF_MIME { crate::admit_document(&body, &mime) } else { crate::admit_image(&body, &mime, options) };
+    let verdict: Verdict = if mime == PDF_MIME {
+        crate::admit_document(&body, &mime)
+    } else if options.convert {
+        crate::convert::admit_converting(&body, &mime, options)
+            .unwrap_or_else(|| crate::admit_image(&body, &mime, options))
+    } else {
+        crate::admit_image(&body, &mime, options)
+    };
     let status = if verdict.is_ok() { 200 } else { 422 };
     Response::json(status, &verdict_json(&verdict, &body))
 }
@@ -369,6 +396,10 @@ fn verdict_json(verdict: &Verdict, input: &[u8]) -> Value {
                 "base64_len": a.base64_len(),
                 "data": a.base64(input),
             });
+            // The CLI's `admit --convert --json` key.
+            if let Some(c) = &a.converted {
+                v["converted"] = json!({"from": c.from, "to": a.mime, "note": c.note});
+            }
             if let Some(d) = &a.dimensions {
                 v["width"] = json!(d.width);
                 v["height"] = json!(d.height);
@@ -491,9 +522,9 @@ fn contract() -> Value {
             "body_deadline_ms": BODY_DEADLINE_MS,
         },
         "routes": [
-            "POST /v1/admit?profile=&downsample=&verify=",
-            "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=",
-            "POST /v1/admit-request?api=anthropic|openai&profile=&downsample=&verify=",
+            "POST /v1/admit?profile=&downsample=&verify=&convert=",
+            "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=&convert=",
+            "POST /v1/admit-request?api=anthropic|openai&profile=&downsample=&verify=&convert=",
             "GET /healthz",
             "GET /v1/contract",
         ],
@@ -657,5 +688,34 @@ mod tests {
         let (s, v) = call("POST", "/v1/admit-request?api=anthropic", None, request.as_bytes());
         assert_eq!((s, v["api"].as_str(), v["refusal"].is_null()), (200, Some("anthropic"), true));
         assert_eq!(v["request"], serde_json::from_str::<Value>(request).unwrap());
+    }
+
+    #[test]
+    fn convert_query_adds_the_conversion_keys_and_is_off_by_default() {
+        // Off (absent or 0): exactly the answers without it, no new key.
+        let text = br#"[{"type":"text","text":"hi"}]"#;
+        for q in ["", "&convert=0", "&convert=false"] {
+            let (s, v) = call("POST", &format!("/v1/admit-tool-result?tool=read{q}"), None, text);
+            assert_eq!((s, v.get("conversions")), (200, None), "{q}");
+        }
+        // On: the tool result and the request answers gain `conversions`.
+        for q in ["convert=1", "convert=true"] {
+            let (s, v) = call("POST", &format!("/v1/admit-tool-result?tool=read&{q}"), None, text);
+            assert_eq!(s, 200);
+            assert_eq!(v, json!({"content": [{"type":"text","text":"hi"}], "refused": [], "conversions": []}));
+        }
+        let request = r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}"#;
+        let (s, v) = call("POST", "/v1/admit-request?api=anthropic&convert=1", None, request.as_bytes());
+        assert_eq!((s, v["conversions"].clone()), (200, json!([])));
+        let (_, v) = call("POST", "/v1/admit-request?api=anthropic", None, request.as_bytes());
+        assert_eq!(v.get("conversions"), None);
+        // A type no conversion applies to is admitted as without the option: no `converted` key.
+        let png = test_images::png(16, 9);
+        let (s, v) = call("POST", "/v1/admit?convert=1", Some("image/png"), &png);
+        assert_eq!((s, v["ok"].as_bool(), v.get("converted")), (200, Some(true), None));
+        // Without the option an SVG is refused exactly as before.
+        let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>"#;
+        let (s, v) = call("POST", "/v1/admit", Some("image/svg+xml"), svg);
+        assert_eq!((s, v["reason"].as_str()), (422, Some("mime_unsupported")));
     }
 }

@@ -7,6 +7,7 @@ use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
 use crate::bindings::exports::mediagate::gate0_2_0::admission::{self, GuestIndices};
+use crate::bindings::exports::mediagate::gate0_2_0::conversion;
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
@@ -18,6 +19,31 @@ pub use admission::{
     RefusalReason, RefusedBlock, RequestApi, RequestChange, RequestRefusal, RequestVerdict, ToolResultAdmission,
     Verdict, Verify,
 };
+pub use conversion::{ConversionMade, ConvertedRequest, ConvertedToolResult, ConvertedVerdict, PageCount, PageError};
+
+impl PageError {
+    /// The error in words (each kind its own), for a person or a model.
+    pub fn message(&self) -> String {
+        match self {
+            PageError::NoSuchPage(PageCount { requested, count }) => {
+                format!("page {requested} does not exist: the PDF has {count} page(s), numbered from 1")
+            }
+            PageError::Encrypted(words) => words.clone(),
+            PageError::Blank(page) => format!("page {page} of the PDF renders to nothing (every pixel is blank)"),
+            PageError::Refused(r) => r.message.clone(),
+        }
+    }
+
+    /// The name of the kind (JSON `error`): the WIT case name with `_` (`no_such_page`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PageError::NoSuchPage(_) => "no_such_page",
+            PageError::Encrypted(_) => "encrypted",
+            PageError::Blank(_) => "blank",
+            PageError::Refused(_) => "refused",
+        }
+    }
+}
 
 impl Admitted {
     /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
@@ -136,7 +162,8 @@ impl WitNames {
     }
 }
 
-/// The gate, ready to admit: compiled once, instantiated per call.
+/// The gate, ready to admit: compiled once, instantiated per call. The converting calls run the
+/// `convert` component, loaded on their first use (the preflight path never loads it).
 #[derive(Clone)]
 pub struct Gate {
     runtime: Arc<Runtime>,
@@ -144,6 +171,13 @@ pub struct Gate {
     indices: Arc<GuestIndices>,
     origin: Origin,
     defaults: AdmitOptions,
+    converter: Arc<std::sync::OnceLock<Converter>>,
+}
+
+/// The `convert` component, ready to instantiate.
+struct Converter {
+    pre: InstancePre<CallState<()>>,
+    indices: Arc<conversion::GuestIndices>,
 }
 
 impl Gate {
@@ -157,7 +191,7 @@ impl Gate {
         let (defaults, _) = runtime.call_blocking(&pre, store, async |store, instance| {
             indices.load(&mut *store, &instance)?.call_default_options(store).await
         })?;
-        Ok(Gate { runtime, pre, indices, origin, defaults })
+        Ok(Gate { runtime, pre, indices, origin, defaults, converter: Arc::default() })
     }
 
     /// Whether the compiled component came from the disk cache or was compiled now.
@@ -231,6 +265,99 @@ impl Gate {
 
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
         self.call(async |gate, store| gate.call_sniff(store, bytes).await).await.map(|(v, _)| v)
+    }
+
+    /// Whether the `convert` component has been loaded (by a converting call).
+    pub fn converter_loaded(&self) -> bool {
+        self.converter.get().is_some()
+    }
+
+    /// The media types the converting calls convert from (`image/svg+xml`, `image/bmp`, ...).
+    pub async fn convertible_types(&self) -> Result<Vec<String>, CallError> {
+        self.convert_call(async |c, store| c.call_convertible_types(store).await).await.map(|(v, _)| v)
+    }
+
+    /// [`Gate::admit_image`], converting a type no provider takes (SVG, BMP, TIFF, ICO, an animated
+    /// GIF for a profile that refuses animation) instead of refusing it; the conversion made, if
+    /// any, is reported beside the verdict. Runs the `convert` component.
+    pub async fn admit_image_converting(
+        &self,
+        bytes: &[u8],
+        claimed_mime: &str,
+        options: AdmitOptions,
+    ) -> Result<ConvertedVerdict, CallError> {
+        self.convert_call(async |c, store| c.call_admit_image(store, bytes, claimed_mime, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// Render page `page` (1-based) of a PDF and admit it as an image. Runs the `convert` component.
+    pub async fn admit_pdf_page(
+        &self,
+        bytes: &[u8],
+        page: u32,
+        options: AdmitOptions,
+    ) -> Result<Result<ConvertedVerdict, PageError>, CallError> {
+        self.convert_call(async |c, store| c.call_admit_pdf_page(store, bytes, page, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// [`Gate::admit_tool_result`], converting the blocks no provider takes (each reported).
+    pub async fn admit_tool_result_converting(
+        &self,
+        tool: &str,
+        content_json: &str,
+        options: AdmitOptions,
+    ) -> Result<ConvertedToolResult, CallError> {
+        self.convert_call(async |c, store| c.call_admit_tool_result(store, tool, content_json, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// [`Gate::admit_request`], converting the blocks no provider takes (each reported).
+    pub async fn admit_request_converting(
+        &self,
+        api: RequestApi,
+        request_json: &str,
+        options: AdmitOptions,
+    ) -> Result<ConvertedRequest, CallError> {
+        self.convert_call(async |c, store| c.call_admit_request(store, api, request_json, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// The `convert` component, loaded now if no call has yet.
+    fn converter(&self) -> Result<&Converter, CallError> {
+        if let Some(c) = self.converter.get() {
+            return Ok(c);
+        }
+        let load = || -> Result<Converter> {
+            let (component, _) = self.runtime.load(World::Convert.bytes())?;
+            // Like preflight, the convert component imports nothing.
+            let linker = wasmtime::component::Linker::new(self.runtime.engine());
+            let pre = linker.instantiate_pre(&component)?;
+            let indices = Arc::new(conversion::GuestIndices::new(&pre)?);
+            Ok(Converter { pre, indices })
+        };
+        let made = load().map_err(|e| CallError::Host(e.context("cannot load the convert component")))?;
+        // Two first calls at once may both load; one is kept.
+        Ok(self.converter.get_or_init(|| made))
+    }
+
+    /// One export of `conversion` through [`Runtime::call`].
+    async fn convert_call<R>(
+        &self,
+        call: impl AsyncFnOnce(conversion::Guest, &mut Store<CallState<()>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let converter = self.converter()?;
+        let store = self.runtime.store(());
+        self.runtime
+            .call(&converter.pre, store, async |store, instance: Instance| {
+                let c = converter.indices.load(&mut *store, &instance)?;
+                call(c, store).await
+            })
+            .await
     }
 
     /// One export of `admission` through [`Runtime::call`].

@@ -22,6 +22,7 @@ use crate::runtime::{CallState, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
+pub use crate::bindings::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
 
 /// What [`ReadImageTool::admit_file`] answers: the contract's 0.1.0 verdict, the admitted bytes
@@ -130,6 +131,19 @@ impl ReadImageTool {
         question: Option<&str>,
         sink: Sink,
     ) -> Result<Result<String, ToolError>, CallError> {
+        self.read_image_page(workspace, path, question, None, sink).await
+    }
+
+    /// [`ReadImageTool::read_image`] with the tool's `page` argument: the page (1-based, default 1)
+    /// of a PDF to render. A type no provider takes is converted before the model sees it.
+    pub async fn read_image_page(
+        &self,
+        workspace: &Path,
+        path: &str,
+        question: Option<&str>,
+        page: Option<u32>,
+        sink: Sink,
+    ) -> Result<Result<String, ToolError>, CallError> {
         if self.vlm.is_some()
             && let Err(e) = check_workspace(workspace)
         {
@@ -140,7 +154,7 @@ impl ReadImageTool {
             Err(e) => return Ok(Err(ToolError { code: ToolErrorCode::Io, message: format!("error: {e:#}") })),
         };
         self.call(store, async |tool, store| {
-            tool.mediagate_gate0_2_0_tool().call_read_image(store, path, question).await
+            tool.mediagate_gate0_2_0_tool().call_read_image_page(store, path, question, page).await
         })
         .await
     }
@@ -159,6 +173,29 @@ impl ReadImageTool {
         let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
         self.call(store, async |tool, store| {
             tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
+        })
+        .await
+    }
+
+    /// [`ReadImageTool::admit_file`] with conversion: a type no provider takes (SVG, BMP, TIFF,
+    /// ICO, an animated GIF for a profile that refuses animation) is converted and the conversion
+    /// reported; `page` renders that page of a PDF (a page error is a `refused` tool error).
+    pub async fn admit_file_converting(
+        &self,
+        workspace: &Path,
+        path: &str,
+        claimed_mime: Option<&str>,
+        options: AdmitOptions,
+        page: Option<u32>,
+    ) -> Result<Result<ConvertedFile, ToolError>, CallError> {
+        if let Err(e) = check_workspace(workspace) {
+            return Ok(Err(e));
+        }
+        let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_2_0_workspace_admission()
+                .call_admit_file_converting(store, path, claimed_mime, options, page)
+                .await
         })
         .await
     }

@@ -223,7 +223,7 @@ async fn concurrent_calls_each_get_their_own_instance() {
 
 /// The import names of a built component, as the engine reads its type (what `jco wit` and
 /// `wasm-tools component wit` list), with `mediagate:gate`'s own version left off.
-fn imports_of(wasm: &[u8]) -> std::collections::BTreeSet<String> {
+pub(crate) fn imports_of(wasm: &[u8]) -> std::collections::BTreeSet<String> {
     let runtime = runtime();
     let (component, _) = runtime.load(wasm).unwrap();
     component
@@ -342,7 +342,7 @@ fn the_embedded_components_come_precompiled_with_the_binary() {
     let cache = tempfile::tempdir().unwrap();
     let runtime =
         Runtime::new(RuntimeConfig { cache_dir: Some(cache.path().join("c")), ..RuntimeConfig::default() }).unwrap();
-    for world in [World::Preflight, World::AgentTool] {
+    for world in [World::Preflight, World::Convert, World::AgentTool] {
         assert!(!world.precompiled().is_empty(), "{} carried precompiled", world.name());
         let (_, origin) = runtime.load(world.bytes()).unwrap();
         assert_eq!(origin, Origin::Carried, "{}", world.name());

@@ -364,3 +364,32 @@ async fn an_endless_reply_gives_bounded_progress_and_the_capped_answer() {
     assert!(text.ends_with(last.trim_start_matches('…')), "the last progress is the end of the answer");
     tokio::time::timeout(HANG, hung_up.recv()).await.expect("the server never hung up on the VLM");
 }
+
+/// Issue 15: `view_image` and `read_image` take `page`; view_image converts by default, so a page
+/// of a file that is not a PDF is refused in words, and a PNG is shown as it was.
+#[test]
+fn view_image_and_read_image_take_a_page() {
+    let ws = workspace();
+    let mut mcp = Mcp::start(ws.path(), None, &[]);
+    mcp.send(&json!({"jsonrpc": "2.0", "id": "tools", "method": "tools/list"}));
+    let tools = mcp.recv();
+    let view = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "view_image").unwrap();
+    assert_eq!(view["inputSchema"]["properties"]["page"]["type"], "integer", "{view}");
+    assert_eq!(view["inputSchema"]["properties"]["page"]["minimum"], 1, "{view}");
+
+    let call = |mcp: &mut Mcp, id: &str, tool: &str, arguments: Value| {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        mcp.until_answer(&json!(id)).pop().unwrap()
+    };
+    let shown = call(&mut mcp, "v1", "view_image", json!({"path": "icon.png"}));
+    assert_eq!(shown["result"]["content"][0]["type"], "image", "{shown}");
+    assert_eq!(shown["result"]["content"].as_array().unwrap().len(), 1, "no conversion note for a PNG: {shown}");
+    let paged = call(&mut mcp, "v2", "view_image", json!({"path": "icon.png", "page": 2}));
+    let (is_error, text) = tool_text(&paged);
+    assert!(is_error && text.contains("a page applies to PDFs"), "{text}");
+    // read_image accepts the argument (this server has no VLM: it says so, as without a page).
+    let read = call(&mut mcp, "r1", "read_image", json!({"path": "icon.png", "page": 1}));
+    let (is_error, text) = tool_text(&read);
+    assert!(is_error && text.contains("no vision model"), "{text}");
+}

@@ -54,7 +54,14 @@ admits() { # what binary
     "$exe" component --world http-gate --out "$work/http-gate.wasm"
     cmp -s "$work/http-gate.wasm" host/components/mediagate-http-gate.wasm ||
         { echo "error: $name: component --world http-gate is not the carried component" >&2; exit 1; }
-    echo "ok: $name: admit good.png -> exit 0, admit lying.png (an SVG) -> exit 1, magic_mismatch; http-gate component written"
+    # The convert component it carries (and loads for --convert), written out as carried.
+    "$exe" component --world convert --out "$work/convert.wasm"
+    cmp -s "$work/convert.wasm" host/components/mediagate-convert.wasm ||
+        { echo "error: $name: component --world convert is not the carried component" >&2; exit 1; }
+    (cd "$work" && "$exe" admit good.png --convert --json >"$work/good-convert.json")
+    grep -q '"ok":true' "$work/good-convert.json" ||
+        { echo "error: $name: good.png --convert not admitted: $(cat "$work/good-convert.json")" >&2; exit 1; }
+    echo "ok: $name: admit good.png -> exit 0 (and with --convert), admit lying.png (an SVG) -> exit 1, magic_mismatch; http-gate and convert components written"
 }
 
 echo "== the CLI wheel"
@@ -76,7 +83,8 @@ mkdir "$work/crate"
 tar -xzf "$crate" -C "$work/crate"
 src=$(echo "$work"/crate/mediagate-*)
 [ -d "$src" ] || { echo "error: $crate did not unpack to one mediagate-<version>/" >&2; exit 1; }
-for f in components/mediagate-preflight.wasm components/mediagate-agent-tool.wasm components/mediagate-http-gate.wasm \
+for f in components/mediagate-preflight.wasm components/mediagate-convert.wasm components/mediagate-agent-tool.wasm \
+    components/mediagate-http-gate.wasm \
     build.rs Cargo.lock; do
     [ -f "$src/$f" ] || { echo "error: the crate lacks $f" >&2; exit 1; }
 done

@@ -7,6 +7,7 @@ use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType
 
 use super::Component;
 use super::exports::mediagate::gate0_2_0::tool as wit;
+use super::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
 use super::mediagate::gate0_2_0::{output, vlm};
 use crate::tool::{self, ChunkKind, EntryType, FsError, VlmError};
 
@@ -162,9 +163,13 @@ impl wit::Guest for Component {
     }
 
     fn read_image(path: String, question: Option<String>) -> Result<String, wit::ToolError> {
+        Self::read_image_page(path, question, None)
+    }
+
+    fn read_image_page(path: String, question: Option<String>, page: Option<u32>) -> Result<String, wit::ToolError> {
         let run = || {
             let workspace = PreopenWorkspace::open()?;
-            tool::read_image(&workspace, &HostVlm, &HostSink, &path, question.as_deref())
+            read_image(&workspace, &path, question.as_deref(), page)
         };
         // The VLM check comes first inside `read_image`; a missing preopen must not hide it.
         if !vlm::configured() {
@@ -175,6 +180,23 @@ impl wit::Guest for Component {
         }
         run().map_err(tool_error)
     }
+}
+
+/// `tool::read_image` with the page argument. Until the tool renders PDF pages itself (issue 15,
+/// the "pdf" part), a page is refused in words rather than ignored.
+fn read_image(
+    workspace: &PreopenWorkspace,
+    path: &str,
+    question: Option<&str>,
+    page: Option<u32>,
+) -> Result<String, tool::ToolError> {
+    if let Some(page) = page {
+        return Err(tool::ToolError {
+            code: tool::ToolErrorCode::Refused,
+            message: format!("error: page {page} of {path}: this build does not render PDF pages"),
+        });
+    }
+    tool::read_image(workspace, &HostVlm, &HostSink, path, question)
 }
 
 fn tool_error(e: tool::ToolError) -> wit::ToolError {
@@ -209,5 +231,33 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
         };
         // The 0.1.0 verdict: the admitted bytes as base64 (the caller has none of its own).
         Ok(super::v0_1::verdict(verdict, &bytes))
+    }
+
+    fn admit_file_converting(
+        path: String,
+        claimed_mime: Option<String>,
+        options: super::wit::AdmitOptions,
+        page: Option<u32>,
+    ) -> Result<ConvertedFile, wit::ToolError> {
+        let workspace = PreopenWorkspace::open().map_err(tool_error)?;
+        let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
+        let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
+        let options = super::conversion::converting(options);
+        let is_pdf = crate::signature::normalize_mime(&mime) == crate::signature::PDF_MIME;
+        let verdict = match (page, is_pdf) {
+            (Some(page), true) => Ok(crate::convert::admit_pdf_page(&bytes, page, &options).map_err(|e| {
+                wit::ToolError { code: wit::ToolErrorCode::Refused, message: format!("error: {path}: {}", e.message()) }
+            })?),
+            (Some(_), false) => {
+                return Err(wit::ToolError {
+                    code: wit::ToolErrorCode::Refused,
+                    message: format!("error: a page applies to PDFs; {path} is {mime}"),
+                });
+            }
+            (None, true) => crate::admit_document(&bytes, &mime),
+            (None, false) => super::conversion::admit_image(&bytes, &mime, &options),
+        };
+        let conversion = verdict.as_ref().ok().and_then(super::conversion::made);
+        Ok(ConvertedFile { verdict: super::v0_1::verdict(verdict, &bytes), conversion })
     }
 }

@@ -4,9 +4,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mediagate::gate::Verdict;
+use mediagate::gate::{PageError, Verdict};
 
-use super::report::{block_json, verdict_json, verdict_line};
+use super::report::{block_json, conversion_json, conversion_list_json, verdict_json, verdict_line};
 use super::{Code, EXIT_REFUSED, GateArgs, Report, fail};
 
 /// The host never reads more than this into memory; the gate's own caps are far lower.
@@ -31,6 +31,9 @@ pub struct AdmitArgs {
     /// Write the admitted content block (Anthropic shape, JSON) to this file.
     #[arg(long, value_name = "FILE")]
     block_out: Option<PathBuf>,
+    /// Render this page (1-based) of a PDF and admit it as an image (implies --convert).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    page: Option<u32>,
 }
 
 #[derive(Args)]
@@ -57,6 +60,7 @@ pub fn mime_from_extension(path: &Path) -> String {
         "svg" => "image/svg+xml",
         "bmp" => "image/bmp",
         "tif" | "tiff" => "image/tiff",
+        "ico" => "image/vnd.microsoft.icon",
         "heic" => "image/heic",
         "avif" => "image/avif",
         "txt" => "text/plain",
@@ -140,12 +144,22 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     };
     let options = args.gate.options(gate.default_options());
     let is_document = mediagate_mime_is_pdf(&mime);
-    let verdict = if is_document {
-        gate.admit_document(&bytes, &mime, options).await
-    } else {
-        gate.admit_image(&bytes, &mime, options).await
+    let converted = match (args.page, is_document) {
+        (Some(page), true) => match gate.admit_pdf_page(&bytes, page, options).await {
+            Ok(Ok(c)) => Ok((c.verdict, c.conversion)),
+            Ok(Err(e)) => return page_refused(&args, &bytes, &e),
+            Err(e) => Err(e),
+        },
+        (Some(_), false) => {
+            return report.fail(Code::Usage, format!("--page applies to PDFs; {} is {mime}", args.file.display()));
+        }
+        (None, true) => gate.admit_document(&bytes, &mime, options).await.map(|v| (v, None)),
+        (None, false) if args.gate.convert => {
+            gate.admit_image_converting(&bytes, &mime, options).await.map(|c| (c.verdict, c.conversion))
+        }
+        (None, false) => gate.admit_image(&bytes, &mime, options).await.map(|v| (v, None)),
     };
-    let verdict = match verdict {
+    let (verdict, conversion) = match converted {
         Ok(v) => v,
         Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
     };
@@ -162,14 +176,58 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         }
     }
     if args.json {
-        println!("{}", verdict_json(&verdict));
+        let mut json = verdict_json(&verdict);
+        if let Some(c) = &conversion {
+            json["converted"] = conversion_json(c);
+        }
+        println!("{json}");
     } else {
-        println!("{}", super::terminal_text(&verdict_line(&args.file, &verdict)));
+        let mut line = verdict_line(&args.file, &verdict);
+        if let Some(c) = &conversion {
+            line.push_str(&format!(" (converted from {}: {})", c.from, c.note));
+        }
+        println!("{}", super::terminal_text(&line));
     }
     match verdict {
         Verdict::Admitted(_) => 0,
         Verdict::Refused(_) => EXIT_REFUSED,
     }
+}
+
+/// `{…}` → `{…,"conversions":[…]}`: spliced, so the gate's text stays byte for byte as it was.
+pub(super) fn with_conversions(object: String, list: &[mediagate::gate::ConversionMade]) -> String {
+    let mut text = object;
+    let end = text.trim_end().len();
+    text.truncate(end.saturating_sub(1)); // the object's closing brace
+    text.push_str(",\"conversions\":");
+    text.push_str(&conversion_list_json(list).to_string());
+    text.push('}');
+    text
+}
+
+/// A PDF page that did not become an image: refused (exit 1), its kind and its own words.
+fn page_refused(args: &AdmitArgs, bytes: &[u8], e: &PageError) -> u8 {
+    let reason = match e {
+        PageError::Refused(r) => r.reason.as_str(),
+        other => other.kind(),
+    };
+    if args.json {
+        let mut json = serde_json::json!({
+            "ok": false,
+            "reason": reason,
+            "raw_bytes": bytes.len(),
+            "message": e.message(),
+        });
+        if let PageError::NoSuchPage(c) = e {
+            json["requested"] = c.requested.into();
+            json["count"] = c.count.into();
+        }
+        println!("{json}");
+    } else {
+        let line = format!("refused {}: {reason} — {} ({} bytes)", args.file.display(), e.message(), bytes.len());
+        println!("{}", super::terminal_text(&line));
+    }
+    EXIT_REFUSED
 }
 
 /// The type a file without `--mime` claims: the one its bytes carry when it is a type the gate
@@ -219,11 +277,22 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.options(gate.default_options())).await {
+    let options = args.gate.options(gate.default_options());
+    let admitted = if args.gate.convert {
+        gate.admit_tool_result_converting(&args.tool, &input, options).await.map(|c| (c.admission, Some(c.conversions)))
+    } else {
+        gate.admit_tool_result(&args.tool, &input, options).await.map(|a| (a, None))
+    };
+    let (admission, conversions) = match admitted {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    match super::report::tool_result_json(&input, &admission) {
+    let text = super::report::tool_result_json(&input, &admission).and_then(|text| match conversions {
+        // `"conversions"` is added with --convert only, after the members the gate wrote.
+        Some(list) => Ok(with_conversions(text, &list)),
+        None => Ok(text),
+    });
+    match text {
         Ok(text) => {
             println!("{text}");
             0

@@ -218,6 +218,9 @@ struct ReadImageArguments {
     path: String,
     #[serde(default)]
     question: Option<String>,
+    /// The page (1-based) of a PDF to render; `None`: page 1.
+    #[serde(default)]
+    page: Option<u32>,
 }
 
 impl ServerHandler for McpServer {
@@ -353,7 +356,8 @@ impl McpServer {
             }),
             None => Arc::new(|_, _| {}),
         };
-        let call = self.tool.read_image(workspace, &arguments.path, arguments.question.as_deref(), sink);
+        let call =
+            self.tool.read_image_page(workspace, &arguments.path, arguments.question.as_deref(), arguments.page, sink);
         let result = match progress {
             None => call.await,
             Some(mut progress) => {
@@ -400,6 +404,9 @@ impl McpServer {
 #[serde(deny_unknown_fields)]
 struct ViewImageArguments {
     path: String,
+    /// The page (1-based) of a PDF to show as an image; without it a PDF is shown as the document.
+    #[serde(default)]
+    page: Option<u32>,
 }
 
 /// `view_image(path)`: no vision model involved; the gate's admitted block is the answer.
@@ -409,7 +416,12 @@ fn view_image_tool() -> Tool {
         "properties": {
             "path": {
                 "type": "string",
-                "description": "The image (PNG, JPEG, GIF, WebP) or PDF file, relative to the workspace."
+                "description": "The image (PNG, JPEG, GIF, WebP; SVG, BMP, TIFF and ICO are converted to PNG) or PDF file, relative to the workspace."
+            },
+            "page": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "For a PDF: the page (1-based) to show as an image. Omit to get the whole PDF as a document."
             }
         },
         "required": ["path"],
@@ -443,8 +455,19 @@ impl McpServer {
                 Err(busy) => return tool_error(busy),
             };
             let options = self.tool.default_options();
-            match self.tool.admit_file(workspace, &arguments.path, None, options).await {
-                Ok(Ok(verdict)) => view_image_result(&arguments.path, verdict),
+            // Converting by default: the purpose of view_image is that the model sees the image.
+            let call = self.tool.admit_file_converting(workspace, &arguments.path, None, options, arguments.page);
+            match call.await {
+                Ok(Ok(file)) => {
+                    let mut result = view_image_result(&arguments.path, file.verdict);
+                    if let Some(c) = file.conversion {
+                        result.content.push(ContentBlock::text(format!(
+                            "{} was converted from {} to {}: {}",
+                            arguments.path, c.from, c.to, c.note
+                        )));
+                    }
+                    result
+                }
                 Ok(Err(e)) => tool_error(e.message),
                 Err(call_error) => {
                     eprintln!("mediagate mcp: view_image({:?}) failed in the sandbox: {call_error}", arguments.path);

@@ -62,6 +62,11 @@ pub struct GateArgs {
     /// gate's own, full].
     #[arg(long, value_enum)]
     verify: Option<VerifyArg>,
+    /// Convert what no provider takes (SVG, BMP, TIFF, ICO, an animated GIF for a profile that
+    /// refuses animation) instead of refusing it as mime_unsupported; the result says so. Runs the
+    /// convert component. Off by default: the admission rules stay exact.
+    #[arg(long)]
+    pub convert: bool,
 }
 
 impl GateArgs {
@@ -122,6 +127,8 @@ struct ComponentArgs {
 #[derive(Clone, Copy, ValueEnum)]
 enum WorldArg {
     Preflight,
+    /// The pure gate with the converters (SVG, BMP, TIFF, ICO, GIF frames, PDF pages); imports nothing.
+    Convert,
     AgentTool,
     /// The gate as a `wasi:http/proxy` service (`wasmtime serve`, `jco serve`, Spin, wasmCloud).
     HttpGate,
@@ -278,6 +285,7 @@ pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
 fn write_component(args: &ComponentArgs) -> u8 {
     let bytes = match args.world {
         WorldArg::Preflight => mediagate::component::World::Preflight.bytes(),
+        WorldArg::Convert => mediagate::component::World::Convert.bytes(),
         WorldArg::AgentTool => mediagate::component::World::AgentTool.bytes(),
         WorldArg::HttpGate => mediagate::component::HTTP_GATE,
     };

@@ -109,6 +109,7 @@ pub async fn proxy(args: ProxyArgs) -> u8 {
     let proxy = Proxy {
         gate,
         options,
+        convert: args.gate.convert,
         timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
         max,
         name,
@@ -220,6 +221,7 @@ struct PendingRequest {
 struct Proxy {
     gate: Gate,
     options: AdmitOptions,
+    convert: bool,
     timeout: Option<Duration>,
     max: usize,
     name: String,
@@ -539,11 +541,22 @@ impl Proxy {
         Ok(())
     }
 
+    /// With `--convert` the convert component checks it: SVG, BMP, TIFF, ICO blocks (and an
+    /// animated GIF for a profile that refuses animation) are converted instead of replaced.
     async fn admit(&self, label: &str, json: &str) -> Result<ToolResultAdmission, String> {
-        self.gate
-            .admit_tool_result(label, json, self.options)
-            .await
-            .map_err(|e| format!("the gate could not check it ({e})"))
+        let admitted = if self.convert {
+            self.gate.admit_tool_result_converting(label, json, self.options).await.map(|c| {
+                for made in &c.conversions {
+                    let line =
+                        format!("{label}{} converted from {} to {}: {}", made.path, made.from, made.to, made.note);
+                    eprintln!("mediagate proxy: {}", super::terminal_text(&line));
+                }
+                c.admission
+            })
+        } else {
+            self.gate.admit_tool_result(label, json, self.options).await
+        };
+        admitted.map_err(|e| format!("the gate could not check it ({e})"))
     }
 
     /// A `tools/call` result through the seat: `None` when nothing changed; the gate's text (the

@@ -18,6 +18,9 @@ pub struct ReadImageArgs {
     /// What to ask about the image; without it the model transcribes and describes it.
     #[arg(long)]
     question: Option<String>,
+    /// The page (1-based) of a PDF to render and show the model [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    page: Option<u32>,
     /// The directory the tool may read; nothing outside it is reachable.
     #[arg(long, default_value = ".")]
     workspace: PathBuf,
@@ -93,7 +96,7 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         }
         ChunkKind::Reasoning => {}
     });
-    match tool.read_image(&args.workspace, &args.path, args.question.as_deref(), sink).await {
+    match tool.read_image_page(&args.workspace, &args.path, args.question.as_deref(), args.page, sink).await {
         Ok(Ok(_answer)) => {
             // The answer already streamed; end the line.
             println!();

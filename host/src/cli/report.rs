@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use mediagate::gate::{Admitted, BlockKind, Payload, ToolResultAdmission, Verdict};
+use mediagate::gate::{Admitted, BlockKind, ConversionMade, Payload, ToolResultAdmission, Verdict};
 use serde_json::{Value, json};
 
 pub fn verdict_json(verdict: &Verdict) -> Value {
@@ -37,6 +37,16 @@ pub fn verdict_json(verdict: &Verdict) -> Value {
             v
         }
     }
+}
+
+/// `{"from", "to", "note"}`: the conversion a single image went through (admit's `"converted"`).
+pub fn conversion_json(c: &ConversionMade) -> Value {
+    json!({"from": c.from, "to": c.to, "note": c.note})
+}
+
+/// `[{"path", "from", "to", "note"}, …]`: the conversions in a tool result or request.
+pub fn conversion_list_json(list: &[ConversionMade]) -> Value {
+    Value::Array(list.iter().map(|c| json!({"path": c.path, "from": c.from, "to": c.to, "note": c.note})).collect())
 }
 
 /// One line a person reads. The admitted size is the bytes' own length (or the input's, when

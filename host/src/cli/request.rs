@@ -35,6 +35,10 @@ pub struct RequestArgs {
     /// Print a report object (`request`, `changed`, `refused`, `refusal`) instead of the request.
     #[arg(long)]
     json: bool,
+    /// Convert the blocks no provider takes (SVG, BMP, TIFF, ICO, …) instead of refusing them;
+    /// the report gains `conversions`. Runs the convert component.
+    #[arg(long)]
+    convert: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -65,7 +69,12 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
         verify: args.verify.map_or(defaults.verify, VerifyArg::verify),
     };
-    let verdict = match gate.admit_request(api, &input, options).await {
+    let answered = if args.convert {
+        gate.admit_request_converting(api, &input, options).await.map(|c| (c.verdict, Some(c.conversions)))
+    } else {
+        gate.admit_request(api, &input, options).await.map(|v| (v, None))
+    };
+    let (verdict, conversions) = match answered {
         Ok(v) => v,
         Err(e) => return errors.fail(Code::Sandbox, e),
     };
@@ -83,8 +92,15 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         RequestVerdict::Refused(_) => EXIT_REFUSED,
     };
     if args.json {
-        println!("{}", report(api, &input, &verdict));
+        let report = report(api, &input, &verdict);
+        match &conversions {
+            Some(list) => println!("{}", super::admit::with_conversions(report, list)),
+            None => println!("{report}"),
+        }
         return code;
+    }
+    for c in conversions.iter().flatten() {
+        eprintln!("mediagate: {}", super::terminal_text(&format!("{} converted from {}: {}", c.path, c.from, c.note)));
     }
     match &verdict {
         RequestVerdict::Admitted(a) => {
