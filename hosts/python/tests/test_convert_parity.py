@@ -78,11 +78,15 @@ def test_admit_file_converting_equals_the_native_cli(label, path, mime, options,
         expected = json.loads(run.stdout)
 
     gate = gate_for(path.parent)
-    if page is not None and not expected["ok"] and expected.get("reason") not in REFUSAL_REASONS:
-        # A page error (no such page, encrypted, blank): refused both ways, each in its own words.
+    if page is not None and not expected["ok"]:
+        # `admit-file-converting` answers every page error (no such page, encrypted, blank, or the
+        # gate's refusal of the page) as a `refused` tool error in words: refused both ways, and a
+        # gate refusal in the CLI's own words.
         with pytest.raises(ToolError) as e:
             gate.admit_file(path.name, mime, page=page, **options)
         assert e.value.code == "refused"
+        if expected.get("reason") in REFUSAL_REASONS:
+            assert expected["message"] in e.value.message
         return
     got = gate.admit_file(path.name, mime, convert=True, page=page, include_data=True, **options)
     data = got.pop("data", None)
