@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The JavaScript package's tests: installs what is missing, builds, runs every test.
 # Idempotent; called by the project's top-level test script. Needs the guest component
-# (target/guest/mediagate-preflight.wasm) and the native CLI (target/{release,debug}/mediagate,
+# (target/guest/mediagate-preflight.wasm, and mediagate-convert.wasm for conversion) and the native CLI (target/{release,debug}/mediagate,
 # or MEDIAGATE_BIN) to exist: `cargo build` makes both.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -34,12 +34,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-say "npm run build"
-npm run build
+say "npm run build -- --require-convert"
+# The converter component too: the conversion tests need it (a package built without it only warns).
+npm run build -- --require-convert
 
 say "node $(node --version), $("$CHROMIUM_PATH" --version 2>/dev/null | head -n1), esbuild $(node_modules/.bin/esbuild --version)"
 # node --test test/*.test.js: node, browser (demo page), parity (CLI vs Node vs Chromium), types,
-# options (createGate options through every function), worker (the Worker entry point in Node),
+# options (createGate options through every function), convert (the converter loaded lazily;
+# Node, Worker), browser-convert (Chromium: no converter fetched unless a call converts; an SVG made
+# on the page converted), convert-parity (CLI --convert vs Node, with SHA-256 of the bytes), worker (the Worker entry point in Node),
 # demo-drop (the demo's picker; the Worker unbundled in Chromium) and package (the npm tarball
 # installed outside the repo, used from Node and through an esbuild bundle in Chromium).
 say "npm test"

@@ -34,6 +34,9 @@ function admittedByteCount(verdict) {
 }
 
 function summary(verdict) {
+  if (verdict.converted) {
+    return `Converted from ${verdict.converted.from} (${verdict.converted.note}) in the sandbox, then admitted as any ${verdict.converted.to}.`;
+  }
   if (verdict.block.type === 'document') return 'The PDF goes to the model as a document block.';
   if (verdict.resized) return 'Too large as it was: fitted inside 2000 × 2000 and re-encoded, then admitted.';
   if (verdict.reencoded) return 'Re-encoded (turned upright or transcoded), then admitted.';
@@ -72,7 +75,11 @@ async function judge(file) {
   let verdict;
   const t0 = performance.now();
   try {
-    verdict = gate.admit(bytes, claimed, options());
+    // Converting loads the converter component on first use (the module-level functions' second
+    // instance); the page does not fetch it until the box is ticked and a file judged.
+    verdict = $('convert').checked
+      ? await mediagate.admit(bytes, claimed, { ...options(), convert: true })
+      : gate.admit(bytes, claimed, options());
   } catch (e) {
     $('status').textContent = `The gate failed: ${e.message}`;
     document.body.dataset.state = 'error';

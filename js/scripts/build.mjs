@@ -1,13 +1,19 @@
-// npm run build: transpile the preflight component with jco into dist/generated/.
+// npm run build: transpile the preflight component (and the convert component) with jco into
+// dist/generated/.
 //
-// The component is ../target/guest/mediagate-preflight.wasm (built by the host crate's build.rs),
-// or the file named by MEDIAGATE_PREFLIGHT_WASM. Works offline once `npm ci` has run. Does nothing
-// when dist/generated/ was already built from the same component with the same jco (`--force`
-// rebuilds anyway); `npm pack` runs it first (prepack), so a packed tarball is never stale.
+// The preflight component is ../target/guest/mediagate-preflight.wasm (built by the host crate's
+// build.rs), or the file named by MEDIAGATE_PREFLIGHT_WASM. The convert component (the gate with
+// the converters, loaded only when a caller asks to convert) is ../target/guest/mediagate-convert.wasm
+// or MEDIAGATE_CONVERT_WASM; it becomes mediagate-convert.js + mediagate-convert.core.wasm beside
+// the preflight files. When it does not exist the package is built without it (a warning; the
+// converting calls then refuse with words saying so), unless `--require-convert` is given (npm
+// pack's prepack and scripts/package.sh give it: a published package always carries it).
+// Works offline once `npm ci` has run. Does nothing when dist/generated/ was already built from the
+// same components with the same jco (`--force` rebuilds anyway).
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +39,19 @@ if (!existsSync(wasm)) {
   );
 }
 
+const convertWasm = process.env.MEDIAGATE_CONVERT_WASM
+  ? resolve(process.cwd(), process.env.MEDIAGATE_CONVERT_WASM)
+  : join(repoRoot, 'target', 'guest', 'mediagate-convert.wasm');
+const hasConvert = existsSync(convertWasm);
+if (!hasConvert) {
+  const words =
+    `${convertWasm} does not exist: the package is built without the converter component ` +
+    `(cargo build builds it; \`mediagate component --world convert --out FILE\` writes the CLI's; ` +
+    `or set MEDIAGATE_CONVERT_WASM)`;
+  if (process.argv.includes('--require-convert')) fail(words);
+  console.warn(`build: warning: ${words}`);
+}
+
 const require = createRequire(import.meta.url);
 // The package's exports hide package.json; its main entry lives in dist/.
 const jcoDir = resolve(dirname(require.resolve('@bytecodealliance/jco')), '..');
@@ -56,23 +75,32 @@ const FLAGS = TRANSPILE_FLAGS.join(' ');
 // declarations.
 const POSTPROCESS = 'drop-unversioned-admission-dts';
 
-// The core module the wrapper (src/index.js, CORE_URLS) names for bundlers: one, since the component
-// imports nothing (jco adds shim modules only to wire imports).
-const CORE_MODULES = ['mediagate.core.wasm'];
-const EXPECTED = ['mediagate.js', 'mediagate.d.ts', ...CORE_MODULES];
-
-const bytes = readFileSync(wasm);
-const componentSha256 = createHash('sha256').update(bytes).digest('hex');
+// The core module each wrapper names for bundlers (src/index.js CORE_URLS, src/convert.js
+// CONVERT_CORE_URLS): one per component, since neither imports anything (jco adds shim modules
+// only to wire imports).
+const COMPONENTS = [
+  { name: 'mediagate', wasm, cores: ['mediagate.core.wasm'] },
+  ...(hasConvert ? [{ name: 'mediagate-convert', wasm: convertWasm, cores: ['mediagate-convert.core.wasm'] }] : []),
+];
+const expectedFiles = (c) => [`${c.name}.js`, `${c.name}.d.ts`, ...c.cores];
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+for (const c of COMPONENTS) {
+  c.bytes = readFileSync(c.wasm);
+  c.sha256 = sha256(c.bytes);
+}
+const componentSha256 = COMPONENTS[0].sha256;
+const convertSha256 = hasConvert ? COMPONENTS[1].sha256 : null;
 
 if (!process.argv.includes('--force')) {
   try {
     const built = JSON.parse(readFileSync(join(outDir, 'BUILD.json'), 'utf8'));
     if (
       built.componentSha256 === componentSha256 &&
+      (built.convert?.componentSha256 ?? null) === convertSha256 &&
       built.jco === jcoPkg.version &&
       built.flags === FLAGS &&
       built.postprocess === POSTPROCESS &&
-      EXPECTED.every((f) => existsSync(join(outDir, f)))
+      COMPONENTS.every((c) => expectedFiles(c).every((f) => existsSync(join(outDir, f))))
     ) {
       console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
       process.exit(0);
@@ -86,35 +114,47 @@ const tmpDir = `${outDir}.tmp-${process.pid}`;
 rmSync(tmpDir, { recursive: true, force: true });
 mkdirSync(dirname(outDir), { recursive: true });
 
-const args = [jcoBin, 'transpile', wasm, '--out-dir', tmpDir, '--name', 'mediagate', ...TRANSPILE_FLAGS, '--quiet'];
-const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
-if (run.status !== 0) {
-  rmSync(tmpDir, { recursive: true, force: true });
-  fail(`jco transpile failed (exit ${run.status ?? run.signal})`);
-}
-for (const expected of EXPECTED) {
-  if (!existsSync(join(tmpDir, expected))) fail(`jco did not write ${expected}`);
-}
-const cores = readdirSync(tmpDir).filter((f) => f.endsWith('.wasm')).sort();
-if (cores.join() !== [...CORE_MODULES].sort().join()) {
-  fail(`jco wrote the core modules ${cores.join(', ')}; src/index.js (CORE_URLS) and this script name ${CORE_MODULES.join(', ')}`);
-}
-{
-  const dts = join(tmpDir, 'mediagate.d.ts');
-  const text = readFileSync(dts, 'utf8');
-  const kept = text.replace(/^\s*admission: typeof [A-Za-z]+,\n/gm, '');
-  if (kept === text) fail('jco no longer writes the unversioned `admission` keys; revisit POSTPROCESS');
-  writeFileSync(dts, kept);
+for (const c of COMPONENTS) {
+  // Each component into a directory of its own, then merged: jco writes the interface declarations
+  // both share (`interfaces/mediagate-gate-admission.d.ts`) for each.
+  const own = join(tmpDir, `.${c.name}`);
+  const args = [jcoBin, 'transpile', c.wasm, '--out-dir', own, '--name', c.name, ...TRANSPILE_FLAGS, '--quiet'];
+  const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (run.status !== 0) {
+    rmSync(tmpDir, { recursive: true, force: true });
+    fail(`jco transpile of ${c.wasm} failed (exit ${run.status ?? run.signal})`);
+  }
+  for (const expected of expectedFiles(c)) {
+    if (!existsSync(join(own, expected))) fail(`jco did not write ${expected}`);
+  }
+  const cores = readdirSync(own).filter((f) => f.endsWith('.wasm')).sort();
+  if (cores.join() !== [...c.cores].sort().join()) {
+    fail(`jco wrote the core modules ${cores.join(', ')} for ${c.name}; the wrapper and this script name ${c.cores.join(', ')}`);
+  }
+  {
+    const dts = join(own, `${c.name}.d.ts`);
+    const text = readFileSync(dts, 'utf8');
+    const kept = text.replace(/^\s*admission: typeof [A-Za-z]+,\n/gm, '');
+    if (kept === text) fail('jco no longer writes the unversioned `admission` keys; revisit POSTPROCESS');
+    writeFileSync(dts, kept);
+  }
+  cpSync(own, tmpDir, { recursive: true });
+  rmSync(own, { recursive: true, force: true });
 }
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
+// Relative to the repository (an absolute path of the build machine has no place in a tarball).
+const shown = (file) => (relative(repoRoot, file).startsWith('..') ? basename(file) : relative(repoRoot, file));
 writeFileSync(
   join(tmpDir, 'BUILD.json'),
   `${JSON.stringify(
     {
-      // Relative to the repository (an absolute path of the build machine has no place in a tarball).
-      component: relative(repoRoot, wasm).startsWith('..') ? basename(wasm) : relative(repoRoot, wasm),
-      componentBytes: bytes.length,
+      component: shown(wasm),
+      componentBytes: COMPONENTS[0].bytes.length,
       componentSha256,
+      // The converter component, when the package was built with it (absent: converting calls refuse).
+      ...(hasConvert
+        ? { convert: { component: shown(convertWasm), componentBytes: COMPONENTS[1].bytes.length, componentSha256: convertSha256 } }
+        : {}),
       jco: jcoPkg.version,
       flags: FLAGS,
       postprocess: POSTPROCESS,
@@ -126,4 +166,4 @@ writeFileSync(
 
 rmSync(outDir, { recursive: true, force: true });
 renameSync(tmpDir, outDir);
-console.log(`build: ${wasm} (${bytes.length} bytes) -> ${outDir} (jco ${jcoPkg.version})`);
+for (const c of COMPONENTS) console.log(`build: ${c.wasm} (${c.bytes.length} bytes) -> ${outDir} (jco ${jcoPkg.version})`);

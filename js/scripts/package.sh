@@ -4,8 +4,8 @@
 # Builds dist/generated/ from the guest component when it is missing or stale (scripts/build.mjs,
 # also npm pack's prepack), packs js/ with `npm pack`, and checks that the tarball carries the
 # transpiled component, the worker entry points and the README's example. Prints the tarball's path.
-# Needs target/guest/mediagate-preflight.wasm (`cargo build --release -p mediagate`) or
-# MEDIAGATE_PREFLIGHT_WASM, and js/node_modules (`npm ci`; done here when missing).
+# Needs target/guest/mediagate-preflight.wasm and mediagate-convert.wasm (`cargo build --release -p
+# mediagate`) or MEDIAGATE_PREFLIGHT_WASM and MEDIAGATE_CONVERT_WASM, and js/node_modules (`npm ci`; done here when missing).
 set -euo pipefail
 
 say() { printf '[js/package.sh] %s\n' "$*" >&2; }
@@ -22,7 +22,8 @@ if [ ! -x node_modules/.bin/jco ]; then
   npm ci --no-audit --no-fund >&2
 fi
 
-node scripts/build.mjs >&2
+# A published package always carries the converter component (a build without it only warns).
+node scripts/build.mjs --require-convert >&2
 name=$(npm pack --ignore-scripts --pack-destination "$dist" --json | node -e '
   let text = ""; process.stdin.on("data", (d) => (text += d)).on("end", () => {
     const [packed] = JSON.parse(text);
@@ -34,7 +35,8 @@ tarball="$dist/$name"
 listing=$(tar -tzf "$tarball")
 for want in package/package.json package/README.md package/src/index.js package/src/worker.js \
   package/src/worker-thread.js package/examples/agent-host.mjs \
-  package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm; do
+  package/src/convert.js package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
+  package/dist/generated/mediagate-convert.js package/dist/generated/mediagate-convert.core.wasm; do
   grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"
 done
 say "$tarball ($(wc -c <"$tarball") bytes)"

@@ -20,6 +20,32 @@ export interface AdmitOptions {
   provider?: Provider;
   /** 'full': decode every pixel (a cut or corrupt image is refused); 'header': read the header and walk the container only. Default: DEFAULT_OPTIONS.verify ('full'). */
   verify?: VerifyMode;
+  /**
+   * Convert a type no provider takes (SVG, BMP, TIFF, ICO; an animated GIF's first frame for a
+   * profile that refuses animation) into an image it does, in the sandbox, instead of refusing it
+   * (`mime_unsupported`). Default false. The converter is a component of its own
+   * (`mediagate-convert.core.wasm`), fetched only by a call that converts.
+   */
+  convert?: boolean;
+}
+
+/** The component's admission options (what `default-options` answers): AdmitOptions without `convert`. */
+export type ComponentOptions = Required<Omit<AdmitOptions, 'convert'>>;
+
+/** A conversion the gate made (WIT `conversion-made`). */
+export interface Conversion {
+  /** The input's media type (`image/svg+xml`, `image/bmp`, `image/tiff`, `image/vnd.microsoft.icon`, `image/gif`, `application/pdf`). */
+  from: string;
+  /** The admitted block's media type. */
+  to: string;
+  /** What was done, in words ("rendered at 1024x768", "the first of 12 frames", "page 2 of 5 at 150 dpi"). */
+  note: string;
+}
+
+/** A conversion of one block of a tool result or request. */
+export interface BlockConversion extends Conversion {
+  /** JSON Pointer (RFC 6901) of the block. */
+  path: string;
 }
 
 /** The bytes to judge. The module-level functions also take a Blob (a File from an input or a drop). */
@@ -50,6 +76,8 @@ export interface Admitted {
   reencoded: boolean;
   /** Length of the block's base64 data. */
   base64Len: number;
+  /** Present when the image was converted (a converting call): from what, to what, how. */
+  converted?: Conversion;
 }
 
 export interface Refused {
@@ -64,6 +92,14 @@ export interface Refused {
 }
 
 export type Verdict = Admitted | Refused;
+
+/** Why a PDF page did not become an image (`admitPdfPage`), besides the gate's own refusals. */
+export type PageRefused =
+  | { ok: false; reason: 'no_such_page'; page: number; pageCount: number; message: string }
+  | { ok: false; reason: 'encrypted'; message: string }
+  | { ok: false; reason: 'blank_page'; page: number; message: string };
+
+export type PageVerdict = Admitted | Refused | PageRefused;
 
 export interface RefusedBlock {
   /** Position of the block in the array that holds it (0 when no array holds it). */
@@ -90,6 +126,8 @@ export interface ToolResultAdmission<T = unknown> {
   refused: RefusedBlock[];
   /** False when the gate left the content as it was (no block claims a media type). */
   changed: boolean;
+  /** The blocks converted (a converting call only). */
+  conversions?: BlockConversion[];
 }
 
 /** A block's media as the gate measured it. */
@@ -127,6 +165,8 @@ export type RequestAdmission<T = unknown> =
       changes: RequestChange[];
       /** Paths of the refused blocks. */
       refused: string[];
+      /** The blocks converted (a converting call only). */
+      conversions?: BlockConversion[];
     }
   | {
       ok: false;
@@ -137,6 +177,7 @@ export type RequestAdmission<T = unknown> =
       limit: number | null;
       rule: string | null;
       message: string;
+      conversions?: BlockConversion[];
     };
 
 /** What `mediagate admit FILE --json` prints. */
@@ -151,18 +192,21 @@ export type CliVerdictJson =
       base64_len: number;
       width?: number;
       height?: number;
+      converted?: Conversion;
     }
   | { ok: false; reason: RefusalReason; raw_bytes: number; message: string; limit?: number };
 
 /** The core module file the gate loads: the key of `wasmUrls` (one: the component imports nothing). */
 export type CoreModuleName = 'mediagate.core.wasm';
+/** The converter component's core module (a converting gate loads it instead). */
+export type ConvertCoreModuleName = 'mediagate-convert.core.wasm';
 
 /** How the component is loaded (give at most one of wasmBase, wasmUrls, getCoreModule). */
 export interface LoadOptions {
   /** Where `mediagate.core.wasm` is served from (default: dist/generated/ beside the module). */
   wasmBase?: string | URL;
   /** The URL of each core module (for bundlers that hand out one URL per asset, e.g. esbuild's `file` loader). */
-  wasmUrls?: Record<CoreModuleName, string | URL>;
+  wasmUrls?: Partial<Record<CoreModuleName | ConvertCoreModuleName, string | URL>>;
   /** Compile a core module yourself (CSP-restricted pages, your own cache). */
   getCoreModule?: (name: string) => WebAssembly.Module | Promise<WebAssembly.Module>;
   /** Keep compiled core modules for the next instance (default true). */
@@ -181,9 +225,15 @@ export class Gate {
   /** True once the component trapped; every later call throws GateError. */
   readonly trapped: boolean;
   /** The admission options a call without options gets: DEFAULT_OPTIONS under the instance's own. */
-  readonly defaults: Required<AdmitOptions>;
+  readonly defaults: ComponentOptions;
   /** The component's own defaults (its `default-options` export), before the instance's. */
-  readonly componentDefaults: Required<AdmitOptions>;
+  readonly componentDefaults: ComponentOptions;
+  /** Whether this instance carries the converters (`createGate({ convert: true })`). */
+  readonly converts: boolean;
+  /** The media types this gate converts from (a converting gate only: else a TypeError). */
+  convertibleTypes(): string[];
+  /** Render page `page` (1-based, default 1) of a PDF and admit it as an image (a converting gate only). */
+  admitPdfPage(bytes: Bytes, page?: number, options?: AdmitOptions): PageVerdict;
   admitImage(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
   admitDocument(bytes: Bytes, claimedMime?: string, options?: AdmitOptions): Verdict;
   /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */
@@ -224,6 +274,12 @@ export function admitRequest<T = unknown>(
   options?: AdmitOptions,
 ): Promise<RequestAdmission<T>>;
 export function sniff(bytes: Bytes | Blob): Promise<string>;
+/** Render page `page` (1-based, default 1) of a PDF and admit it as an image (loads the converter). */
+export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+/** The media types the converter converts from (loads the converter). */
+export function convertibleTypes(): Promise<string[]>;
+/** The shared converting instance (created, and the converter fetched, on first use). */
+export function readyConverting(): Promise<Gate>;
 
 /** The verdict as the JSON object `mediagate admit FILE --json` prints. */
 export function toCliJson(verdict: Verdict): CliVerdictJson;
@@ -237,10 +293,11 @@ export function admittedBytes(verdict: Admitted): Uint8Array;
 
 export const PROVIDERS: readonly Provider[];
 /** What a call without options asks for. */
-export const DEFAULT_OPTIONS: Readonly<Required<AdmitOptions>>;
+export const DEFAULT_OPTIONS: Readonly<ComponentOptions>;
 export const ADMIT_OPTION_KEYS: readonly (keyof AdmitOptions)[];
 export const LOAD_OPTION_KEYS: readonly (keyof LoadOptions)[];
 export const CORE_MODULES: readonly CoreModuleName[];
+export const CONVERT_CORE_MODULES: readonly ConvertCoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
 export const REQUEST_APIS: readonly RequestApi[];

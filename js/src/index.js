@@ -23,9 +23,19 @@ const CORE_URLS = {
 };
 /** The core module files the gate loads (the keys `wasmUrls` must give). */
 export const CORE_MODULES = Object.freeze(Object.keys(CORE_URLS));
+/**
+ * The core module files a converting gate loads instead (the keys `wasmUrls` must give for
+ * `createGate({ convert: true })`): the converter component, a file of its own that the preflight
+ * path never fetches. It is served from the same directory (`wasmBase`).
+ */
+export const CONVERT_CORE_MODULES = Object.freeze(['mediagate-convert.core.wasm']);
 
-/** The admission options (per call, or as an instance's defaults given to `createGate`). */
-export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify']);
+/**
+ * The admission options (per call, or as an instance's defaults given to `createGate`). `convert`
+ * turns a type no provider takes (SVG, BMP, TIFF, ICO, an animated GIF for a profile that refuses
+ * animation) into an image it does, in the sandbox, instead of refusing it (`mime_unsupported`).
+ */
+export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify', 'convert']);
 /** The options `createGate` takes besides the admission defaults. */
 export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache']);
 
@@ -143,9 +153,13 @@ export function checkGateOptions(options) {
   }
   if (wasmUrls !== undefined) {
     if (wasmUrls === null || typeof wasmUrls !== 'object') throw new TypeError('createGate: wasmUrls must be an object');
-    const missing = CORE_MODULES.filter((name) => wasmUrls[name] == null);
+    const needed = options.convert === true ? CONVERT_CORE_MODULES : CORE_MODULES;
+    const missing = needed.filter((name) => wasmUrls[name] == null);
     if (missing.length) {
-      throw new TypeError(`createGate: wasmUrls lacks ${describeKeys(missing)} (it must name ${describeKeys(CORE_MODULES)})`);
+      throw new TypeError(
+        `createGate: wasmUrls lacks ${describeKeys(missing)} (it must name ${describeKeys(needed)}` +
+          `${options.convert === true ? ' for a converting gate' : ''})`,
+      );
     }
   }
   if (getCoreModule !== undefined && typeof getCoreModule !== 'function') {
@@ -158,7 +172,7 @@ export function checkGateOptions(options) {
   return { load: { wasmBase, wasmUrls, getCoreModule, cache }, defaults };
 }
 
-function coreUrl(name, load) {
+function coreUrl(name, load, known_urls = CORE_URLS) {
   if (load.wasmUrls) {
     const url = load.wasmUrls[name];
     if (url == null) throw new Error(`createGate: wasmUrls has no entry for ${name}`);
@@ -166,7 +180,7 @@ function coreUrl(name, load) {
   }
   const base = resolveBase(load.wasmBase);
   if (base) return new URL(name, base);
-  const known = CORE_URLS[name];
+  const known = known_urls[name];
   if (!known) throw new Error(`the generated glue asks for ${name}, which this wrapper does not know: rebuild dist/`);
   return known();
 }
@@ -186,6 +200,7 @@ function coreUrl(name, load) {
  */
 export async function createGate(options = {}) {
   const { load, defaults } = checkGateOptions(options);
+  if (defaults.convert === true) return createConvertingGate(load, defaults);
   const getCoreModule =
     load.getCoreModule ??
     ((name) => {
@@ -198,6 +213,38 @@ export async function createGate(options = {}) {
   const api = root[CONTRACT_EXPORT];
   if (api == null) throw new GateError(`the component does not export ${CONTRACT_EXPORT}`);
   return new Gate(api, defaults);
+}
+
+const CONVERT_MISSING =
+  'the converter component is not in this build of @mediagate/preflight ' +
+  '(dist/generated/mediagate-convert.js and mediagate-convert.core.wasm: npm run build writes them from ' +
+  'target/guest/mediagate-convert.wasm or MEDIAGATE_CONVERT_WASM)';
+
+/**
+ * The converter component (`mediagate-convert.wasm`), which carries the whole gate as well: a
+ * converting gate loads it instead of the preflight component. Imported on first use only.
+ */
+async function createConvertingGate(load, defaults) {
+  let convert;
+  try {
+    convert = await import('./convert.js');
+  } catch (error) {
+    throw new GateError(`${CONVERT_MISSING}: ${error.message}`, { cause: error });
+  }
+  const getCoreModule =
+    load.getCoreModule ??
+    ((name) => {
+      const url = coreUrl(name, load, convert.CONVERT_CORE_URLS);
+      return load.cache === false ? compileCore(url) : compileCached(url);
+    });
+  // The convert world imports nothing, like preflight.
+  const root = await convert.instantiate(getCoreModule, {});
+  const api = root[CONTRACT_EXPORT];
+  const conversion = root[CONVERSION_EXPORT];
+  if (api == null || conversion == null) {
+    throw new GateError(`the converter component does not export ${CONTRACT_EXPORT} and ${CONVERSION_EXPORT}`);
+  }
+  return new Gate(api, defaults, api.defaultOptions(), conversion);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,10 +275,11 @@ function checkOptions(options) {
   refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample, provider, verify } = options;
+  const { downsample, provider, verify, convert } = options;
   if (downsample !== undefined && typeof downsample !== 'boolean') {
     throw new TypeError('options.downsample must be a boolean');
   }
+  if (convert !== undefined && typeof convert !== 'boolean') throw new TypeError('options.convert must be a boolean');
   if (provider !== undefined && !PROVIDERS.includes(provider)) {
     throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
   }
@@ -245,8 +293,9 @@ function toOptions(options, base) {
   refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample = base.downsample, provider = base.provider, verify = base.verify } = options;
+  const { downsample = base.downsample, provider = base.provider, verify = base.verify, convert } = options;
   if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
+  if (convert !== undefined && typeof convert !== 'boolean') throw new TypeError('options.convert must be a boolean');
   if (!PROVIDERS.includes(provider)) {
     throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
   }
@@ -258,6 +307,8 @@ function toOptions(options, base) {
 
 /** The export of the contract this package speaks (wit/mediagate.wit). */
 const CONTRACT_EXPORT = 'mediagate:gate/admission@0.2.0';
+/** The converter component's conversion interface (wit/mediagate.wit, world `convert`). */
+const CONVERSION_EXPORT = 'mediagate:gate/conversion@0.2.0';
 
 /**
  * What a call without options asks for, as the component of this package version defines it
@@ -310,6 +361,48 @@ function verdictFrom(verdict, input) {
   const refused = { ok: false, reason: snake(r.reason), rawBytes: Number(r.rawBytes), message: r.message };
   if (r.limit != null) refused.limit = Number(r.limit);
   return refused;
+}
+
+/** A WIT `conversion-made` (`path` only where it names a block: tool results, requests). */
+function conversionFrom(c, withPath) {
+  const out = withPath ? { path: c.path } : {};
+  return Object.assign(out, { from: c.from, to: c.to, note: c.note });
+}
+
+/** A verdict with the conversion that made its image, when one did (`converted`). */
+function convertedVerdictFrom(answer, input) {
+  const verdict = verdictFrom(answer.verdict, input);
+  if (answer.conversion != null) verdict.converted = conversionFrom(answer.conversion, false);
+  return verdict;
+}
+
+/** Why a PDF page did not become an image (WIT `page-error`), in the shape of a refused verdict. */
+function pageErrorFrom(error) {
+  switch (error.tag) {
+    case 'no-such-page': {
+      const { requested, count } = error.val;
+      return {
+        ok: false,
+        reason: 'no_such_page',
+        page: requested,
+        pageCount: count,
+        message: `the PDF has ${count} page${count === 1 ? '' : 's'}: there is no page ${requested} (pages are numbered from 1)`,
+      };
+    }
+    case 'encrypted':
+      return { ok: false, reason: 'encrypted', message: error.val };
+    case 'blank':
+      return {
+        ok: false,
+        reason: 'blank_page',
+        page: error.val,
+        message: `page ${error.val} of the PDF rendered to nothing (every pixel blank)`,
+      };
+    case 'refused':
+      return verdictFrom({ tag: 'refused', val: error.val });
+    default:
+      throw new GateError(`the converter answered a page error this package does not know: ${error.tag}`);
+  }
 }
 
 function refusedBlockFrom(b) {
@@ -373,6 +466,7 @@ const EXTENSION_MIME = {
   pdf: 'application/pdf',
   svg: 'image/svg+xml',
   bmp: 'image/bmp',
+  ico: 'image/vnd.microsoft.icon',
   tif: 'image/tiff',
   tiff: 'image/tiff',
   heic: 'image/heic',
@@ -412,6 +506,7 @@ export function toCliJson(verdict) {
       out.width = verdict.dimensions.width;
       out.height = verdict.dimensions.height;
     }
+    if (verdict.converted) out.converted = { ...verdict.converted };
     return out;
   }
   const out = { ok: false, reason: verdict.reason, raw_bytes: verdict.rawBytes, message: verdict.message };
@@ -433,15 +528,76 @@ export function admittedBytes(verdict) {
 
 export class Gate {
   #api;
+  #conversion;
   #defaults;
   #base;
   #trapped = null;
 
-  /** `defaults`: the instance's own; the component's come from `api.defaultOptions()` (`default-options`). */
-  constructor(api, defaults = {}, base = api.defaultOptions()) {
+  /**
+   * `defaults`: the instance's own; the component's come from `api.defaultOptions()`
+   * (`default-options`). `conversion`: the converter component's `conversion` export (a gate made
+   * by `createGate({ convert: true })`), else none.
+   */
+  constructor(api, defaults = {}, base = api.defaultOptions(), conversion = null) {
     this.#api = api;
+    this.#conversion = conversion;
     this.#defaults = Object.freeze({ ...defaults });
     this.#base = Object.freeze({ downsample: base.downsample, provider: base.provider, verify: base.verify });
+  }
+
+  /** Whether this instance carries the converters (`createGate({ convert: true })`). */
+  get converts() {
+    return this.#conversion !== null;
+  }
+
+  /** Whether a call with `options` converts (its `convert`, else the instance's); checked. */
+  #converting(options) {
+    const merged = withDefaults(this.#defaults, options);
+    const convert = merged && typeof merged === 'object' ? merged.convert === true : false;
+    if (convert) this.#needConversion('options.convert');
+    return convert;
+  }
+
+  #needConversion(what) {
+    if (this.#conversion === null) {
+      throw new TypeError(
+        `${what}: this gate was created without the converter component; create it with ` +
+          'createGate({ convert: true }) (the module-level functions load it when a call asks to convert)',
+      );
+    }
+  }
+
+  /** The media types this gate converts from (`convertible-types`); a converting gate only. */
+  convertibleTypes() {
+    this.#needConversion('convertibleTypes');
+    return this.#call('convertible-types', () => [...this.#conversion.convertibleTypes()]);
+  }
+
+  /**
+   * Render page `page` (1-based) of a PDF and admit it as an image (`admit-pdf-page`). Answers an
+   * admitted verdict with `converted`, or `{ok: false, reason, message}`: the gate's refusal, or
+   * `no_such_page` (with `page` and `pageCount`), `encrypted`, `blank_page` (with `page`).
+   */
+  admitPdfPage(bytes, page = 1, options) {
+    this.#needConversion('admitPdfPage');
+    if (!Number.isInteger(page) || page < 1 || page > 0xffff_ffff) {
+      throw new TypeError(`page must be a whole number from 1 (got ${JSON.stringify(page)})`);
+    }
+    const input = toBytes(bytes);
+    const opts = this.#options(options);
+    return this.#call('admit-pdf-page', () => {
+      let answer;
+      try {
+        answer = this.#conversion.admitPdfPage(input, page, opts);
+      } catch (e) {
+        // jco throws a WIT `result`'s error case (a ComponentError carrying it as `payload`).
+        if (!(e instanceof WebAssembly.RuntimeError) && e != null && typeof e === 'object' && 'payload' in e) {
+          return pageErrorFrom(e.payload);
+        }
+        throw e;
+      }
+      return convertedVerdictFrom(answer, input);
+    });
   }
 
   /** The admission options a call without options gets (the component's, under the instance's). */
@@ -482,7 +638,13 @@ export class Gate {
   /** Admit an image whose type the caller claims. */
   admitImage(bytes, claimedMime, options) {
     const input = toBytes(bytes);
+    const convert = this.#converting(options);
     const opts = this.#options(options);
+    if (convert) {
+      return this.#call('conversion.admit-image', () =>
+        convertedVerdictFrom(this.#conversion.admitImage(input, String(claimedMime), opts), input),
+      );
+    }
     return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts), input));
   }
 
@@ -512,14 +674,27 @@ export class Gate {
     const isText = typeof content === 'string';
     const json = isText ? content : JSON.stringify(content);
     if (json === undefined) throw new TypeError('content must be JSON text or a JSON-serialisable value');
+    const convert = this.#converting(options);
     const opts = this.#options(options);
-    const answer = this.#call('admit-tool-result', () => this.#api.admitToolResult(String(toolName), json, opts));
+    let answer;
+    let conversions;
+    if (convert) {
+      const converted = this.#call('conversion.admit-tool-result', () =>
+        this.#conversion.admitToolResult(String(toolName), json, opts),
+      );
+      answer = converted.admission;
+      conversions = converted.conversions.map((c) => conversionFrom(c, true));
+    } else {
+      answer = this.#call('admit-tool-result', () => this.#api.admitToolResult(String(toolName), json, opts));
+    }
     const changed = answer.content != null;
-    return {
+    const out = {
       content: changed ? parseOrText(answer.content) : isText ? parseOrText(content) : content,
       refused: answer.refused.map(refusedBlockFrom),
       changed,
     };
+    if (conversions) out.conversions = conversions;
+    return out;
   }
 
   /**
@@ -544,11 +719,21 @@ export class Gate {
     if (json === undefined) throw new TypeError('request must be JSON text or a JSON-serialisable value');
     const merged = withDefaults(this.#defaults, options);
     if (merged && typeof merged === 'object' && merged.provider === undefined) merged.provider = api;
+    const convert = this.#converting(options);
     const opts = toOptions(merged, this.#base);
-    const answer = this.#call('admit-request', () => this.#api.admitRequest(api, json, opts));
+    let answer;
+    let conversions;
+    if (convert) {
+      const converted = this.#call('conversion.admit-request', () => this.#conversion.admitRequest(api, json, opts));
+      answer = converted.verdict;
+      conversions = converted.conversions.map((c) => conversionFrom(c, true));
+    } else {
+      answer = this.#call('admit-request', () => this.#api.admitRequest(api, json, opts));
+    }
     if (answer.tag === 'refused') {
       const r = answer.val;
       return {
+        ...(conversions ? { conversions } : {}),
         ok: false,
         unusable: r.unusable,
         reason: snake(r.reason),
@@ -562,13 +747,15 @@ export class Gate {
     const changes = a.changes.map(changeFrom);
     const changed = a.request != null;
     const text = changed ? a.request : json;
-    return {
+    const out = {
       ok: true,
       request: isText ? text : changed ? JSON.parse(text) : request,
       changed,
       changes,
       refused: changes.filter((c) => c.what === 'refused').map((c) => c.path),
     };
+    if (conversions) out.conversions = conversions;
+    return out;
   }
 
   /** The media type the bytes carry, from their signature. */
@@ -582,6 +769,7 @@ export class Gate {
 // Module-level convenience: one shared instance, created on first use, replaced after a trap.
 
 let shared;
+let sharedConverting;
 let sharedOptions = {};
 
 /**
@@ -593,6 +781,7 @@ export function configure(options = {}) {
   checkGateOptions(options);
   sharedOptions = { ...(options ?? {}) };
   shared = undefined;
+  sharedConverting = undefined;
 }
 
 /**
@@ -610,26 +799,48 @@ export function ready(options) {
   return shared;
 }
 
+/**
+ * The shared converting instance (`createGate({ ...configured, convert: true })`), created the
+ * first time a call asks to convert: only then is the converter component fetched.
+ */
+export function readyConverting() {
+  if (!sharedConverting) {
+    const made = createGate({ ...sharedOptions, convert: true });
+    sharedConverting = made;
+    made.catch(() => {
+      if (sharedConverting === made) sharedConverting = undefined;
+    });
+  }
+  return sharedConverting;
+}
+
+/** Whether a module-level call with `options` converts (its `convert`, else `configure`'s). */
+function wantsConversion(options) {
+  const given = options !== null && typeof options === 'object' ? options.convert : undefined;
+  return (given ?? sharedOptions.convert) === true;
+}
+
 async function toBytesAsync(bytes) {
   if (typeof Blob !== 'undefined' && bytes instanceof Blob) return new Uint8Array(await bytes.arrayBuffer());
   return bytes;
 }
 
-async function withShared(fn) {
-  const gate = await ready();
+async function withShared(fn, converting = false) {
+  const gate = await (converting ? readyConverting() : ready());
   try {
     return fn(gate);
   } finally {
-    if (gate.trapped && shared) {
-      const current = shared;
-      if ((await current) === gate) shared = undefined;
+    if (gate.trapped) {
+      // A trapped instance is dropped; the next call makes a new one.
+      if (shared && (await shared.catch(() => null)) === gate) shared = undefined;
+      if (sharedConverting && (await sharedConverting.catch(() => null)) === gate) sharedConverting = undefined;
     }
   }
 }
 
 export async function admitImage(bytes, claimedMime, options) {
   const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admitImage(input, claimedMime, options));
+  return withShared((gate) => gate.admitImage(input, claimedMime, options), wantsConversion(options));
 }
 
 export async function admitDocument(bytes, claimedMime = 'application/pdf', options) {
@@ -639,15 +850,26 @@ export async function admitDocument(bytes, claimedMime = 'application/pdf', opti
 
 export async function admit(bytes, claimedMime, options) {
   const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admit(input, claimedMime, options));
+  return withShared((gate) => gate.admit(input, claimedMime, options), wantsConversion(options));
+}
+
+/** Render page `page` (1-based, default 1) of a PDF and admit it as an image (loads the converter). */
+export async function admitPdfPage(bytes, page = 1, options) {
+  const input = await toBytesAsync(bytes);
+  return withShared((gate) => gate.admitPdfPage(input, page, options), true);
+}
+
+/** The media types the converter converts from (loads the converter). */
+export async function convertibleTypes() {
+  return withShared((gate) => gate.convertibleTypes(), true);
 }
 
 export async function admitToolResult(toolName, content, options) {
-  return withShared((gate) => gate.admitToolResult(toolName, content, options));
+  return withShared((gate) => gate.admitToolResult(toolName, content, options), wantsConversion(options));
 }
 
 export async function admitRequest(api, request, options) {
-  return withShared((gate) => gate.admitRequest(api, request, options));
+  return withShared((gate) => gate.admitRequest(api, request, options), wantsConversion(options));
 }
 
 export async function sniff(bytes) {

@@ -6,7 +6,11 @@
 
 import { createGate } from './index.js';
 
-const OPS = new Set(['admitImage', 'admitDocument', 'admit', 'admitToolResult', 'sniff']);
+const OPS = new Set(['admitImage', 'admitDocument', 'admit', 'admitToolResult', 'sniff', 'admitPdfPage', 'convertibleTypes']);
+// Answered by the converting instance (the converter component, loaded on the first such request).
+const CONVERTING_OPS = new Set(['admitPdfPage', 'convertibleTypes']);
+// Where each op's options are (a call converts when they, or the Worker's options, say `convert`).
+const OPTIONS_AT = { admitImage: 2, admitDocument: 2, admit: 2, admitToolResult: 2, admitPdfPage: 2 };
 
 async function connect() {
   if (typeof globalThis.WorkerGlobalScope !== 'undefined' && globalThis instanceof globalThis.WorkerGlobalScope) {
@@ -30,6 +34,7 @@ function errorReply(id, error) {
 const port = await connect();
 let options = null;
 let gate = null;
+let converting = null;
 
 function gateOptions(init) {
   return { ...(init ?? {}) };
@@ -44,11 +49,24 @@ async function handle(message) {
   }
   if (!OPS.has(op)) throw new Error(`unknown request ${JSON.stringify(op)}`);
   if (options === null) throw new Error('the gate Worker was not initialised');
+  const callOptions = args[OPTIONS_AT[op]];
+  const convert =
+    CONVERTING_OPS.has(op) ||
+    ((callOptions !== null && typeof callOptions === 'object' ? callOptions.convert : undefined) ?? options.convert) === true;
   // A trap discards the instance (as the module-level functions do); the next call makes a new one.
-  if (gate === null || gate.trapped) gate = await createGate(options);
+  // The converter component is loaded only when a request asks to convert.
+  let instance;
+  if (convert) {
+    if (converting === null || converting.trapped) converting = await createGate({ ...options, convert: true });
+    instance = converting;
+  } else {
+    if (gate === null || gate.trapped) gate = await createGate(options);
+    instance = gate;
+  }
+  if (args.length === 0) return instance[op]();
   const [first, ...rest] = args;
   const input = op !== 'admitToolResult' && typeof Blob !== 'undefined' && first instanceof Blob ? new Uint8Array(await first.arrayBuffer()) : first;
-  return gate[op](input, ...rest);
+  return instance[op](input, ...rest);
 }
 
 // One request at a time, in order: each call is synchronous work inside the gate anyway.

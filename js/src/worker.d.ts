@@ -1,11 +1,15 @@
 // Types of @mediagate/preflight/worker: the package's async API, run in a dedicated Worker.
-import type { AdmitOptions, Bytes, CreateGateOptions, ToolResultAdmission, Verdict } from './index.js';
+import type { AdmitOptions, Bytes, CreateGateOptions, PageVerdict, ToolResultAdmission, Verdict } from './index.js';
 
 export type {
   AdmitOptions,
   Admitted,
+  BlockConversion,
   Bytes,
   CliVerdictJson,
+  Conversion,
+  PageRefused,
+  PageVerdict,
   ContentBlock,
   CreateGateOptions,
   Refused,
@@ -16,6 +20,7 @@ export type {
 } from './index.js';
 export {
   ADMIT_OPTION_KEYS,
+  CONVERT_CORE_MODULES,
   CORE_MODULES,
   DEFAULT_OPTIONS,
   GateError,
@@ -45,6 +50,10 @@ export class WorkerGate {
   admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
   admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): Promise<ToolResultAdmission<T>>;
   sniff(bytes: Bytes | Blob): Promise<string>;
+  /** Page `page` (1-based, default 1) of a PDF rendered and admitted as an image (the converter, in the Worker). */
+  admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+  /** The media types the converter converts from. */
+  convertibleTypes(): Promise<string[]>;
   /** Ends the Worker; pending and later calls reject. */
   terminate(): void;
 }
@@ -66,3 +75,5 @@ export function admitToolResult<T = unknown>(
   options?: AdmitOptions,
 ): Promise<ToolResultAdmission<T>>;
 export function sniff(bytes: Bytes | Blob): Promise<string>;
+export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+export function convertibleTypes(): Promise<string[]>;

@@ -10,10 +10,11 @@
 // Vite follow; with esbuild, build `@mediagate/preflight/worker-thread` as an entry point of its own
 // and pass its URL as `workerUrl`.
 
-import { CORE_MODULES, GateError, checkGateOptions } from './index.js';
+import { CONVERT_CORE_MODULES, CORE_MODULES, GateError, checkGateOptions } from './index.js';
 
 export {
   ADMIT_OPTION_KEYS,
+  CONVERT_CORE_MODULES,
   CORE_MODULES,
   DEFAULT_OPTIONS,
   GateError,
@@ -46,7 +47,11 @@ function crossingOptions(options) {
   if (load.cache !== undefined) out.cache = load.cache;
   if (load.wasmBase !== undefined) out.wasmBase = absolute(load.wasmBase);
   if (load.wasmUrls !== undefined) {
-    out.wasmUrls = Object.fromEntries(CORE_MODULES.map((name) => [name, absolute(load.wasmUrls[name])]));
+    out.wasmUrls = Object.fromEntries(
+      [...CORE_MODULES, ...CONVERT_CORE_MODULES]
+        .filter((name) => load.wasmUrls[name] != null)
+        .map((name) => [name, absolute(load.wasmUrls[name])]),
+    );
   }
   return out;
 }
@@ -210,6 +215,16 @@ export class WorkerGate {
     return this._request('sniff', [bytes]);
   }
 
+  /** Page `page` of a PDF rendered and admitted as an image (the converter, loaded in the Worker). */
+  admitPdfPage(bytes, page = 1, options) {
+    return this._request('admitPdfPage', [bytes, page, options]);
+  }
+
+  /** The media types the converter converts from. */
+  convertibleTypes() {
+    return this._request('convertibleTypes', []);
+  }
+
   /** Ends the Worker; pending and later calls reject. */
   terminate() {
     this.#fail(new Error('the gate Worker was terminated'));
@@ -298,4 +313,12 @@ export function admitToolResult(toolName, content, options) {
 
 export function sniff(bytes) {
   return withShared((gate) => gate.sniff(bytes));
+}
+
+export function admitPdfPage(bytes, page = 1, options) {
+  return withShared((gate) => gate.admitPdfPage(bytes, page, options));
+}
+
+export function convertibleTypes() {
+  return withShared((gate) => gate.convertibleTypes());
 }

@@ -46,8 +46,14 @@ describe('npm tarball, installed into a clean directory', { timeout: 300_000 }, 
     assert.equal(manifest.type, 'module');
     assert.deepEqual(Object.keys(manifest.dependencies ?? {}), [], 'nothing to fetch at install time');
     const generated = readdirSync(join(installed, 'dist', 'generated'));
-    for (const f of ['mediagate.js', 'mediagate.core.wasm']) assert.ok(generated.includes(f), f);
-    assert.deepEqual(generated.filter((f) => f.endsWith('.wasm')), ['mediagate.core.wasm'], 'one core module, no WASI shim');
+    for (const f of ['mediagate.js', 'mediagate.core.wasm', 'mediagate-convert.js', 'mediagate-convert.core.wasm']) {
+      assert.ok(generated.includes(f), f);
+    }
+    // One core module per component (the gate; the converter, fetched only to convert), no WASI shim.
+    assert.deepEqual(
+      generated.filter((f) => f.endsWith('.wasm')).sort(),
+      ['mediagate-convert.core.wasm', 'mediagate.core.wasm'],
+    );
     assert.deepEqual(readdirSync(installed).sort(), ['README.md', 'dist', 'examples', 'package.json', 'src']);
     const readme = readFileSync(join(installed, 'README.md'), 'utf8');
     assert.ok(readme.includes(readFileSync(join(installed, 'examples', 'agent-host.mjs'), 'utf8').trim()));

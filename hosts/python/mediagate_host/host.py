@@ -44,6 +44,7 @@ OUTPUT_IFACE = f"mediagate:gate/output@{CONTRACT}"
 TOOL_IFACE = f"mediagate:gate/tool@{CONTRACT}"
 WORKSPACE_IFACE = f"mediagate:gate/workspace-admission@{CONTRACT}"
 ADMISSION_IFACE = f"mediagate:gate/admission@{CONTRACT}"
+CONVERSION_IFACE = f"mediagate:gate/conversion@{CONTRACT}"
 
 #: The component's file name, inside this package (wheel) and in `target/guest/` (a clone).
 COMPONENT_FILE = "mediagate-agent-tool.wasm"
@@ -70,6 +71,7 @@ _MIME_BY_EXTENSION = {
     "pdf": "application/pdf",
     "svg": "image/svg+xml",
     "bmp": "image/bmp",
+    "ico": "image/vnd.microsoft.icon",
     "tif": "image/tiff",
     "tiff": "image/tiff",
     "heic": "image/heic",
@@ -511,6 +513,20 @@ class Mediagate:
             "admit-request": export(ADMISSION_IFACE, "admit-request"),
             "default-options": export(ADMISSION_IFACE, "default-options"),
         }
+        # Conversion (contract 0.2.0's `conversion`, `read-image-page`, `admit-file-converting`):
+        # looked up here, refused in words at the call when a component older than them lacks them.
+        self._missing: Dict[str, str] = {}
+        for key, iface, name in (
+            ("read-image-page", TOOL_IFACE, "read-image-page"),
+            ("admit-file-converting", WORKSPACE_IFACE, "admit-file-converting"),
+            ("convertible-types", CONVERSION_IFACE, "convertible-types"),
+            ("conversion.admit-tool-result", CONVERSION_IFACE, "admit-tool-result"),
+            ("conversion.admit-request", CONVERSION_IFACE, "admit-request"),
+        ):
+            try:
+                self._exports[key] = export(iface, name)
+            except MediagateError as e:
+                self._missing[key] = str(e)
         # The options a call that names none gets, from the component (the one place they live).
         d = self._call("default-options")
         self.defaults: Dict[str, Any] = {"downsample": bool(d.downsample), "provider": d.provider,
@@ -536,6 +552,9 @@ class Mediagate:
 
     def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None,
               workspace: Optional[str] = None) -> Any:
+        if name in self._missing:
+            raise MediagateError(f"{self._missing[name]}: this component predates conversion (contract {CONTRACT} "
+                                 f"with the `conversion` interface); use the mediagate-agent-tool.wasm of this release")
         store = wasmtime.Store(self.engine)
         call = _Call(store=store, vlm=self.vlm, on_output=on_output or self.on_output,
                      cpu_deadline=self.cpu_deadline, wall_deadline=self.wall_deadline,
@@ -584,31 +603,52 @@ class Mediagate:
         }
 
     def read_image(self, path: str, question: Optional[str] = None,
-                   on_output: Optional[OutputCallback] = None) -> str:
+                   on_output: Optional[OutputCallback] = None, page: Optional[int] = None) -> str:
         """Ask the VLM about the workspace image at `path` (`question`, or the describe prompt).
+        A type no provider takes (SVG, BMP, TIFF, ICO, a PDF) is converted in the component first;
+        `page` is the page (1-based, default 1) of a PDF to render.
 
         Returns the answer (reasoning removed); raises `ToolError` on a tool error."""
-        result = self._call("read-image", str(path), question, on_output=on_output)
+        if page is None:
+            result = self._call("read-image", str(path), question, on_output=on_output)
+        else:
+            result = self._call("read-image-page", str(path), question, _page(page), on_output=on_output)
         if isinstance(result, str):
             return result
         raise ToolError(result.code, result.message)
 
     def admit_file(self, path: str, claimed_mime: Optional[str] = None, downsample: Optional[bool] = None,
                    provider: Optional[str] = None, verify: Optional[str] = None,
-                   include_data: bool = False) -> Dict[str, Any]:
+                   include_data: bool = False, convert: bool = False, page: Optional[int] = None) -> Dict[str, Any]:
         """The gate's verdict on the workspace file at `path`, in the shape of
         `mediagate admit FILE --json`. `claimed_mime=None` means the type the bytes carry.
         `include_data=True` adds the admitted bytes as base64 under `"data"`. Options left `None`
         are the component's defaults (`self.defaults`: downsample, anthropic, `"full"` — every pixel
-        decoded: these are bytes on their way to a model)."""
-        result = self._call("admit-file", str(path), claimed_mime, self._options(downsample, provider, verify))
+        decoded: these are bytes on their way to a model).
+
+        `convert=True` converts a type no provider takes (SVG, BMP, TIFF, ICO; an animated GIF's
+        first frame for a profile that refuses animation) instead of refusing it
+        (`mime_unsupported`); the verdict then carries `"converted": {"from", "to", "note"}` when a
+        conversion was made (`mediagate admit --convert --json`). `page` renders that page
+        (1-based) of a PDF as an image (it implies `convert`); a page that does not exist, an
+        encrypted PDF, a page that renders blank raise `ToolError` (code `refused`) in words."""
+        options = self._options(downsample, provider, verify)
+        if convert or page is not None:
+            result = self._call("admit-file-converting", str(path), claimed_mime, options, _page_or_none(page))
+            return converted_file_dict(result, include_data=include_data)
+        result = self._call("admit-file", str(path), claimed_mime, options)
         if not isinstance(result, wc.Variant):
             raise ToolError(result.code, result.message)
         return verdict_dict(result, include_data=include_data)
 
+    def convertible_types(self) -> list:
+        """The media types the component converts from (`conversion.convertible-types`)."""
+        return list(self._call("convertible-types"))
+
     def admit_bytes(self, data: Union[bytes, bytearray, memoryview], claimed_mime: Optional[str] = None,
                     downsample: Optional[bool] = None, provider: Optional[str] = None,
-                    verify: Optional[str] = None, include_data: bool = False) -> Dict[str, Any]:
+                    verify: Optional[str] = None, include_data: bool = False, convert: bool = False,
+                    page: Optional[int] = None) -> Dict[str, Any]:
         """The gate's verdict on `data` (an image, or a PDF when `claimed_mime` is
         `application/pdf`), in the shape of `admit_file`. `claimed_mime=None` means the type the
         bytes carry.
@@ -618,19 +658,27 @@ class Mediagate:
         and removed after. wasmtime-py passes a `list<u8>` element by element (about a second per
         MB); a file costs a write."""
         options = self._options(downsample, provider, verify)
+        converting = convert or page is not None
         with tempfile.TemporaryDirectory(prefix="mediagate-") as d:
             d = os.path.realpath(d)
             fd = os.open(os.path.join(d, "input"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                          0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            result = self._call("admit-file", "input", claimed_mime, options, workspace=d)
+            if converting:
+                result = self._call("admit-file-converting", "input", claimed_mime, options, _page_or_none(page),
+                                    workspace=d)
+            else:
+                result = self._call("admit-file", "input", claimed_mime, options, workspace=d)
+        if converting:
+            return converted_file_dict(result, include_data=include_data)
         if not isinstance(result, wc.Variant):
             raise ToolError(result.code, result.message)
         return verdict_dict(result, include_data=include_data)
 
     def admit_tool_result(self, tool: str, content: Any, downsample: Optional[bool] = None,
-                          provider: Optional[str] = None, verify: Optional[str] = None) -> Dict[str, Any]:
+                          provider: Optional[str] = None, verify: Optional[str] = None,
+                          convert: bool = False) -> Dict[str, Any]:
         """Every media block of a tool's result admitted, as `mediagate admit-tool-result --json`
         prints it: `{"content": ..., "refused": [{"index", "path", "type", "reason", "bytes", "mime",
         "limit"?}]}` (`path` is the block's JSON Pointer). `content` is the JSON text of the result (a list of blocks, an object with
@@ -638,13 +686,22 @@ class Mediagate:
         rebuilt from the bytes checked; a refused block is replaced in its slot by a text block
         that names `tool` and the refusal. With no media block the content comes back as it was;
         content that is not JSON the gate can read is refused whole (one text block in its place).
-        The content crosses into the component as one string (cheap, unlike `list<u8>`)."""
+        The content crosses into the component as one string (cheap, unlike `list<u8>`).
+        `convert=True` converts the blocks no provider takes instead of refusing them, and adds
+        `"conversions": [{"path", "from", "to", "note"}]` (`admit-tool-result --convert`)."""
         text = content if isinstance(content, str) else json.dumps(content)
-        result = self._call("admit-tool-result", str(tool), text, self._options(downsample, provider, verify))
+        options = self._options(downsample, provider, verify)
+        if convert:
+            converted = self._call("conversion.admit-tool-result", str(tool), text, options)
+            out = tool_result_dict(text, converted.admission)
+            out["conversions"] = [conversion_dict(c, with_path=True) for c in converted.conversions]
+            return out
+        result = self._call("admit-tool-result", str(tool), text, options)
         return tool_result_dict(text, result)
 
     def admit_request(self, api: str, request: Any, downsample: Optional[bool] = None,
-                      provider: Optional[str] = None, verify: Optional[str] = None) -> Dict[str, Any]:
+                      provider: Optional[str] = None, verify: Optional[str] = None,
+                      convert: bool = False) -> Dict[str, Any]:
         """A whole provider request through the gate, as `mediagate admit-request --api API --json`
         prints it: `{"api", "request", "changed", "refused", "refusal"}`. `api` is `"anthropic"`
         (Messages) or `"openai"` (Chat Completions); `request` is its JSON text or the parsed value.
@@ -652,11 +709,17 @@ class Mediagate:
         and the API's request-level rules apply (more than 20 images: 2000 px a side; 100 images and
         32 MB per Anthropic request; 500 images per OpenAI request). `provider` (the per-image
         limits) defaults to the API's own. A request that is not one of the API, or cannot be made
-        to fit, has `"request": None` and `refusal` says why (`unusable` for the former)."""
+        to fit, has `"request": None` and `refusal` says why (`unusable` for the former).
+        `convert=True` converts the blocks no provider takes and adds `"conversions"`."""
         if api not in REQUEST_APIS:
             raise ValueError(f"api must be one of {REQUEST_APIS}")
         text = request if isinstance(request, str) else json.dumps(request)
         options = self._options(downsample, api if provider is None else provider, verify)
+        if convert:
+            converted = self._call("conversion.admit-request", api, text, options)
+            out = request_report(api, text, converted.verdict)
+            out["conversions"] = [conversion_dict(c, with_path=True) for c in converted.conversions]
+            return out
         result = self._call("admit-request", api, text, options)
         return request_report(api, text, result)
 
@@ -700,6 +763,45 @@ def request_report(api: str, input_text: str, verdict: Any) -> Dict[str, Any]:
     text = v.request if v.request is not None else input_text
     return {"api": api, "request": json.loads(text), "changed": changed,
             "refused": [c["path"] for c in changed if c["to"] is None], "refusal": None}
+
+
+def _page(page: Any) -> int:
+    """A PDF page number: a whole number from 1 (`u32`)."""
+    if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= 0xFFFF_FFFF:
+        raise ValueError(f"page must be a whole number from 1 (got {page!r})")
+    return page
+
+
+def _page_or_none(page: Any) -> Optional[int]:
+    return None if page is None else _page(page)
+
+
+def conversion_dict(c: Any, with_path: bool = False) -> Dict[str, Any]:
+    """A WIT `conversion-made` as the CLI prints it: `{"from", "to", "note"}` (with `"path"` for a
+    block of a tool result or request)."""
+    out: Dict[str, Any] = {"path": c.path} if with_path else {}
+    out.update({"from": getattr(c, "from"), "to": c.to, "note": c.note})
+    return out
+
+
+def _ok_or_err(result: Any) -> tuple:
+    """`(ok, payload)` of a WIT `result` as wasmtime-py lifts it: a `Variant("ok"|"err", …)` when
+    both cases are of one Python type (records), else the payload itself."""
+    if isinstance(result, wc.Variant) and result.tag in ("ok", "err"):
+        return result.tag == "ok", result.payload
+    return not hasattr(result, "code"), result
+
+
+def converted_file_dict(result: Any, include_data: bool = False) -> Dict[str, Any]:
+    """A WIT `result<converted-file, tool-error>` as `mediagate admit --convert --json` prints it:
+    the verdict, and `"converted"` when a conversion was made. A tool error raises `ToolError`."""
+    ok, value = _ok_or_err(result)
+    if not ok:
+        raise ToolError(value.code, value.message)
+    out = verdict_dict(value.verdict, include_data=include_data)
+    if value.conversion is not None:
+        out["converted"] = conversion_dict(value.conversion)
+    return out
 
 
 def _options(downsample: bool, provider: str, verify: str) -> Any:

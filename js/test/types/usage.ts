@@ -65,3 +65,28 @@ export async function defaultsAndWorker(bytes: Uint8Array, file: Blob): Promise<
   worker.terminate();
   return v.ok && w.ok && verify === 'full' && CORE_MODULES.length === 3;
 }
+
+// Conversion (issue 15): the converter is loaded by the calls that ask for it.
+import {
+  admit as admitAny,
+  admitPdfPage,
+  convertibleTypes,
+  type BlockConversion,
+  type Conversion,
+  type PageVerdict,
+} from '@mediagate/preflight';
+
+export async function converting(svg: Uint8Array, pdf: Uint8Array): Promise<string> {
+  const verdict = await admitAny(svg, 'image/svg+xml', { convert: true });
+  const from: string | undefined = verdict.ok ? verdict.converted?.from : undefined;
+  const page: PageVerdict = await admitPdfPage(pdf, 2, { provider: 'openai' });
+  const note = page.ok ? (page.converted as Conversion).note : page.reason === 'no_such_page' ? `${page.pageCount}` : page.message;
+  const types: string[] = await convertibleTypes();
+  const gate = await createGate({ convert: true });
+  const converts: boolean = gate.converts;
+  const result = gate.admitToolResult('t', [], { convert: true });
+  const paths: string[] = (result.conversions ?? []).map((c: BlockConversion) => c.path);
+  // @ts-expect-error: convert is a boolean
+  await admitAny(svg, 'image/svg+xml', { convert: 'yes' });
+  return `${from} ${note} ${types.length} ${converts} ${paths.length}`;
+}
