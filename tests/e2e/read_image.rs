@@ -133,21 +133,27 @@ async fn files_that_are_not_images_never_reach_the_vlm() {
     let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
     let ws = workspace();
     let t = tool(openai(&server));
+    // A PDF is rendered (its page 1 by default); this one's only page has no content.
     let err = call(&t, ws.path(), "report.png", None).await.unwrap_err();
     assert_eq!(
         (err.code, err.message.as_str()),
-        (ToolErrorCode::NotAnImage, "error: not an image (detected application/pdf): report.png")
+        (
+            ToolErrorCode::Refused,
+            "error: the PDF report.png cannot be shown to the model: page 1 of the PDF renders to nothing (every pixel is blank)"
+        )
     );
     std::fs::write(ws.path().join("notes.png"), "plain words").unwrap();
     let err = call(&t, ws.path(), "notes.png", None).await.unwrap_err();
     assert!(err.message.starts_with("error: not an image (detected text/plain)"));
-    std::fs::copy(fixture("icon-svg.png"), ws.path().join("logo.png")).unwrap();
-    let err = call(&t, ws.path(), "logo.png", None).await.unwrap_err();
-    assert_eq!(err.code, ToolErrorCode::Refused);
-    assert!(err.message.contains("image/svg+xml"), "{}", err.message);
     let err = call(&t, ws.path(), "missing.png", None).await.unwrap_err();
     assert_eq!((err.code, err.message.as_str()), (ToolErrorCode::NotFound, "error: file not found: missing.png"));
     assert!(server.requests().is_empty());
+    // An SVG is no longer one of them: the tool converts by default, and the model is sent a PNG.
+    std::fs::copy(fixture("icon-svg.png"), ws.path().join("logo.png")).unwrap();
+    assert_eq!(call(&t, ws.path(), "logo.png", None).await.unwrap(), "never");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].body.to_string().contains("data:image/png;base64,"), "the SVG went as a PNG");
 }
 
 #[tokio::test]
@@ -353,8 +359,8 @@ fn animated_gif() -> Vec<u8> {
 }
 
 /// `read_image` admits the image under the profile of the API the model speaks, not always
-/// Anthropic's: an animated GIF goes to an Anthropic model and is refused, unsent, for an
-/// OpenAI-compatible one.
+/// Anthropic's: an animated GIF goes to an Anthropic model as it is, and to an OpenAI-compatible
+/// one (which refuses animation) as its first frame, a PNG.
 #[tokio::test]
 async fn the_image_is_admitted_under_the_profile_of_the_vlms_api() {
     let ws = workspace();
@@ -365,11 +371,13 @@ async fn the_image_is_admitted_under_the_profile_of_the_vlms_api() {
     assert_eq!(call(&tool(Some(c)), ws.path(), "anim.gif", None).await.unwrap(), "Two frames.");
     assert_eq!(server.requests().len(), 1);
 
-    let server = VlmServer::start(vec![openai_reply(&["never"], 0)]).await;
-    let e = call(&tool(openai(&server)), ws.path(), "anim.gif", None).await.unwrap_err();
-    assert_eq!(e.code, ToolErrorCode::Refused, "{}", e.message);
-    assert!(e.message.contains("mime_unsupported") && e.message.contains("animated"), "{}", e.message);
-    assert!(server.requests().is_empty(), "nothing was sent");
+    assert!(server.requests()[0].body.to_string().contains("\"media_type\":\"image/gif\""));
+
+    let server = VlmServer::start(vec![openai_reply(&["One frame."], 0)]).await;
+    assert_eq!(call(&tool(openai(&server)), ws.path(), "anim.gif", None).await.unwrap(), "One frame.");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].body.to_string().contains("data:image/png;base64,"), "the first frame went as a PNG");
 }
 
 /// A reply cut at the model's output limit, through the CLI: what arrived is printed with the
