@@ -19,7 +19,7 @@ def test_example_with_a_vlm(workspace, vlm_server):
         "MEDIAGATE_VLM_URL": vlm_server.base_url, "MEDIAGATE_VLM_MODEL": "example-model"})
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "tool: read_image params: path,question"
+    assert lines[0] == "tool: read_image params: page,path,question"
     assert lines[1] == "block: image image/png 220"
     assert lines[2].startswith('verdict: {"base64_len": 220, "height": 32, "kind": "image"')
     assert lines[3] == f"answer: {STANDARD_ANSWER}"

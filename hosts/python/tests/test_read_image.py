@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import threading
 import time
 
@@ -102,12 +103,13 @@ def test_vlm_from_environment(workspace, vlm_server, monkeypatch):
     assert request["headers"]["Authorization"] == "Bearer sk-env"
 
 
-def test_a_pdf_is_not_an_image(workspace, vlm_server):
+def test_a_pdf_that_does_not_render_never_reaches_the_model(workspace, vlm_server):
+    """A PDF is rendered (page 1 by default); this one has no page tree, so it is refused in words."""
     gate = make_gate(workspace, vlm_server)
     with pytest.raises(ToolError) as e:
         gate.read_image("paper.pdf", "what is this?")
-    assert e.value.code == "not-an-image"
-    assert "application/pdf" in e.value.message
+    assert e.value.code == "refused"
+    assert e.value.message.startswith("error: the PDF paper.pdf cannot be shown to the model: "), e.value.message
     assert vlm_server.requests == []
 
 
@@ -265,7 +267,8 @@ def test_tool_definition(workspace):
     schema = d["parameters"]
     assert schema["type"] == "object"
     assert schema["required"] == ["path"]
-    assert set(schema["properties"]) == {"path", "question"}
+    assert set(schema["properties"]) == {"path", "question", "page"}
+    assert schema["properties"]["page"]["type"] == "integer"
 
 
 # ---- parity with the Rust host: the Anthropic dialect, the environment, deadlines --------------
@@ -361,12 +364,13 @@ def test_a_reply_stopped_at_the_output_limit_is_marked_incomplete(workspace, vlm
 
 
 def test_the_image_is_admitted_under_the_profile_of_the_vlms_api(workspace, vlm_server):
-    """The `vlm.api` import: an OpenAI-compatible model gets no animated GIF (the openai profile)."""
+    """The `vlm.api` import: an OpenAI-compatible model gets no animated GIF (the openai profile):
+    its first frame instead."""
     gif = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"
            + b"!\xf9\x04\x00\x0a\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00"
            + b"!\xf9\x04\x00\x0a\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02L\x01\x00;")
     (workspace / "anim.gif").write_bytes(gif)
-    with pytest.raises(ToolError) as e:
-        make_gate(workspace, vlm_server).read_image("anim.gif", "q")
-    assert e.value.code == "refused" and "animated" in e.value.message
-    assert vlm_server.requests == []
+    # The tool converts by default: the model is sent the first frame, as a PNG.
+    make_gate(workspace, vlm_server).read_image("anim.gif", "q")
+    assert len(vlm_server.requests) == 1
+    assert "data:image/png;base64," in json.dumps(vlm_server.requests[0]["body"])
