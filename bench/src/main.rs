@@ -651,7 +651,7 @@ fn svg_diagram_large() -> PathBuf {
                         x + 44,
                         y + 15,
                         x + 48,
-                        y + 15 + (i % 3) as i32 * 8 - 8,
+                        y + 15 + (i % 3) * 8 - 8,
                         x + 49,
                         y + 15,
                         x + 53,
