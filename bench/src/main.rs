@@ -17,21 +17,28 @@ struct Args {
     runs: usize,
     /// Only the per-call overhead rows (quick, for tuning the engine).
     per_call_only: bool,
+    /// Only the conversion rows and the component sizes (`--only convert`).
+    convert_only: bool,
 }
 
 fn parse_args() -> Args {
     let mut runs = 11;
     let mut per_call_only = false;
+    let mut convert_only = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             "--quick" => runs = 3,
             "--per-call" => per_call_only = true,
-            other => panic!("unknown argument {other}; use --runs N, --quick or --per-call"),
+            "--only" => match it.next().as_deref() {
+                Some("convert") => convert_only = true,
+                other => panic!("--only takes `convert` (the conversion rows and the sizes), not {other:?}"),
+            },
+            other => panic!("unknown argument {other}; use --runs N, --quick, --per-call or --only convert"),
         }
     }
-    Args { runs, per_call_only }
+    Args { runs, per_call_only, convert_only }
 }
 
 fn root() -> PathBuf {
@@ -88,6 +95,13 @@ fn main() {
     let mut notes = Vec::new();
 
     print_machine();
+
+    if args.convert_only {
+        rows.extend(conversion_rows(&rt, &gate, args.runs, &mut notes));
+        rows.extend(size_rows());
+        print_table(args.runs, &rows, &notes);
+        return;
+    }
 
     // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call + drop.
     let per_call = |gate: &Gate, n: usize| {
@@ -328,21 +342,353 @@ fn main() {
         goal: "reported".into(),
     });
 
-    // Component size.
-    let wasm = mediagate::component::PREFLIGHT;
-    rows.push(Row {
-        figure: "preflight component size (raw / gzip -9)".into(),
-        measured: format!("{} KB / {} KB", wasm.len() / 1000, gzip_len(wasm) / 1000),
-        goal: "reported".into(),
-    });
+    // 8. Conversions (issue 15), each beside what a user would use instead.
+    rows.extend(conversion_rows(&rt, &gate, args.runs, &mut notes));
 
-    println!("\n| figure | measured (median of {} runs) | goal |\n|---|---|---|", args.runs);
-    for r in &rows {
+    // Component sizes.
+    rows.extend(size_rows());
+
+    print_table(args.runs, &rows, &notes);
+}
+
+fn print_table(runs: usize, rows: &[Row], notes: &[String]) {
+    println!("\n| figure | measured (median of {runs} runs) | goal |\n|---|---|---|");
+    for r in rows {
         println!("| {} | {} | {} |", r.figure, r.measured, r.goal);
     }
     for n in notes {
         println!("\n{n}");
     }
+}
+
+/// Every component the host carries, raw and gzip -9 (what a download costs).
+fn size_rows() -> Vec<Row> {
+    use mediagate::component::{AGENT_TOOL, CONVERT, HTTP_GATE, PREFLIGHT};
+    [
+        ("preflight", PREFLIGHT, "≤ 1 MB gzip (browsers download it)"),
+        ("convert", CONVERT, "reported (loaded only by a converting call)"),
+        ("agent-tool", AGENT_TOOL, "reported"),
+        ("http-gate", HTTP_GATE, "reported"),
+    ]
+    .into_iter()
+    .map(|(name, wasm, goal)| Row {
+        figure: format!("{name} component size (raw / gzip -9)"),
+        measured: format!("{} KB / {} KB", wasm.len() / 1000, gzip_len(wasm) / 1000),
+        goal: goal.into(),
+    })
+    .collect()
+}
+
+/// What the user would run instead of the gate's conversion.
+enum Other {
+    /// sharp (libvips; librsvg for SVG, libtiff, libnsgif `pages: 1`) to the same size and type.
+    Sharp,
+    /// `pdftoppm -png -scale-to-x W -scale-to-y H -f 1 -l 1` (poppler), the same pixel size.
+    Pdftoppm,
+    /// Neither reads it (sharp has no BMP or ICO loader): ours alone, PSNR vs the fixture's
+    /// Pillow reference.
+    Nothing(PathBuf),
+}
+
+/// Issue 15's conversions through the real host and the `convert` component: time (median of
+/// `runs`, after one warm-up call that also loads the component), output, guest peak memory, and
+/// the same beside the other tool, PSNR between the two outputs composited over white.
+fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes: &mut Vec<String>) -> Vec<Row> {
+    let conv = |f: &str| corpus(&format!("convert/{f}"));
+    let openai =
+        mediagate::gate::AdmitOptions { provider: mediagate::gate::Provider::Openai, ..gate.default_options() };
+    let opts = gate.default_options();
+    let cases: Vec<(&str, PathBuf, &str, mediagate::gate::AdmitOptions, Other)> = vec![
+        ("SVG → PNG: svg-flowchart.svg (corpus)", conv("svg-flowchart.svg"), "image/svg+xml", opts, Other::Sharp),
+        (
+            "SVG → PNG: svg-chart-gradients.svg (corpus)",
+            conv("svg-chart-gradients.svg"),
+            "image/svg+xml",
+            opts,
+            Other::Sharp,
+        ),
+        (
+            "SVG → PNG: a generated 1600x1200 diagram (600 boxes, gradients, text)",
+            svg_diagram_large(),
+            "image/svg+xml",
+            opts,
+            Other::Sharp,
+        ),
+        ("TIFF (LZW) → PNG: tiff-lzw.tif (corpus)", conv("tiff-lzw.tif"), "image/tiff", opts, Other::Sharp),
+        ("TIFF (LZW) 4000x3000 (photo-12mp.jpg, sharp) → fitted", tiff_4000x3000(), "image/tiff", opts, Other::Sharp),
+        (
+            "BMP 24-bit 192x128 → PNG",
+            conv("bmp-24bit-bottom-up.bmp"),
+            "image/bmp",
+            opts,
+            Other::Nothing(conv("bmp-24bit-bottom-up.ref.png")),
+        ),
+        (
+            "ICO (16–256, PNG entries) → PNG of the largest",
+            conv("ico-multi-pillow.ico"),
+            "image/vnd.microsoft.icon",
+            opts,
+            Other::Nothing(conv("ico-multi-pillow.ref.png")),
+        ),
+        (
+            "PDF page 1 → image: pdf-cairo-chart.pdf",
+            conv("pdf-cairo-chart.pdf"),
+            "application/pdf",
+            opts,
+            Other::Pdftoppm,
+        ),
+        (
+            "PDF page 1 → image: pdf-text-chromium.pdf",
+            conv("pdf-text-chromium.pdf"),
+            "application/pdf",
+            opts,
+            Other::Pdftoppm,
+        ),
+        (
+            "animated GIF → first frame (OpenAI): gif-animated-pillow.gif",
+            conv("gif-animated-pillow.gif"),
+            "image/gif",
+            openai,
+            Other::Sharp,
+        ),
+        (
+            "animated GIF → first frame (OpenAI): the 50-frame 2400x1600 GIF",
+            gif_50_frames(),
+            "image/gif",
+            openai,
+            Other::Sharp,
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, path, mime, options, other) in cases {
+        let bytes = std::fs::read(&path).unwrap();
+        let call = || {
+            rt.block_on(async {
+                if mime == "application/pdf" {
+                    let (page, stats) = gate.admit_pdf_page_with_stats(&bytes, 1, options).await.unwrap();
+                    (page.unwrap_or_else(|e| panic!("{name}: {}", e.message())), stats)
+                } else {
+                    gate.admit_image_converting_with_stats(&bytes, mime, options).await.unwrap()
+                }
+            })
+        };
+        call();
+        let mut peak = 0;
+        let (ours_time, converted) = time(runs, || {
+            let (v, stats) = call();
+            peak = peak.max(stats.peak_memory);
+            v
+        });
+        let Verdict::Admitted(admitted) = converted.verdict else { panic!("{name}: not admitted") };
+        let note = converted.conversion.map(|c| format!("from {}: {}", c.from, c.note)).unwrap_or_default();
+        let ours = admitted.bytes(&bytes).to_vec();
+        let ours_img = image::load_from_memory(&ours).unwrap();
+        let d = admitted.dimensions.unwrap();
+        let format = admitted.mime.strip_prefix("image/").unwrap();
+        let (tool, other_time, other_out) = match other {
+            Other::Sharp => {
+                let s = run_sharp_convert(runs, format, &path, (d.width, d.height));
+                let v = format!("sharp {}", s.version);
+                if !notes.contains(&v) {
+                    notes.push(v);
+                }
+                ("sharp", Some(s.median), Some(s.output))
+            }
+            Other::Pdftoppm => {
+                let (t, out) = run_pdftoppm(runs, &path, (d.width, d.height));
+                let v = pdftoppm_version();
+                if !notes.contains(&v) {
+                    notes.push(v);
+                }
+                ("pdftoppm", Some(t), Some(out))
+            }
+            Other::Nothing(reference) => ("nothing", None, Some(std::fs::read(reference).unwrap())),
+        };
+        let other_img = other_out.as_ref().map(|b| image::load_from_memory(b).unwrap());
+        let psnr_text = match &other_img {
+            Some(o) if (o.width(), o.height()) == (ours_img.width(), ours_img.height()) => {
+                let db = psnr(&over_white(&ours_img), &over_white(o));
+                if db >= 100.0 { "identical pixels".into() } else { format!("{db:.1} dB") }
+            }
+            Some(o) => format!("not comparable ({}x{} vs {}x{})", o.width(), o.height(), d.width, d.height),
+            None => "—".into(),
+        };
+        let (figure, measured) = match other_time {
+            Some(t) => (
+                format!("{name}: sandbox ÷ {tool}"),
+                format!(
+                    "{} ÷ {} = {:.2}× ({} bytes in; {}x{} {}; {note})",
+                    ms(ours_time),
+                    ms(t),
+                    ratio(ours_time, t),
+                    bytes.len(),
+                    d.width,
+                    d.height,
+                    admitted.mime
+                ),
+            ),
+            None => (
+                format!("{name}: sandbox (sharp reads neither BMP nor ICO)"),
+                format!(
+                    "{} ({} bytes in; {}x{} {}; {note})",
+                    ms(ours_time),
+                    bytes.len(),
+                    d.width,
+                    d.height,
+                    admitted.mime
+                ),
+            ),
+        };
+        rows.push(Row { figure, measured, goal: "reported".into() });
+        let out_len = other_out.as_ref().map(Vec::len).unwrap_or(0);
+        rows.push(Row {
+            figure: if other_time.is_some() {
+                format!("  PSNR ours vs {tool} (over white); bytes vs {tool}; guest peak memory")
+            } else {
+                "  PSNR ours vs the fixture's Pillow reference (over white); bytes; guest peak memory".into()
+            },
+            measured: if other_time.is_some() {
+                format!(
+                    "{psnr_text}; {} vs {} bytes = {:.2}×; {:.1} MiB",
+                    ours.len(),
+                    out_len,
+                    ours.len() as f64 / out_len as f64,
+                    peak as f64 / (1 << 20) as f64
+                )
+            } else {
+                format!("{psnr_text}; {} bytes; {:.1} MiB", ours.len(), peak as f64 / (1 << 20) as f64)
+            },
+            goal: "reported".into(),
+        });
+    }
+    rows
+}
+
+/// An image as RGB composited over white (alpha-weighted), as the fixtures' references compare.
+fn over_white(img: &DynamicImage) -> DynamicImage {
+    let rgba = img.to_rgba32f();
+    let mut out = image::Rgb32FImage::new(rgba.width(), rgba.height());
+    for (o, p) in out.pixels_mut().zip(rgba.pixels()) {
+        let a = p[3].clamp(0.0, 1.0);
+        *o = image::Rgb([0, 1, 2].map(|c| p[c].clamp(0.0, 1.0) * a + (1.0 - a)));
+    }
+    DynamicImage::ImageRgb32F(out)
+}
+
+fn run_sharp_convert(runs: usize, format: &str, input: &Path, (w, h): (u32, u32)) -> Sharp {
+    let out_file = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new("node")
+        .arg(root().join("bench/sharp/convert.mjs"))
+        .arg((runs + 1).to_string())
+        .arg(format)
+        .arg(input)
+        .arg(out_file.path())
+        .arg(w.to_string())
+        .arg(h.to_string())
+        .output()
+        .expect("node must be installed");
+    assert!(out.status.success(), "sharp failed on {}: {}", input.display(), String::from_utf8_lossy(&out.stderr));
+    sharp_result(&out.stdout, out_file.path())
+}
+
+/// `pdftoppm` renders page 1 at the gate's pixel size, whole process each run (the way a user
+/// runs it: the time includes its start-up, fontconfig's included); the first run is left out as
+/// sharp's is.
+fn run_pdftoppm(runs: usize, input: &Path, (w, h): (u32, u32)) -> (Duration, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("page");
+    let mut times = Vec::new();
+    for i in 0..=runs {
+        let t = Instant::now();
+        let out = Command::new("pdftoppm")
+            .args(["-png", "-singlefile", "-f", "1", "-l", "1"])
+            .args(["-scale-to-x", &w.to_string(), "-scale-to-y", &h.to_string()])
+            .arg(input)
+            .arg(&prefix)
+            .output()
+            .expect("pdftoppm must be installed (bench/run.sh installs poppler-utils)");
+        let elapsed = t.elapsed();
+        assert!(out.status.success(), "pdftoppm failed: {}", String::from_utf8_lossy(&out.stderr));
+        if i > 0 {
+            times.push(elapsed);
+        }
+    }
+    (median(times), std::fs::read(prefix.with_extension("png")).unwrap())
+}
+
+fn pdftoppm_version() -> String {
+    let out = Command::new("pdftoppm").arg("-v").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("").trim().to_string();
+    format!("pdftoppm: {text}")
+}
+
+/// A large diagram SVG: 600 rounded boxes (30 x 20) with linear gradients, a label each in DejaVu
+/// Sans, and a curved connector between neighbours, on a 1600x1200 canvas. Made once into target/.
+fn svg_diagram_large() -> PathBuf {
+    use std::fmt::Write;
+    let path = root().join("target/bench-diagram-1600x1200.svg");
+    if !path.exists() {
+        let mut s = String::from(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1600\" height=\"1200\" viewBox=\"0 0 1600 1200\">\n<defs>\n",
+        );
+        for g in 0..6 {
+            let hue = g * 60;
+            writeln!(
+                s,
+                "<linearGradient id=\"g{g}\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\"><stop offset=\"0\" stop-color=\"hsl({hue},70%,85%)\"/><stop offset=\"1\" stop-color=\"hsl({hue},60%,60%)\"/></linearGradient>"
+            )
+            .unwrap();
+        }
+        s.push_str("</defs>\n<rect width=\"1600\" height=\"1200\" fill=\"#fafafa\"/>\n");
+        for row in 0..20 {
+            for col in 0..30 {
+                let (x, y) = (8 + col * 53, 10 + row * 59);
+                let i = row * 30 + col;
+                if col < 29 {
+                    writeln!(
+                        s,
+                        "<path d=\"M{} {} C{} {} {} {} {} {}\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.2\"/>",
+                        x + 44,
+                        y + 15,
+                        x + 48,
+                        y + 15 + (i % 3) * 8 - 8,
+                        x + 49,
+                        y + 15,
+                        x + 53,
+                        y + 15
+                    )
+                    .unwrap();
+                }
+                writeln!(
+                    s,
+                    "<rect x=\"{x}\" y=\"{y}\" width=\"44\" height=\"30\" rx=\"5\" fill=\"url(#g{})\" stroke=\"#333\"/><text x=\"{}\" y=\"{}\" font-family=\"DejaVu Sans\" font-size=\"9\" text-anchor=\"middle\">n{i}</text>",
+                    i % 6,
+                    x + 22,
+                    y + 19
+                )
+                .unwrap();
+            }
+        }
+        s.push_str("</svg>\n");
+        std::fs::write(&path, s).unwrap();
+    }
+    path
+}
+
+/// A 4000x3000 LZW TIFF: photo-12mp.jpg through sharp (bench/sharp/make-tiff.mjs), since the
+/// bench's image crate writes no TIFF. Made once into target/.
+fn tiff_4000x3000() -> PathBuf {
+    let path = root().join("target/bench-photo-4000x3000-lzw.tif");
+    if !path.exists() {
+        let out = Command::new("node")
+            .arg(root().join("bench/sharp/make-tiff.mjs"))
+            .arg(corpus("bench/photo-12mp.jpg"))
+            .arg(&path)
+            .output()
+            .expect("node must be installed");
+        assert!(out.status.success(), "make-tiff.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    path
 }
 
 /// An OpenAI-compatible endpoint on 127.0.0.1 that reads each request and answers `ok` at once.
@@ -520,7 +866,11 @@ fn run_sharp(runs: usize, format: &str, input: &Path) -> Sharp {
         "sharp failed (run bench/run.sh to install it): {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    sharp_result(&out.stdout, out_file.path())
+}
+
+fn sharp_result(stdout: &[u8], out_file: &Path) -> Sharp {
+    let json: serde_json::Value = serde_json::from_slice(stdout).unwrap();
     // The first run warms libvips up; it is left out, as our warm-up is.
     let times: Vec<Duration> = json["ms"].as_array().unwrap()[1..]
         .iter()
@@ -528,7 +878,7 @@ fn run_sharp(runs: usize, format: &str, input: &Path) -> Sharp {
         .collect();
     Sharp {
         median: median(times),
-        output: std::fs::read(out_file.path()).unwrap(),
+        output: std::fs::read(out_file).unwrap(),
         version: format!(
             "{} (libvips {})",
             json["version"]["sharp"].as_str().unwrap_or("?"),

@@ -291,6 +291,26 @@ impl Gate {
             .map(|(v, _)| v)
     }
 
+    /// [`Gate::admit_image_converting`], and what the call cost the sandbox.
+    pub async fn admit_image_converting_with_stats(
+        &self,
+        bytes: &[u8],
+        claimed_mime: &str,
+        options: AdmitOptions,
+    ) -> Result<(ConvertedVerdict, CallStats), CallError> {
+        self.convert_call(async |c, store| c.call_admit_image(store, bytes, claimed_mime, options).await).await
+    }
+
+    /// [`Gate::admit_pdf_page`], and what the call cost the sandbox.
+    pub async fn admit_pdf_page_with_stats(
+        &self,
+        bytes: &[u8],
+        page: u32,
+        options: AdmitOptions,
+    ) -> Result<(Result<ConvertedVerdict, PageError>, CallStats), CallError> {
+        self.convert_call(async |c, store| c.call_admit_pdf_page(store, bytes, page, options).await).await
+    }
+
     /// Render page `page` (1-based) of a PDF and admit it as an image. Runs the `convert` component.
     pub async fn admit_pdf_page(
         &self,
