@@ -2,7 +2,6 @@
 // other tools live in tests/corpus/convert/, when that directory is there). Written by hand from
 // each format's specification so that no converter of ours makes its own input.
 
-import { noisePng } from './helpers.js';
 
 const le16 = (v) => [v & 0xff, (v >>> 8) & 0xff];
 const le32 = (v) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
@@ -63,9 +62,38 @@ export function tiff(width = 36, height = 24) {
   return Uint8Array.from(out);
 }
 
-/** An ICO with two entries, each a PNG (16x16 and 48x48): the largest is the one to take. */
+/** A WxH RGBA PNG of noise: an icon's PNG entry is RGBA (the ICO decoder takes no other). */
+async function rgbaPng(width, height, seed) {
+  const { deflateSync, crc32 } = await import('node:zlib');
+  const raw = new Uint8Array((width * 4 + 1) * height);
+  let x = seed >>> 0 || 1;
+  for (let row = 0; row < height; row++) {
+    for (let i = 1; i <= width * 4; i++) {
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      raw[row * (width * 4 + 1) + i] = i % 4 === 0 ? 255 : x & 0xff;
+    }
+  }
+  const be32 = (n) => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
+  const chunk = (type, body) => {
+    const typed = Uint8Array.from([...Buffer.from(type, 'latin1'), ...body]);
+    return [...be32(body.length), ...typed, ...be32(crc32(typed))];
+  };
+  const ihdr = [...be32(width), ...be32(height), 8, 6, 0, 0, 0];
+  return Uint8Array.from([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a,
+    ...chunk('IHDR', ihdr),
+    ...chunk('IDAT', [...deflateSync(raw)]),
+    ...chunk('IEND', []),
+  ]);
+}
+
+/** An ICO with two entries, each an RGBA PNG (16x16 and 48x48): the largest is the one to take. */
 export async function ico() {
-  const images = [await noisePng(16, 16, 3), await noisePng(48, 48, 5)];
+  const images = [await rgbaPng(16, 16, 3), await rgbaPng(48, 48, 5)];
   const head = [0, 0, ...le16(1), ...le16(images.length)];
   let offset = 6 + 16 * images.length;
   const dir = [];

@@ -244,7 +244,7 @@ async def test_lists_read_image_with_the_schema_the_component_publishes(workspac
     tool = tools[0]
     schema = tool.input_schema
     assert schema["type"] == "object"
-    assert set(schema["properties"]) == {"path", "question"}
+    assert set(schema["properties"]) == {"path", "question", "page"}
     assert schema["properties"]["path"]["type"] == "string"
     assert schema["properties"]["question"]["type"] == "string"
     assert schema["required"] == ["path"]
@@ -339,7 +339,8 @@ async def test_a_cancelled_call_stops_the_vlm_stream_and_the_server_carries_on(w
     ("path", "expected"),
     [
         ("missing.png", "error: file not found: missing.png"),
-        ("report.png", "error: not an image (detected application/pdf)"),
+        # A PDF is rendered (page 1 by default); this one's only page has no content.
+        ("report.png", "page 1 of the PDF renders to nothing"),
         ("../x.png", "outside the workspace"),
         ("/etc/passwd", "outside the workspace"),
     ],
@@ -433,9 +434,12 @@ async def test_view_image_returns_the_admitted_block_to_the_calling_model(worksp
     assert not pdf.is_error and isinstance(pdf.content[0], types.EmbeddedResource)
     assert pdf.content[0].resource.mime_type == "application/pdf"
     assert base64.b64decode(pdf.content[0].resource.blob) == (workspace / "hello.pdf").read_bytes()
+    # The type is read from the bytes, not the name: an SVG named .png is an SVG, which no provider
+    # takes; view_image converts by default, so the model sees it as a PNG and is told so.
+    assert not fake.is_error and len(fake.content) == 2, fake.content
+    assert isinstance(fake.content[0], types.ImageContent) and fake.content[0].mime_type == "image/png"
+    assert "converted from image/svg+xml to image/png" in fake.content[1].text, fake.content[1].text
     # A refusal: isError, the reason in words, no image block.
-    # The type is read from the bytes, not the name: an SVG named .png is an SVG, which no provider takes.
-    assert fake.is_error and "mime_unsupported" in text_of(fake) and "image/svg+xml" in text_of(fake), text_of(fake)
     assert outside.is_error and "outside the workspace" in text_of(outside), text_of(outside)
     assert bad.is_error and "invalid arguments" in text_of(bad)
     assert server.requests == []  # no vision model involved
