@@ -1,53 +1,92 @@
 #!/usr/bin/env bash
-# Fuzzes the gate (fuzz_targets/gate.rs) for a bounded time on one core.
-#   bash fuzz/run.sh [SECONDS]          default 600
-#   RUNS=1000000 bash fuzz/run.sh       stop after that many executions instead (no time bound)
+# Fuzzes the gate for a bounded time on one core, one target after the other.
+#   bash fuzz/run.sh [SECONDS]              both targets (gate, then convert), SECONDS each (default 600)
+#   TARGET=convert bash fuzz/run.sh 600     one target: gate (fuzz_targets/gate.rs) or convert (convert.rs)
+#   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
+#   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
-# Crashes land in fuzz/artifacts/gate/; reproduce one with
-#   cargo +nightly fuzz run gate fuzz/artifacts/gate/crash-…
+# Crashes land in fuzz/artifacts/<target>/; reproduce one with
+#   cargo +nightly fuzz run -O <target> fuzz/artifacts/<target>/crash-…
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-600}"
-corpus=corpus/gate
-mkdir -p "$corpus" artifacts/gate
+targets="${TARGET:-gate convert}"
 
-# Seeds: the first byte of an input selects the entry point and its options (see the target).
-#   low nibble 0-9: image claimed as png/jpeg/gif/webp/svg (n % 5); 10-11 document; 12 tool
-#   result JSON; 13 an image inside a tool result; 14-15 sniff. 0x10 downsample, 0x20 verify full, top two bits the provider.
-seed() { # selector file
+seed() { # selector file [corpus]
     local out="$corpus/seed-$(basename "$2")-$1"
     [ -e "$out" ] || { printf "\\x$(printf %02x "$1")"; cat "$2"; } >"$out"
 }
-for f in ../tests/corpus/pngsuite/*.png; do
-    [ "$(stat -c %s "$f")" -le 4096 ] || continue
-    seed $((0x30)) "$f"; seed $((0x10)) "$f"
-done
-for f in seeds/*; do
-    case "$f" in
-        *.png) t=0 ;; *.jpg) t=1 ;; *.gif) t=2 ;; *.webp) t=3 ;; *.svg) t=4 ;;
-        *.pdf) seed 10 "$f"; seed 14 "$f"; continue ;;
-        *.json) seed $((0x0c)) "$f"; seed $((0x3c)) "$f"; seed $((0x7c)) "$f"; continue ;;
-        *) continue ;;
-    esac
-    for opts in 0x00 0x10 0x20 0x30 0x70; do seed $((t | opts)) "$f"; done
-    seed 14 "$f"
-    # The same image inside a tool result (selector 13): claimed as its own type, in each shape.
-    for shape in 0 1 2; do
-        out="$corpus/seed-$(basename "$f")-in-result-$shape"
-        [ -e "$out" ] || { printf "\\x3d\\x$(printf %02x "$t")\\x$(printf %02x "$shape")"; cat "$f"; } >"$out"
+
+seed_gate() {
+    # The first byte of an input selects the entry point and its options (see gate.rs).
+    #   low nibble 0-9: image claimed as png/jpeg/gif/webp/svg (n % 5); 10-11 document; 12 tool
+    #   result JSON; 13 an image inside a tool result; 14-15 sniff. 0x10 downsample, 0x20 verify full, top two bits the provider.
+    for f in ../tests/corpus/pngsuite/*.png; do
+        [ "$(stat -c %s "$f")" -le 4096 ] || continue
+        seed $((0x30)) "$f"; seed $((0x10)) "$f"
     done
+    for f in seeds/*; do
+        case "$f" in
+            *.png) t=0 ;; *.jpg) t=1 ;; *.gif) t=2 ;; *.webp) t=3 ;; *.svg) t=4 ;;
+            *.pdf) seed 10 "$f"; seed 14 "$f"; continue ;;
+            *.json) seed $((0x0c)) "$f"; seed $((0x3c)) "$f"; seed $((0x7c)) "$f"; continue ;;
+            *) continue ;;
+        esac
+        for opts in 0x00 0x10 0x20 0x30 0x70; do seed $((t | opts)) "$f"; done
+        seed 14 "$f"
+        # The same image inside a tool result (selector 13): claimed as its own type, in each shape.
+        for shape in 0 1 2; do
+            out="$corpus/seed-$(basename "$f")-in-result-$shape"
+            [ -e "$out" ] || { printf "\\x3d\\x$(printf %02x "$t")\\x$(printf %02x "$shape")"; cat "$f"; } >"$out"
+        done
+    done
+}
+
+seed_convert() {
+    # The first byte (see convert.rs): bits 0-2 the entry (0 SVG, 1 BMP, 2 TIFF, 3 ICO, 4 GIF for
+    # OpenAI, 5 PDF page, 6 in a tool result, 7 in a request), 0x08 downsample, 0x10 verify full
+    # (PDF: bits 4-5 the page), top two bits the provider. 6 and 7 take a second byte: the claimed
+    # type (0 SVG, 1 BMP, 2 TIFF, 3 ICO, 4 GIF).
+    # The real files of tests/corpus/convert (the hostile ones too) up to the -max_len, and fuzz/seeds.
+    for f in ../tests/corpus/convert/* seeds/*; do
+        [ "$(stat -c %s "$f")" -le "$max_len" ] || continue
+        case "$f" in
+            *.ref.png) continue ;;
+            *.svg) t=0 ;; *.bmp) t=1 ;; *.tif | *.tiff) t=2 ;; *.ico) t=3 ;; *.gif) t=4 ;;
+            *.pdf)
+                for opts in 0x10 0x20 0x30 0x18 0x70 0xb0; do seed $((5 | opts)) "$f"; done
+                continue ;;
+            *) continue ;;
+        esac
+        for opts in 0x18 0x10 0x08 0x58 0x98 0xd8; do seed $((t | opts)) "$f"; done
+        for sel in 0x1e 0x5e 0x1f 0x5f; do
+            out="$corpus/seed-$(basename "$f")-in-$sel"
+            [ -e "$out" ] || { printf "\\x${sel#0x}\\x$(printf %02x "$t")"; cat "$f"; } >"$out"
+        done
+    done
+}
+
+for target in $targets; do
+    corpus=corpus/$target
+    mkdir -p "$corpus" "artifacts/$target"
+    case "$target" in
+        # 4 KiB: PngSuite-sized inputs keep executions fast; a 4 KiB file can still declare a
+        #   30000-px canvas or carry a zlib stream of megabytes.
+        gate) max_len=4096; seed_gate ;;
+        # 16 KiB: the SVGs and PDFs that matter (fonts, embedded images, page trees) fit.
+        convert) max_len=16384; seed_convert ;;
+        *) echo "unknown target $target (gate, convert)" >&2; exit 2 ;;
+    esac
+    runs_flag=()
+    time_flag=(-max_total_time="$seconds")
+    if [ -n "${RUNS:-}" ]; then runs_flag=(-runs="$RUNS"); time_flag=(); fi
+    jobs_flag=()
+    if [ -n "${JOBS:-}" ]; then jobs_flag=(-jobs="$JOBS" -workers="$JOBS"); fi
+    # -rss_limit_mb 2048 / -malloc_limit_mb 1024: natively there is no sandbox; the decoders' and
+    #   renderers' own limits (512 MiB per decode, 50 MP, the 2000² fit) must hold; more is a finding.
+    # -timeout 20: the component's CPU deadline.
+    cargo +nightly fuzz run -O "$target" "$corpus" -- \
+        -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+        -print_final_stats=1 \
+        "${runs_flag[@]}" "${time_flag[@]}" "${jobs_flag[@]}"
 done
-
-runs_flag=()
-time_flag=(-max_total_time="$seconds")
-if [ -n "${RUNS:-}" ]; then runs_flag=(-runs="$RUNS"); time_flag=(); fi
-
-# -max_len 4096: PngSuite-sized inputs keep executions fast; a 4 KiB file can still declare a
-#   30000-px canvas or carry a zlib stream of megabytes.
-# -rss_limit_mb 2048 / -malloc_limit_mb 1024: natively there is no sandbox; the decoders' own
-#   limits (512 MiB per decode, 50 MP) must hold, and anything past these is a finding.
-# -timeout 20: the component's CPU deadline.
-exec cargo +nightly fuzz run -O gate "$corpus" -- \
-    -max_len=4096 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
-    -print_final_stats=1 \
-    "${runs_flag[@]}" "${time_flag[@]}"
