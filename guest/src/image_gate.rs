@@ -72,6 +72,12 @@ pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageEr
 /// decoded, so the check holds no frame whatever the GIF's size (it held two RGBA frames, 376 MiB
 /// for a 7000x7000 GIF).
 fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
+    Ok(gif_frames(bytes, 2)? > 1)
+}
+
+/// The GIF's frames, counted from their descriptors up to `at_most` (the LZW data skipped, never
+/// decoded).
+pub(crate) fn gif_frames(bytes: &[u8], at_most: u64) -> Result<u64, image::ImageError> {
     let as_image_error = |e: gif::DecodingError| {
         image::ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Gif.into(), e))
     };
@@ -79,13 +85,10 @@ fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
     options.skip_frame_decoding(true);
     let mut decoder = options.read_info(Cursor::new(bytes)).map_err(as_image_error)?;
     let mut frames = 0;
-    while decoder.next_frame_info().map_err(as_image_error)?.is_some() {
+    while frames < at_most && decoder.next_frame_info().map_err(as_image_error)?.is_some() {
         frames += 1;
-        if frames > 1 {
-            return Ok(true);
-        }
     }
-    Ok(false)
+    Ok(frames)
 }
 
 /// What one caller may still spend on decoding: a tool result shares one budget among its blocks.

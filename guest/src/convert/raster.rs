@@ -66,7 +66,7 @@ pub fn gif_first_frame(bytes: &[u8], options: &Options, budget: &mut Budget) -> 
     let raw = bytes.len() as u64;
     let profile = options.provider.profile();
     let provider = profile.provider.name();
-    let frames = gif_frames(bytes).map_err(|e| decode_refusal(raw, "GIF", e))?;
+    let frames = crate::image_gate::gif_frames(bytes, u64::MAX).map_err(|e| decode_refusal(raw, "GIF", e))?;
     let takes_gif = profile.accepts(ImageType::Gif);
     if takes_gif && frames <= 1 {
         return Ok(None);
@@ -93,20 +93,6 @@ pub fn gif_first_frame(bytes: &[u8], options: &Options, budget: &mut Budget) -> 
         from: GIF_MIME,
         note,
     }))
-}
-
-/// The GIF's frames, counted from their descriptors (the LZW data skipped, never decoded).
-fn gif_frames(bytes: &[u8]) -> Result<u64, ImageError> {
-    let as_image_error =
-        |e: gif::DecodingError| ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Gif.into(), e));
-    let mut options = gif::DecodeOptions::new();
-    options.skip_frame_decoding(true);
-    let mut decoder = options.read_info(Cursor::new(bytes)).map_err(as_image_error)?;
-    let mut frames = 0;
-    while decoder.next_frame_info().map_err(as_image_error)?.is_some() {
-        frames += 1;
-    }
-    Ok(frames)
 }
 
 /// The made image fitted into 2000², written as PNG (lossless, alpha kept: the ladder flattens on
