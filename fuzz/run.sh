@@ -4,6 +4,8 @@
 #   TARGET=convert bash fuzz/run.sh 600     one target: gate (fuzz_targets/gate.rs) or convert (convert.rs)
 #   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
 #   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
+#   SANITIZER=none …                         no AddressSanitizer (the default is address): safe Rust
+#                                            needs it little, and the converters run ~3× faster without
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
 # Crashes land in fuzz/artifacts/<target>/; reproduce one with
 #   cargo +nightly fuzz run -O <target> fuzz/artifacts/<target>/crash-…
@@ -85,7 +87,7 @@ for target in $targets; do
     # -rss_limit_mb 2048 / -malloc_limit_mb 1024: natively there is no sandbox; the decoders' and
     #   renderers' own limits (512 MiB per decode, 50 MP, the 2000² fit) must hold; more is a finding.
     # -timeout 20: the component's CPU deadline.
-    cargo +nightly fuzz run -O "$target" "$corpus" -- \
+    cargo +nightly fuzz run -O -s "${SANITIZER:-address}" "$target" "$corpus" -- \
         -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
         -print_final_stats=1 \
         "${runs_flag[@]}" "${time_flag[@]}" "${jobs_flag[@]}"

@@ -15,6 +15,10 @@ echo "== One feature set: the tests reuse the release build's dependencies"
 bash scripts/check-features.sh
 echo "== Rust: guest unit tests, host end-to-end tests (release build)"
 cargo test --release --locked --workspace
+# The workspace builds the guest natively without its converters (the preflight feature set); their
+# unit tests (SVG, BMP/TIFF/ICO, GIF frames, PDF pages, the hostile files) need the feature.
+echo "== Rust: the guest's converters' unit tests (feature convert)"
+cargo test --release --locked -p mediagate-guest --features convert --lib
 echo "== The components the crate carries are what the guest source builds to"
 bash scripts/check-components.sh
 # The wasmtime CLI that serves the http-gate component (tests/http, tests/deploy) is built once per

@@ -9,7 +9,10 @@ use std::io::Cursor;
 
 use image::codecs::gif::GifDecoder;
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-use image::{AnimationDecoder, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbaImage};
+use image::{
+    AnimationDecoder, ColorType, DynamicImage, ExtendedColorType, ImageBuffer, ImageDecoder, ImageError, ImageFormat,
+    ImageReader, RgbaImage,
+};
 
 use super::{GIF_MIME, Source};
 use crate::downsample::resize_to_fit;
@@ -46,8 +49,16 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     reader.limits(decode_limits());
     let decoder = reader.into_decoder().map_err(|e| header_refusal(raw, name, e))?;
     let (width, height) = decoder.dimensions();
-    check_header(raw, name, width, height, decoder.total_bytes(), budget)?;
-    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_refusal(raw, name, e))?;
+    let decoded = decoder.total_bytes();
+    check_header(raw, name, width, height, decoded, budget)?;
+    let one_buffer = source == Source::Tiff && tiff_in_one_buffer(decoder.color_type(), decoder.original_color_type());
+    let image = if one_buffer {
+        drop(decoder);
+        decode_tiff_in_one_buffer(bytes, width, height, decoded)
+    } else {
+        DynamicImage::from_decoder(decoder)
+    }
+    .map_err(|e| decode_refusal(raw, name, e))?;
     let note = match source {
         Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page)"),
         Source::Ico => {
@@ -57,6 +68,76 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
         _ => format!("decoded from {name} {width}x{height}"),
     };
     Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
+}
+
+/// Pixel layouts a TIFF decodes to unchanged (8 or 16 bits per sample, integer, no CMYK or 1-bit
+/// expansion): those the image crate would copy as they are.
+pub(super) fn tiff_in_one_buffer(color: ColorType, original: ExtendedColorType) -> bool {
+    use ColorType::*;
+    original == color.into() && matches!(color, L8 | La8 | Rgb8 | Rgba8 | L16 | La16 | Rgb16 | Rgba16)
+}
+
+/// A TIFF's first page decoded by the `tiff` crate into one buffer that becomes the image: the
+/// image crate's decoder decodes into a buffer of its own and copies it whole, so a 12 MP page
+/// would be held twice (72 MB instead of 36). Same limits (the decode's bytes, the rest of the
+/// decoder's bound for the compressed strips and tags), same pixels. A planar TIFF (one plane
+/// per channel) goes the image crate's way, which interleaves it.
+pub(super) fn decode_tiff_in_one_buffer(
+    bytes: &[u8],
+    width: u32,
+    height: u32,
+    decoded: u64,
+) -> Result<DynamicImage, ImageError> {
+    use tiff::decoder::{Decoder, DecodingResult, Limits};
+    let tiff_error = |e: tiff::TiffError| match e {
+        tiff::TiffError::LimitsExceeded => {
+            ImageError::Limits(image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory))
+        }
+        e => ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Tiff.into(), e)),
+    };
+    let mut limits = Limits::default();
+    limits.decoding_buffer_size = usize::try_from(decoded).unwrap_or(usize::MAX);
+    limits.intermediate_buffer_size = usize::try_from(DECODE_MAX_ALLOC.saturating_sub(decoded)).unwrap_or(usize::MAX);
+    limits.ifd_value_size = limits.intermediate_buffer_size;
+    let mut decoder = Decoder::new(Cursor::new(bytes)).map_err(tiff_error)?.with_limits(limits);
+    let planar = decoder.find_tag_unsigned::<u16>(tiff::tags::Tag::PlanarConfiguration).map_err(tiff_error)?;
+    if planar == Some(2) {
+        let mut reader = ImageReader::with_format(Cursor::new(bytes), ImageFormat::Tiff);
+        reader.limits(decode_limits());
+        return DynamicImage::from_decoder(reader.into_decoder()?);
+    }
+    let color = decoder.colortype().map_err(tiff_error)?;
+    let mut buffer = DecodingResult::U8(Vec::new());
+    let layout = decoder.read_image_to_buffer(&mut buffer).map_err(tiff_error)?;
+    let short = || {
+        ImageError::Decoding(image::error::DecodingError::new(
+            ImageFormat::Tiff.into(),
+            "the TIFF's pixels are shorter than its size",
+        ))
+    };
+    if layout.planes != 1 || buffer.as_buffer(0).as_bytes().len() < layout.complete_len {
+        return Err(short());
+    }
+    use tiff::ColorType as T;
+    let image = match (color, buffer) {
+        (T::Gray(8), DecodingResult::U8(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageLuma8),
+        (T::GrayA(8), DecodingResult::U8(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageLumaA8),
+        (T::RGB(8), DecodingResult::U8(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageRgb8),
+        (T::RGBA(8), DecodingResult::U8(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageRgba8),
+        (T::Gray(16), DecodingResult::U16(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageLuma16),
+        (T::GrayA(16), DecodingResult::U16(v)) => {
+            ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageLumaA16)
+        }
+        (T::RGB(16), DecodingResult::U16(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageRgb16),
+        (T::RGBA(16), DecodingResult::U16(v)) => ImageBuffer::from_raw(width, height, v).map(DynamicImage::ImageRgba16),
+        (color, _) => {
+            return Err(ImageError::Decoding(image::error::DecodingError::new(
+                ImageFormat::Tiff.into(),
+                format!("the TIFF's samples do not match its colour type {color:?}"),
+            )));
+        }
+    };
+    image.ok_or_else(short)
 }
 
 /// A GIF's first frame, composited onto its logical screen (transparent where the frame does not

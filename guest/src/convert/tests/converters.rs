@@ -178,6 +178,110 @@ fn tiff_by_hand(w: u32, h: u32, strip_bytes: u32, extra_ifds: u32) -> Vec<u8> {
     t
 }
 
+/// The `tiff` crate's one-buffer decode against the image crate's decoder, on a TIFF's bytes:
+/// the same pixels in the same layout, or both refuse.
+fn one_buffer_decode_matches_the_image_crate(name: &str, bytes: &[u8]) -> bool {
+    use image::ImageDecoder;
+    let Ok(decoder) = image::codecs::tiff::TiffDecoder::new(std::io::Cursor::new(bytes)) else { return false };
+    if !super::raster::tiff_in_one_buffer(decoder.color_type(), decoder.original_color_type()) {
+        return false;
+    }
+    let ((w, h), decoded) = (decoder.dimensions(), decoder.total_bytes());
+    let theirs = DynamicImage::from_decoder(decoder);
+    let ours = super::raster::decode_tiff_in_one_buffer(bytes, w, h, decoded);
+    match (ours, theirs) {
+        (Ok(ours), Ok(theirs)) => {
+            assert_eq!(ours.color(), theirs.color(), "{name}");
+            assert!(ours.as_bytes() == theirs.as_bytes(), "{name}: other pixels");
+        }
+        (Err(_), Err(_)) => {}
+        (ours, theirs) => panic!("{name}: ours {:?}, the image crate's {:?}", ours.err(), theirs.err()),
+    }
+    true
+}
+
+#[test]
+fn a_tiff_is_decoded_in_one_buffer_to_the_image_crates_pixels() {
+    let g = gradient(37, 23);
+    let layouts = [
+        DynamicImage::ImageLuma8(g.to_luma8()),
+        DynamicImage::ImageRgb8(g.to_rgb8()),
+        DynamicImage::ImageRgba8(g.to_rgba8()),
+        DynamicImage::ImageLuma16(g.to_luma16()),
+        DynamicImage::ImageRgb16(g.to_rgb16()),
+        DynamicImage::ImageRgba16(g.to_rgba16()),
+    ];
+    for image in layouts {
+        let tiff = encode(&image, ImageFormat::Tiff);
+        assert!(one_buffer_decode_matches_the_image_crate(&format!("{:?}", image.color()), &tiff));
+    }
+    // A strip shorter than the rows it holds, and one that claims 4 GB.
+    for (name, t) in [("short strip", tiff_by_hand(16, 4, 32, 0)), ("4 GB strip", tiff_by_hand(16, 4, u32::MAX, 0))] {
+        one_buffer_decode_matches_the_image_crate(name, &t);
+    }
+    // The real files (Pillow, ImageMagick): LZW, Deflate, raw, 16-bit, RGBA; CMYK and JPEG-in-TIFF
+    // go the image crate's way.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/convert");
+    let mut taken = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "tif") && !path.to_string_lossy().contains("hostile") {
+            let bytes = std::fs::read(&path).unwrap();
+            taken += usize::from(one_buffer_decode_matches_the_image_crate(&path.display().to_string(), &bytes));
+        }
+    }
+    assert!(taken >= 5, "{taken} corpus TIFFs took the one-buffer way");
+}
+
+/// A planar RGB TIFF (PlanarConfiguration 2: one strip per channel), 8 bits, uncompressed.
+fn planar_rgb_tiff_by_hand(w: u32, h: u32) -> Vec<u8> {
+    let plane = w * h;
+    let mut t = b"II*\0".to_vec();
+    let bits_at = 8u32;
+    let offsets_at = bits_at + 6;
+    let counts_at = offsets_at + 12;
+    let data_at = counts_at + 12;
+    let ifd_at = data_at + 3 * plane;
+    t.extend_from_slice(&ifd_at.to_le_bytes());
+    t.extend([8u16, 8, 8].iter().flat_map(|b| b.to_le_bytes()));
+    t.extend((0..3).flat_map(|p| (data_at + p * plane).to_le_bytes()));
+    t.extend((0..3).flat_map(|_| plane.to_le_bytes()));
+    t.extend((0..3 * plane).map(|i| (i * 7 % 256) as u8));
+    let entries: [(u16, u16, u32, u32); 10] = [
+        (256, 4, 1, w),
+        (257, 4, 1, h),
+        (258, 3, 3, bits_at),
+        (259, 3, 1, 1),
+        (262, 3, 1, 2), // RGB
+        (273, 4, 3, offsets_at),
+        (277, 3, 1, 3), // samples per pixel
+        (278, 4, 1, h),
+        (279, 4, 3, counts_at),
+        (284, 3, 1, 2), // planar
+    ];
+    t.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, kind, count, value) in entries {
+        t.extend_from_slice(&tag.to_le_bytes());
+        t.extend_from_slice(&kind.to_le_bytes());
+        t.extend_from_slice(&count.to_le_bytes());
+        t.extend_from_slice(&value.to_le_bytes());
+    }
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t
+}
+
+#[test]
+fn a_planar_tiff_is_interleaved_by_the_image_crate() {
+    let t = planar_rgb_tiff_by_hand(5, 3);
+    assert!(one_buffer_decode_matches_the_image_crate("planar", &t));
+    let image = super::raster::decode_tiff_in_one_buffer(&t, 5, 3, 45).unwrap().to_rgb8();
+    // Pixel (1, 0): R from the first plane (byte 1), G from the second (byte 16), B from the third
+    // (byte 31); byte i is i * 7 % 256.
+    assert_eq!(image.get_pixel(1, 0).0, [7, 112, 217]);
+    let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 5, height: 3 }));
+}
+
 #[test]
 fn a_hand_made_tiff_converts() {
     let t = tiff_by_hand(16, 4, 64, 0);
