@@ -50,6 +50,11 @@ pub const MAX_TREE_NODES: u64 = 200_000;
 pub const MAX_PATH_SEGMENTS: u64 = 4_000_000;
 /// Dashes a dashed stroke may make, in all.
 pub const MAX_DASHES: u64 = 1_000_000;
+/// How far from the canvas's origin, in output pixels, a path (its points and control points)
+/// may reach: tiny-skia's anti-aliased scan converter panics on curves with control points far
+/// out (found by fuzzing: a control point at -6e36). A million pixels is 500 times the largest
+/// canvas; geometry that far out draws nothing on it.
+pub const MAX_PATH_REACH: f32 = 1_000_000.0;
 /// Pixel operations the render may take, estimated before it starts (about a second natively).
 pub const MAX_PIXEL_WORK: u64 = 1_000_000_000;
 /// Pixels alive at once (nested layers, masks, filter results, pattern tiles): 48 M × 4 bytes.
@@ -538,6 +543,25 @@ impl Cost {
     fn path(&mut self, path: &usvg::Path, ts: tiny_skia::Transform, target: u64) -> u64 {
         self.nodes += 1;
         let data = path.data();
+        // The points and control points (a huge stroke width is the stroker's to bound: it is).
+        let reach = data
+            .bounds()
+            .transform(ts)
+            .map(|r| r.left().abs().max(r.right().abs()).max(r.top().abs()).max(r.bottom().abs()))
+            .filter(|r| r.is_finite());
+        match reach {
+            Some(r) if r <= MAX_PATH_REACH => {}
+            Some(r) => {
+                self.error = Some(format!(
+                    "a path reaches {r:.0} px from the canvas's origin; the rasteriser's bound is {MAX_PATH_REACH} px"
+                ));
+                return 0;
+            }
+            None => {
+                self.error = Some("a path's extent cannot be measured (it overflows)".into());
+                return 0;
+            }
+        }
         let segments = data.verbs().len() as u64;
         let mut peak = 0;
         for (paint, stroke) in
@@ -990,9 +1014,21 @@ mod tests {
             r#"<line x1="0" y1="50" x2="100" y2="50" stroke="red" stroke-width="1e30"/>"#,
         ));
         assert_eq!(img.dimensions(), (512, 512));
-        // 4.5 million segments within the byte cap.
-        let r = refused(&doc("", &format!(r#"<path d="M0 0{}" stroke="black"/>"#, "h1".repeat(4_500_000))));
+        // 2.1 million segments, filled and stroked (4.2 million drawn), within the byte cap and a
+        // unit of the origin.
+        let r = refused(&doc(
+            "",
+            &format!(r#"<path d="M0 0{}" fill="black" stroke="black"/>"#, "h1h-1".repeat(1_050_000)),
+        ));
         assert!(r.message.contains("segments"), "{}", r.message);
+        // A control point 6e36 units out (a fuzzing find: tiny-skia's anti-aliased scan converter
+        // panicked on it) is refused before drawing; one a little outside the canvas is drawn.
+        let r = refused(&doc(
+            r#"width="256" height="256""#,
+            r#"<path d="M0,-110 C60,-110 11,-60 110,0 C-6055555555555555555555555555555555555,110 -110,60 -110,0Z" fill="red"/>"#,
+        ));
+        assert!(r.message.contains("a path reaches") && r.message.contains("rasteriser"), "{}", r.message);
+        ok(&doc(r#"width="256" height="256""#, r#"<path d="M-5000,-5000 C9000,0 0,9000 200,200Z" fill="red"/>"#));
         // Ten million are over the byte cap.
         assert_eq!(
             refused(&doc("", &format!(r#"<path d="M0 0{}"/>"#, "h1".repeat(10_000_000)))).reason,
