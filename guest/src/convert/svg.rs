@@ -1016,10 +1016,8 @@ mod tests {
         assert_eq!(img.dimensions(), (512, 512));
         // 2.1 million segments, filled and stroked (4.2 million drawn), within the byte cap and a
         // unit of the origin.
-        let r = refused(&doc(
-            "",
-            &format!(r#"<path d="M0 0{}" fill="black" stroke="black"/>"#, "h1h-1".repeat(1_050_000)),
-        ));
+        let r =
+            refused(&doc("", &format!(r#"<path d="M0 0{}" fill="black" stroke="black"/>"#, "h1h-1".repeat(1_050_000))));
         assert!(r.message.contains("segments"), "{}", r.message);
         // A control point 6e36 units out (a fuzzing find: tiny-skia's anti-aliased scan converter
         // panicked on it) is refused before drawing; one a little outside the canvas is drawn.
