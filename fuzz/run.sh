@@ -5,7 +5,7 @@
 #   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
 #   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
 #   SANITIZER=none …                         no AddressSanitizer (the default is address): safe Rust
-#                                            needs it little, and the converters run ~3× faster without
+#                                            needs it little, and the converters run 5–6× faster without
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
 # Crashes land in fuzz/artifacts/<target>/; reproduce one with
 #   cargo +nightly fuzz run -O <target> fuzz/artifacts/<target>/crash-…
