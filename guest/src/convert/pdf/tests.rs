@@ -300,13 +300,25 @@ fn many_streams_that_together_decode_past_the_file_cap_are_refused() {
     assert_eq!(r.limit, Some(FILE_DECODED_MAX));
 }
 
+fn counted(stage: impl Fn(&mut Sink), cap: u64) -> u64 {
+    let mut out = Sink { kept: None, len: 0, cap };
+    stage(&mut out);
+    out.len
+}
+
 #[test]
-fn run_length_lengths_are_counted_without_expanding() {
-    assert_eq!(run_length_len(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0]), 128 + 3);
+fn filter_stages_are_counted_within_the_cap() {
+    assert_eq!(counted(|o| run_length(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0], o), u64::MAX), 128 + 3);
     let bomb: Vec<u8> = [129u8, 0].repeat(2_000_000);
-    assert_eq!(run_length_len(&bomb), 256_000_000);
-    assert_eq!(inflated_len(&zlib(&[1; 100_000]), u64::MAX), 100_000);
-    assert_eq!(inflated_len(&zlib(&[1; 100_000]), 5000), 5000);
+    assert_eq!(counted(|o| run_length(&bomb, o), u64::MAX), 256_000_000);
+    assert_eq!(counted(|o| inflate(&zlib(&[1; 100_000]), o), u64::MAX), 100_000);
+    assert_eq!(counted(|o| inflate(&zlib(&[1; 100_000]), o), 5000), 5000);
+    let mut hex = Sink { kept: Some(Vec::new()), len: 0, cap: 100 };
+    ascii_hex(b"48 65 6c6C6\n f>junk", &mut hex);
+    assert_eq!(hex.kept.unwrap(), b"Hello");
+    let mut a85 = Sink { kept: Some(Vec::new()), len: 0, cap: 100 };
+    ascii85(b"87cURD]i,\"Ebo80z~>", &mut a85);
+    assert_eq!(a85.kept.unwrap(), b"Hello World\0\0\0\0");
 }
 
 #[test]
