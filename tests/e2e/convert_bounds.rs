@@ -205,16 +205,16 @@ fn a_jbig2_image_larger_than_its_dictionary_says_is_refused_in_words() {
 
 #[test]
 fn pdf_decompression_bombs_are_refused_before_hayro_decodes() {
-    // Flate inside Flate: 300 MB of zeros, twice compressed (a few hundred bytes).
+    // Each the page's content stream. Flate inside Flate: 300 MB of zeros, twice compressed (1 KB).
     let zeros = vec![0u8; 300 * 1024 * 1024];
     let inner = zlib(&zeros);
     drop(zeros);
     let twice = zlib(&inner);
-    let bytes = page(b"", "<< >>", vec![stream("/Filter [/FlateDecode /FlateDecode]", &twice)]);
+    let bytes = page_with_filter("/Filter [/FlateDecode /FlateDecode]", &twice, "<< >>", vec![]);
     refused_saying(&bytes, "flate-flate.pdf", PAGE, "decodes to more than");
     // ASCIIHex, then Flate.
     let hex: String = inner.iter().map(|b| format!("{b:02x}")).collect::<String>() + ">";
-    let bytes = page(b"", "<< >>", vec![stream("/Filter [/ASCIIHexDecode /FlateDecode]", hex.as_bytes())]);
+    let bytes = page_with_filter("/Filter [/ASCIIHexDecode /FlateDecode]", hex.as_bytes(), "<< >>", vec![]);
     refused_saying(&bytes, "hex-flate.pdf", PAGE, "decodes to more than");
     // LZW: 250 MB of zeros.
     let mut lzw = Vec::new();
@@ -222,7 +222,7 @@ fn pdf_decompression_bombs_are_refused_before_hayro_decodes() {
     let mut encoder = weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
     encoder.into_vec(&mut lzw).encode_all(&zeros[..]).status.unwrap();
     drop(zeros);
-    let bytes = page(b"", "<< >>", vec![stream("/Filter /LZWDecode", &lzw)]);
+    let bytes = page_with_filter("/Filter /LZWDecode", &lzw, "<< >>", vec![]);
     refused_saying(&bytes, "lzw.pdf", PAGE, "decodes to more than");
     // An inline image of 7000x7000.
     let content = b"q 100 0 0 100 0 0 cm BI /W 7000 /H 7000 /BPC 8 /CS /G /F /Fl ID x\x9c\x03\x00\x00\x00\x00\x01 EI Q";

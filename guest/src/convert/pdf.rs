@@ -9,10 +9,13 @@
 //!   protection) and those are rendered; one that needs a password is refused in words.
 //! - Hostile input is bounded before hayro sees a page ([`check_streams`]): every stream of the
 //!   file is looked at once — an image larger than [`crate::limits::DECODE_MAX_PIXELS`] (by its
-//!   dictionary, and a JPEG's by its frame header) is refused, and Flate / RunLength data are
-//!   inflated into a counter (not kept) up to a per-stream and a per-file cap, so a zlib bomb is
-//!   refused instead of exhausting the sandbox's memory. Form XObject recursion is bounded by
-//!   hayro (depth 50), as is its page-tree walk.
+//!   dictionary, and by the size its data declares: a JPEG's frame header, JBIG2 segments, a JPEG
+//!   2000 header, CCITT's parameters) is refused, and each filter chain (Flate, LZW, RunLength,
+//!   ASCIIHex, ASCII85) is decoded stage by stage within a per-stream cap, the last stage counted
+//!   and not kept, and a per-file cap, so a decompression bomb is refused instead of exhausting
+//!   the sandbox's memory. Then the page's content is walked ([`check_page_work`]): operators,
+//!   painting operators and form draws counted with each form's work multiplied by the times it is
+//!   drawn (fan-out), a form cycle refused, inline images' sizes checked.
 
 use std::sync::Arc;
 
@@ -240,7 +243,8 @@ fn jbig2_sizes(data: &[u8]) -> Vec<(u32, u32)> {
         let referred = if count_byte >> 5 == 7 {
             let Some(long) = be32(data, p) else { break };
             let n = (long & 0x1fff_ffff) as usize;
-            p += 4 + n.div_ceil(8).min(data.len());
+            // The long form: a 29-bit count, then a retention bit per referred segment and one more.
+            p += 4 + (n + 1).div_ceil(8).min(data.len());
             n
         } else {
             p += 1;
