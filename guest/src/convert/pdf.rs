@@ -46,6 +46,11 @@ pub const STREAM_DECODED_MAX: u64 = DECODE_MAX_ALLOC;
 /// Bytes all the streams of one file may decode to together (the check's CPU is bounded too).
 pub const FILE_DECODED_MAX: u64 = 512 * 1024 * 1024;
 
+/// Bytes one image of a page may take to draw: its decoded samples and the RGBA copy hayro paints
+/// from. In the convert component a 7000x7000 grey image (49 MB of samples, 245 MB by this count)
+/// drew; the same in RGB (147 MB of samples) ran out of the 512 MiB memory.
+pub const IMAGE_MEMORY_MAX: u64 = 256 * 1024 * 1024;
+
 /// Operators one page executes, its form XObjects counted each time they are drawn (a form drawn
 /// ten times from a form drawn ten times counts a hundred times). In the convert component a
 /// million operators filling small rectangles rendered in 0.42 s.
@@ -210,6 +215,7 @@ fn check_image_size(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
             _ => {}
         }
     }
+    let sample_bits = image_sample_bits(dict);
     for (w, h) in dims {
         let pixels = u64::from(w) * u64::from(h);
         if pixels > DECODE_MAX_PIXELS {
@@ -220,8 +226,54 @@ fn check_image_size(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
                 format!("the PDF holds a {w}x{h} image, over the gate's decode limit of {DECODE_MAX_PIXELS} pixels"),
             ));
         }
+        let bytes = pixels.saturating_mul(sample_bits).div_ceil(8).saturating_add(pixels.saturating_mul(4));
+        if bytes > IMAGE_MEMORY_MAX {
+            return Err(refused(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(IMAGE_MEMORY_MAX),
+                format!(
+                    "the PDF holds a {w}x{h} image that needs about {bytes} bytes to draw (its samples and their \
+                     RGBA copy), over the gate's {IMAGE_MEMORY_MAX}"
+                ),
+            ));
+        }
     }
     Ok(())
+}
+
+/// Bits per pixel of an image's decoded samples: components × bits per component, by its
+/// colour space (an ICC profile's `N`); what the dictionary does not say counts as 4 × 8.
+fn image_sample_bits(dict: &hayro::hayro_syntax::object::Dict<'_>) -> u64 {
+    let name = |n: &[u8]| -> Option<u64> {
+        match n {
+            b"DeviceGray" | b"G" | b"CalGray" | b"Indexed" | b"I" | b"Separation" | b"Pattern" => Some(1),
+            b"DeviceRGB" | b"RGB" | b"CalRGB" | b"Lab" => Some(3),
+            b"DeviceCMYK" | b"CMYK" => Some(4),
+            _ => None,
+        }
+    };
+    if dict.get::<bool>(b"ImageMask").or_else(|| dict.get::<bool>(b"IM")) == Some(true) {
+        return 1;
+    }
+    let space = dict.get::<Object<'_>>(b"ColorSpace").or_else(|| dict.get::<Object<'_>>(b"CS"));
+    let components = match space {
+        Some(Object::Name(n)) => name(n.as_ref()),
+        Some(Object::Array(a)) => {
+            let mut items = a.iter::<Object<'_>>();
+            match items.next() {
+                Some(Object::Name(n)) if n.as_ref() == b"ICCBased" => match items.next() {
+                    Some(Object::Stream(icc)) => icc.dict().get::<u32>(b"N").map(u64::from),
+                    _ => None,
+                },
+                Some(Object::Name(n)) => name(n.as_ref()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let bits = dict.get::<u32>(b"BitsPerComponent").or_else(|| dict.get::<u32>(b"BPC")).map_or(8, u64::from);
+    components.unwrap_or(4).clamp(1, 32) * bits.clamp(1, 16)
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {

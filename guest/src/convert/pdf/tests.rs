@@ -235,9 +235,9 @@ fn a_form_that_draws_itself_twice_ends() {
     let start = Instant::now();
     let result = render_page(&pdf(&objects), 1, 2000);
     assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
-    // Refused in words before hayro runs it (the page-work walk finds the cycle).
-    let Err(PageError::Refused(r)) = result else { panic!("{result:?}") };
-    assert!(r.message.contains("cycle"), "{}", r.message);
+    // hayro's object resolution does not hand a form back to itself (nor does it to the page-work
+    // walk, whose own cycle check is the backstop): drawn once.
+    assert!(result.is_ok(), "{result:?}");
 }
 
 /// One A4 page whose content draws form `/X0`; `forms[i]` is object `5 + i`.
@@ -295,7 +295,16 @@ fn operators_paints_and_inline_images_are_counted() {
     };
     over(&b"0 0 m ".repeat(1_000_001), "operators");
     over(&b"10 10 m 500 800 l S\n".repeat(6_001), "painting operators");
-    over(b"BI /W 7000 /H 7000 /BPC 8 /CS /G ID \0\0\0 EI", "7000x7000");
+    over(b"BI /W 7000 /H 7000 /BPC 8 /CS /RGB ID \0\0\0 EI", "7000x7000");
+    over(b"BI /W 8000 /H 7000 /BPC 8 /CS /G ID \0\0\0 EI", "8000x7000");
+    // A grey 7000x7000 (245 MB to draw by the count) is within it.
+    let grey = stream("/Width 7000 /Height 7000 /BitsPerComponent 8 /ColorSpace /DeviceGray", b"");
+    let pdf = open(&page_with_forms(b"", vec![grey])).unwrap();
+    for object in pdf.objects() {
+        if let Object::Stream(s) = object {
+            assert!(check_image_size(&s, 0).is_ok());
+        }
+    }
     // At the painting limit: drawn.
     assert!(render_page(&doc(&[(A4, &b"10 10 m 500 800 l S\n".repeat(6_000), "")]), 1, 2000).is_ok());
 }
@@ -314,8 +323,9 @@ fn image_codecs_are_sized_by_their_data() {
     jbig2.extend_from_slice(&[0; 10]);
     assert_eq!(jbig2_sizes(&jbig2), vec![(65_535, 65_535), (40, 30)]);
     // A striped page of unknown height: its regions bound it.
-    jbig2[15..19].copy_from_slice(&u32::MAX.to_be_bytes());
-    assert_eq!(jbig2_sizes(&jbig2), vec![(65_535, 0), (40, 30)]);
+    let mut striped = jbig2.clone();
+    striped[15..19].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(jbig2_sizes(&striped), vec![(65_535, 0), (40, 30)]);
     // JPEG 2000: a JP2 header box and a bare codestream.
     let mut jp2 = b"\0\0\0\x16ihdr".to_vec();
     jp2.extend_from_slice(&20_000u32.to_be_bytes());
@@ -458,7 +468,7 @@ fn filter_stages_are_counted_within_the_cap() {
     assert_eq!(hex.kept.unwrap(), b"Hello");
     let mut a85 = Sink { kept: Some(Vec::new()), len: 0, cap: 100 };
     ascii85(b"87cURD]i,\"Ebo80z~>", &mut a85);
-    assert_eq!(a85.kept.unwrap(), b"Hello World\0\0\0\0");
+    assert_eq!(a85.kept.unwrap(), b"Hello World!\0\0\0\0");
 }
 
 #[test]
