@@ -11,6 +11,7 @@ mod bombs;
 mod cli;
 mod cli_inputs;
 mod convert;
+mod convert_bounds;
 mod docs;
 mod embedding;
 mod gate;
