@@ -18,4 +18,7 @@ if ! { [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qxF "cargo-deny $ve
   rm -rf "$root"
   mv "$root.partial" "$root"
 fi
+# Every crate of the lock file for every platform, from crates.io (a build fetches only the host's);
+# the check itself then runs offline.
+cargo fetch --locked >&2
 exec "$bin" --locked --offline check --config deny.toml licenses bans sources

@@ -217,7 +217,7 @@ impl ReadImageTool {
 
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
-        let store = self.store(None, noop_sink()).map_err(CallError::Host)?;
+        let store = self.store(None, noop_sink());
         self.call(store, async |tool, store| tool.mediagate_gate0_2_0_tool().call_definition(store).await).await
     }
 
