@@ -21,4 +21,4 @@ fi
 # Every crate of the lock file for every platform, from crates.io (a build fetches only the host's);
 # the check itself then runs offline.
 cargo fetch --locked >&2
-exec "$bin" --locked --offline check --config deny.toml licenses bans sources
+exec "$bin" --locked --offline check licenses bans sources
