@@ -33,6 +33,11 @@ impl Mcp {
         if let Some(url) = vlm_url {
             command.args(["--vlm-url", url, "--vlm-model", "test-vlm"]);
         }
+        Mcp::spawn(command, json!({}))
+    }
+
+    /// `command` started and initialised, the client declaring `capabilities`.
+    fn spawn(mut command: std::process::Command, capabilities: Value) -> Mcp {
         let mut child = command
             .env_remove("MEDIAGATE_VLM_URL")
             .stdin(Stdio::piped())
@@ -54,7 +59,7 @@ impl Mcp {
         });
         let mut mcp = Mcp { child, stdin: Some(stdin), incoming };
         mcp.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw-lines", "version": "0"}}}));
         let answer = mcp.recv();
         assert_eq!(answer["id"], "init", "{answer}");
@@ -392,4 +397,50 @@ fn view_image_and_read_image_take_a_page() {
     let read = call(&mut mcp, "r1", "read_image", json!({"path": "icon.png", "page": 1}));
     let (is_error, text) = tool_text(&read);
     assert!(is_error && text.contains("no vision model"), "{text}");
+}
+
+/// Without `--workspace` the client's roots are the workspace — but a root of `/` or of the home
+/// directory is refused as the start directory is: it would hand the model the whole disk or every
+/// secret at home. A project root beside them is served.
+#[test]
+fn a_client_root_of_slash_or_home_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let home_dir = std::fs::canonicalize(home.path()).unwrap();
+    let project = home_dir.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let img = image::RgbImage::from_fn(8, 8, |x, y| image::Rgb([x as u8 * 30, y as u8 * 30, 200]));
+    img.save(project.join("icon.png")).unwrap();
+    let uri = |p: &Path| url::Url::from_directory_path(p).unwrap().to_string();
+
+    let mut command = mediagate_command();
+    command.arg("mcp").current_dir(&project).env("HOME", &home_dir).env_remove("MEDIAGATE_VLM_URL");
+    let mut mcp = Mcp::spawn(command, json!({"roots": {"listChanged": true}}));
+    let answer_roots = |mcp: &mut Mcp, roots: Vec<String>| {
+        let ask = mcp.recv();
+        assert_eq!(ask["method"], "roots/list", "{ask}");
+        let roots: Vec<Value> = roots.into_iter().map(|u| json!({"uri": u})).collect();
+        mcp.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": roots}}));
+    };
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"});
+    for (n, roots) in [vec!["file:///".to_string()], vec![uri(&home_dir)], vec!["file:///".into(), uri(&home_dir)]]
+        .into_iter()
+        .enumerate()
+    {
+        if n > 0 {
+            mcp.send(&changed);
+        }
+        answer_roots(&mut mcp, roots.clone());
+        let id = json!(format!("slash-or-home-{n}"));
+        mcp.call(id.clone(), "icon.png", None);
+        let (is_error, text) = tool_text(mcp.until_answer(&id).last().unwrap());
+        assert!(is_error && text.contains("will not serve") && text.contains("--workspace"), "{roots:?}: {text}");
+    }
+    // Beside the project's root they are left out, and the project is served (no VLM here: the
+    // answer says so, which comes after the workspace was settled).
+    mcp.send(&changed);
+    answer_roots(&mut mcp, vec!["file:///".into(), uri(&home_dir), uri(&project)]);
+    let id = json!("project");
+    mcp.call(id.clone(), "icon.png", None);
+    let (_, text) = tool_text(mcp.until_answer(&id).last().unwrap());
+    assert!(!text.contains("will not serve"), "{text}");
 }

@@ -14,14 +14,14 @@
 //! - Every line the client writes gets an answer or reaches rmcp exactly once (`mcp_framing`).
 //! - Stdout carries only protocol messages; the one status line goes to stderr.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clap::Args;
 use mediagate::ReadImageTool;
-use mediagate::tool::{Sink, ToolDefinition};
+use mediagate::tool::{Sink, ToolDefinition, WorkspaceDir};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -76,7 +76,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         Err(e) => return fail(e),
     };
     let vlm_line = match (&vlm, &vlm_error) {
-        (Some(c), _) => format!("{} at {}", c.model, c.base_url),
+        (Some(c), _) => format!("{} at {}", c.model, mediagate::vlm::shown_url(&c.base_url)),
         (None, Some(e)) => format!("misconfigured, read_image answers with this error: {e}"),
         (None, None) => "none (read_image answers that no vision model is configured)".to_string(),
     };
@@ -335,7 +335,7 @@ impl McpServer {
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<PathBuf, Unresolved> {
+    ) -> Result<WorkspaceDir, Unresolved> {
         let path = request.arguments.as_ref().and_then(|a| a.get("path")).and_then(|p| p.as_str()).unwrap_or("");
         // From 2026-07-28 a server may not send requests; it asks for input in its result instead.
         let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
@@ -345,7 +345,7 @@ impl McpServer {
 
     async fn read_image(
         &self,
-        workspace: &Path,
+        workspace: &WorkspaceDir,
         arguments: ReadImageArguments,
         progress: Option<Progress>,
     ) -> CallToolResult {
@@ -441,7 +441,7 @@ fn view_image_tool() -> Tool {
 impl McpServer {
     async fn view_image_call(
         &self,
-        workspace: &Path,
+        workspace: &WorkspaceDir,
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {

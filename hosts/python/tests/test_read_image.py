@@ -293,12 +293,14 @@ def test_the_environment_chooses_the_api_and_the_key(workspace, vlm_server, monk
     monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.root_url)
     monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "claude-env")
     monkeypatch.setenv("MEDIAGATE_VLM_API", "anthropic")
+    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-mediagate-env")
+    # The vendors' own variables go only to the vendors' APIs, not to this loopback server.
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env")
     assert Mediagate(workspace=workspace).read_image("small.png", "q") == STANDARD_ANSWER
     request = vlm_server.requests[0]
     assert request["body"]["model"] == "claude-env"
-    assert {k.lower(): v for k, v in request["headers"].items()}["x-api-key"] == "sk-ant-env"
+    assert {k.lower(): v for k, v in request["headers"].items()}["x-api-key"] == "sk-mediagate-env"
 
 
 def test_a_url_without_a_model_is_refused_at_once(workspace, monkeypatch):
