@@ -17,6 +17,8 @@ section "The tests carry their data (tests/corpus/), nothing outside the clone"
 bash scripts/check-self-contained.sh
 section "One feature set: the tests reuse the release build's dependencies"
 bash scripts/check-features.sh
+section "cargo deny: licenses, bans, sources (offline, no advisory database)"
+bash scripts/check-deny.sh
 section "Rust: guest unit tests, host end-to-end tests (release build)"
 cargo test --release --locked --workspace
 # The workspace builds the guest natively without its converters (the preflight feature set); their
