@@ -30,6 +30,9 @@ export MEDIAGATE_HTTP_GATE=$work/mediagate-http-gate.wasm
 say "behaviour under wasmtime serve and jco serve"
 node --test --test-concurrency=1 tests/http/gate.test.mjs
 
+say "a trapping request ends that request only, under both engines"
+node --test --test-concurrency=1 tests/http/trap.test.mjs
+
 if [ "${MEDIAGATE_HTTP_LOAD:-1}" != 0 ]; then
   out=${MEDIAGATE_HTTP_LOAD_OUT:-$work}
   mkdir -p "$out"
