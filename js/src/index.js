@@ -164,9 +164,11 @@ function memoryGuard(limitBytes) {
       if (!('memory_grow_pre' in hooks)) {
         throw new GateError('the core module has no memory limit hook (dist/ was not built by scripts/build.mjs): rebuild it');
       }
-      const instance = new WebAssembly.Instance(module, { ...imports, env: hooks });
-      memory = instance.exports.memory ?? memory;
-      return instance;
+      // Asynchronous: a browser's main thread refuses to instantiate a module over 8 MB synchronously.
+      return WebAssembly.instantiate(module, { ...imports, env: hooks }).then((instance) => {
+        memory = instance.exports.memory ?? memory;
+        return instance;
+      });
     },
   };
 }

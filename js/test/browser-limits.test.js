@@ -60,7 +60,7 @@ describe('limits in Chromium', { timeout: 300_000 }, () => {
     for (const where of ['page', 'worker']) {
       const js = answers[where];
       if (cli.error) {
-        assert.equal(js.name, 'GateError', `${where}: ${JSON.stringify(js)}`);
+        assert.equal(js.name, 'GateError', `${where}: ${JSON.stringify(answers)}`);
         assert.equal(js.kind, 'out_of_memory');
         assert.equal(`${file}: ${js.message.replace(/^admit-pdf-page: /, '')}`, cli.error.message);
       } else {
