@@ -33,6 +33,17 @@ impl Mcp {
         if let Some(url) = vlm_url {
             command.args(["--vlm-url", url, "--vlm-model", "test-vlm"]);
         }
+        Mcp::spawn(command, json!({}))
+    }
+
+    /// Without `--workspace`, started in `dir`, for a client that declares `roots`.
+    fn start_with_roots(dir: &Path) -> Mcp {
+        let mut command = mediagate_command();
+        command.arg("mcp").current_dir(dir);
+        Mcp::spawn(command, json!({"roots": {"listChanged": true}}))
+    }
+
+    fn spawn(mut command: std::process::Command, capabilities: Value) -> Mcp {
         let mut child = command
             .env_remove("MEDIAGATE_VLM_URL")
             .stdin(Stdio::piped())
@@ -54,7 +65,7 @@ impl Mcp {
         });
         let mut mcp = Mcp { child, stdin: Some(stdin), incoming };
         mcp.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw-lines", "version": "0"}}}));
         let answer = mcp.recv();
         assert_eq!(answer["id"], "init", "{answer}");
@@ -392,4 +403,49 @@ fn view_image_and_read_image_take_a_page() {
     let read = call(&mut mcp, "r1", "read_image", json!({"path": "icon.png", "page": 1}));
     let (is_error, text) = tool_text(&read);
     assert!(is_error && text.contains("no vision model"), "{text}");
+}
+
+/// A client that declares roots and does not answer `roots/list`: calls wait for it, but only so
+/// many and holding only so much; past that each is refused at once, in words. The answer, when it
+/// comes with the id written as a string (`"0"` for `0`), is still the answer, and the waiting
+/// calls run.
+#[test]
+fn calls_waiting_for_the_clients_roots_are_bounded_and_an_answer_under_a_string_id_releases_them() {
+    let ws = workspace();
+    let mut mcp = Mcp::start_with_roots(ws.path());
+    let ask = mcp.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let asked_id = ask["id"].clone();
+    assert!(asked_id.is_number(), "rmcp asks with a number: {ask}");
+    // 12 calls of 1 MB of arguments each: the first 8 (8 MB) may wait, the others are refused.
+    let filler = "f".repeat(1 << 20);
+    for id in 0..12 {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "view_image", "arguments": {"path": "icon.png", "filler": filler}}}));
+    }
+    let mut refused = Vec::new();
+    while refused.len() < 5 {
+        let message = mcp.recv();
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("already wait for them"), "{message}");
+        refused.push(message["id"].as_i64().unwrap());
+    }
+    // 7 or 8 wait (8 × 1 MB of text and its JSON framing is just over 8 MiB with the 8th).
+    assert!(refused.iter().all(|&id| id >= 7), "the later calls are refused: {refused:?}");
+    let rss = mcp.status_bytes("VmRSS");
+    assert!(rss < 400 << 20, "RSS {} MiB while calls wait", rss >> 20);
+    // The roots, under the id written as a string.
+    let root = url::Url::from_directory_path(ws.path().canonicalize().unwrap()).unwrap();
+    mcp.send(&json!({"jsonrpc": "2.0", "id": asked_id.to_string(), "result": {"roots": [{"uri": root.as_str()}]}}));
+    let mut answered = 0;
+    while answered + refused.len() < 12 {
+        let message = mcp.recv();
+        if message.get("method").is_some() {
+            continue;
+        }
+        // Past the wait, the call runs: its filler is not an argument `view_image` takes.
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("invalid arguments for view_image"), "{message}");
+        answered += 1;
+    }
 }
