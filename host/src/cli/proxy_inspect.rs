@@ -18,7 +18,7 @@ use jiter::{Jiter, Peek};
 /// Deeper nesting is refused (serde_json's limit, which the proxy's envelope parse also has).
 const MAX_DEPTH: usize = 128;
 
-/// An object holding a `blob` member.
+/// An object holding a `blob` member that is a string.
 #[derive(Debug, PartialEq, Eq)]
 pub struct BlobObject {
     pub span: Range<usize>,
@@ -127,7 +127,9 @@ impl Walker<'_> {
             let peek = self.jiter.peek()?;
             match k.as_str() {
                 "type" => self.found.typed = true,
-                "blob" => blob = true,
+                // Bytes are a string; a `blob` holding anything else (a JSON Schema's `properties`
+                // naming `blob`, as a tool's output schema does) carries none.
+                "blob" if peek == Peek::String => blob = true,
                 _ => {}
             }
             if k == "uri" && peek == Peek::String {
@@ -177,6 +179,9 @@ mod tests {
         assert_eq!(found.data_urls.len(), 1);
         assert_eq!(&text[found.data_urls[0].clone()], r#"" data:image/svg+xml;base64,PHN2Zz4=""#);
         assert!(inspect(r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap().typed);
+        // A tool's output schema that describes a blob resource holds no blob.
+        let schema = r#"{"type":"object","properties":{"uri":{"type":"string"},"blob":{"type":"string"}}}"#;
+        assert!(inspect(schema).unwrap().blobs.is_empty());
         // Numbers serde_json cannot hold are JSON all the same.
         assert!(inspect(r#"{"n":1e400,"m":123456789012345678901234567890}"#).is_ok());
     }
