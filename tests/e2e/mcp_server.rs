@@ -37,6 +37,13 @@ impl Mcp {
     }
 
     /// `command` started and initialised, the client declaring `capabilities`.
+    /// Without `--workspace`, started in `dir`, for a client that declares `roots`.
+    fn start_with_roots(dir: &Path) -> Mcp {
+        let mut command = mediagate_command();
+        command.arg("mcp").current_dir(dir);
+        Mcp::spawn(command, json!({"roots": {"listChanged": true}}))
+    }
+
     fn spawn(mut command: std::process::Command, capabilities: Value) -> Mcp {
         let mut child = command
             .env_remove("MEDIAGATE_VLM_URL")
@@ -443,4 +450,49 @@ fn a_client_root_of_slash_or_home_is_refused() {
     mcp.call(id.clone(), "icon.png", None);
     let (_, text) = tool_text(mcp.until_answer(&id).last().unwrap());
     assert!(!text.contains("will not serve"), "{text}");
+}
+
+/// A client that declares roots and does not answer `roots/list`: calls wait for it, but only so
+/// many and holding only so much; past that each is refused at once, in words. The answer, when it
+/// comes with the id written as a string (`"0"` for `0`), is still the answer, and the waiting
+/// calls run.
+#[test]
+fn calls_waiting_for_the_clients_roots_are_bounded_and_an_answer_under_a_string_id_releases_them() {
+    let ws = workspace();
+    let mut mcp = Mcp::start_with_roots(ws.path());
+    let ask = mcp.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let asked_id = ask["id"].clone();
+    assert!(asked_id.is_number(), "rmcp asks with a number: {ask}");
+    // 12 calls of 1 MB of arguments each: the first 8 (8 MB) may wait, the others are refused.
+    let filler = "f".repeat(1 << 20);
+    for id in 0..12 {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "view_image", "arguments": {"path": "icon.png", "filler": filler}}}));
+    }
+    let mut refused = Vec::new();
+    while refused.len() < 5 {
+        let message = mcp.recv();
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("already wait for them"), "{message}");
+        refused.push(message["id"].as_i64().unwrap());
+    }
+    // 7 or 8 wait (8 × 1 MB of text and its JSON framing is just over 8 MiB with the 8th).
+    assert!(refused.iter().all(|&id| id >= 7), "the later calls are refused: {refused:?}");
+    let rss = mcp.status_bytes("VmRSS");
+    assert!(rss < 400 << 20, "RSS {} MiB while calls wait", rss >> 20);
+    // The roots, under the id written as a string.
+    let root = url::Url::from_directory_path(ws.path().canonicalize().unwrap()).unwrap();
+    mcp.send(&json!({"jsonrpc": "2.0", "id": asked_id.to_string(), "result": {"roots": [{"uri": root.as_str()}]}}));
+    let mut answered = 0;
+    while answered + refused.len() < 12 {
+        let message = mcp.recv();
+        if message.get("method").is_some() {
+            continue;
+        }
+        // Past the wait, the call runs: its filler is not an argument `view_image` takes.
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("invalid arguments for view_image"), "{message}");
+        answered += 1;
+    }
 }

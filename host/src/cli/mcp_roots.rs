@@ -15,8 +15,8 @@
 #![allow(deprecated)]
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mediagate::tool::WorkspaceDir;
@@ -26,6 +26,12 @@ use tokio::sync::watch;
 
 /// How long a call waits for the client's answer to `roots/list`.
 const ROOTS_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// At most this many calls wait for the client's roots at once, holding at most
+/// [`ROOTS_MAX_HELD_BYTES`] of arguments between them; a call past either is refused in words (a
+/// client that declares roots and never answers must not make the server hold every call it sends).
+pub const ROOTS_MAX_WAITING: usize = 8;
+pub const ROOTS_MAX_HELD_BYTES: usize = 8 << 20;
 
 /// The key of the `roots/list` input request in an `InputRequiredResult`.
 const ROOTS_INPUT_KEY: &str = "roots";
@@ -67,6 +73,39 @@ pub struct ClientRoots {
     listed: watch::Sender<Listed>,
     /// Bumped on every new `roots/list`, so an older answer arriving late never wins.
     generation: AtomicU64,
+    /// Calls waiting for the roots, and the bytes of arguments they hold.
+    waiting: Arc<Mutex<(usize, usize)>>,
+}
+
+/// A call's place among those waiting for the roots; given back when it is dropped.
+struct WaitingForRoots {
+    waiting: Arc<Mutex<(usize, usize)>>,
+    held: usize,
+}
+
+impl WaitingForRoots {
+    fn take(waiting: &Arc<Mutex<(usize, usize)>>, held: usize) -> Result<Self, String> {
+        let mut now = waiting.lock().expect("never poisoned");
+        if now.0 >= ROOTS_MAX_WAITING || now.1.saturating_add(held) > ROOTS_MAX_HELD_BYTES {
+            return Err(format!(
+                "error: the client has not listed its roots yet, and {} calls ({} bytes of arguments) already wait \
+                 for them, the most this server holds ({ROOTS_MAX_WAITING} calls, {ROOTS_MAX_HELD_BYTES} bytes); \
+                 answer roots/list, or try again shortly",
+                now.0, now.1
+            ));
+        }
+        now.0 += 1;
+        now.1 += held;
+        Ok(WaitingForRoots { waiting: Arc::clone(waiting), held })
+    }
+}
+
+impl Drop for WaitingForRoots {
+    fn drop(&mut self) {
+        let mut now = self.waiting.lock().expect("never poisoned");
+        now.0 -= 1;
+        now.1 -= self.held;
+    }
 }
 
 impl Workspace {
@@ -92,6 +131,7 @@ impl Workspace {
             home,
             listed: watch::Sender::new(Listed::NotYet),
             generation: AtomicU64::new(0),
+            waiting: Arc::default(),
         }))
     }
 
@@ -153,6 +193,7 @@ impl Workspace {
     pub async fn for_call(
         &self,
         path: &str,
+        held: usize,
         stateless: bool,
         client_offers_roots: bool,
         input_responses: Option<&InputResponses>,
@@ -175,6 +216,11 @@ impl Workspace {
             }
         } else {
             let mut listed = c.listed.subscribe();
+            let settled_now = !matches!(*listed.borrow(), Listed::Asking | Listed::NotYet);
+            let _place = match settled_now {
+                true => None,
+                false => Some(WaitingForRoots::take(&c.waiting, held).map_err(Unresolved::Refused)?),
+            };
             let settled = tokio::time::timeout(
                 ROOTS_ANSWER_TIMEOUT,
                 listed.wait_for(|l| !matches!(l, Listed::Asking | Listed::NotYet)),
