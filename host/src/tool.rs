@@ -19,7 +19,7 @@ use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
 use crate::gate::AdmitOptions;
-use crate::runtime::{CallState, Runtime};
+use crate::runtime::{CallState, CallStats, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
@@ -141,9 +141,9 @@ impl<T: AsWorkspace + ?Sized> AsWorkspace for &T {
     }
 }
 
-/// Characters of each kind the host passes from one call to its sink. The guest stops at 199,900
-/// characters and a marker; this bounds a guest that does not (a decoder bug gone wild, say),
-/// whose writes past it are dropped.
+/// Characters of each kind the host passes from one call to its sink. The guest writes at most
+/// the answer cap and two short notices of each kind (`Live` in guest/src/tool.rs); this bounds a
+/// guest that does not (a decoder bug gone wild, say), whose writes past it are dropped.
 pub const SINK_CAP_CHARS: usize = 200_000 + 4_096;
 
 /// What one call has written to its sink so far, per kind.
@@ -244,13 +244,25 @@ impl ReadImageTool {
         page: Option<u32>,
         sink: Sink,
     ) -> Result<Result<String, ToolError>, CallError> {
+        self.read_image_page_with_stats(workspace, path, question, page, sink).await.map(|(answer, _)| answer)
+    }
+
+    /// [`ReadImageTool::read_image_page`], and what the call cost the sandbox.
+    pub async fn read_image_page_with_stats(
+        &self,
+        workspace: &(impl AsWorkspace + ?Sized),
+        path: &str,
+        question: Option<&str>,
+        page: Option<u32>,
+        sink: Sink,
+    ) -> Result<(Result<String, ToolError>, CallStats), CallError> {
         // Without a VLM the tool answers so at once: no workspace is opened.
         let workspace = match self.vlm.is_some().then(|| workspace.workspace()).transpose() {
             Ok(w) => w,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok((Err(e), CallStats { peak_memory: 0 })),
         };
         let store = self.store(workspace.as_deref(), sink);
-        self.call(store, async |tool, store| {
+        self.call_with_stats(store, async |tool, store| {
             tool.mediagate_gate0_2_0_tool().call_read_image_page(store, path, question, page).await
         })
         .await
@@ -314,12 +326,21 @@ impl ReadImageTool {
         store: Store<CallState<ToolCtx>>,
         call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
+        self.call_with_stats(store, call).await.map(|(r, _)| r)
+    }
+
+    async fn call_with_stats<R>(
+        &self,
+        store: Store<CallState<ToolCtx>>,
+        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
         let pre = self.pre.instance_pre();
-        let called = self.runtime.call(pre, store, async |store, instance| {
-            let tool = AgentTool::new(&mut *store, &instance)?;
-            call(tool, store).await
-        });
-        called.await.map(|(r, _)| r)
+        self.runtime
+            .call(pre, store, async |store, instance| {
+                let tool = AgentTool::new(&mut *store, &instance)?;
+                call(tool, store).await
+            })
+            .await
     }
 }
 

@@ -367,11 +367,13 @@ async fn an_endless_reply_gives_bounded_progress_and_the_capped_answer() {
     let (is_error, text) = tool_text(answer);
     assert!(!is_error, "{text}");
     assert!(
-        text.starts_with("all work and no play") && text.contains("mediagate cut the reply here"),
+        text.starts_with("all work and no play")
+            && text.contains(" characters cut from the middle by mediagate …]")
+            && text.ends_with("(it did not end within 1000000 characters, and mediagate stopped reading it); the answer above is incomplete]"),
         "{}",
         &text[text.len() - 200..]
     );
-    assert!(text.chars().count() <= 200_000);
+    assert_eq!(text.chars().count(), 200_000);
     let last = notifications.last().unwrap()["params"]["message"].as_str().unwrap();
     assert!(text.ends_with(last.trim_start_matches('…')), "the last progress is the end of the answer");
     tokio::time::timeout(HANG, hung_up.recv()).await.expect("the server never hung up on the VLM");

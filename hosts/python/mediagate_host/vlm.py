@@ -90,6 +90,13 @@ class Reply:
     def next_chunk(self) -> Optional[Chunk]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def ready_text(self, kind: str, max_chars: int) -> str:
+        """Text of `kind` that follows the last chunk and is already here (no waiting), up to about
+        `max_chars` characters, taken out of the reply. The host sends it to the guest with that
+        chunk: each crossing of the sandbox boundary costs wasmtime-py far more than the text does.
+        A reply that cannot tell returns ""."""
+        return ""
+
     def close(self) -> None:
         pass
 
@@ -508,6 +515,13 @@ class _StreamReply(Reply):
                     raise self._deadline_error() from e
                 raise VlmError("malformed-stream", f"the connection broke mid-stream: {e}") from e
             self._take(self._decoder.feed(raw))
+
+    def ready_text(self, kind: str, max_chars: int) -> str:
+        texts, size = [], 0
+        while self._pending and self._pending[0].kind == kind and size < max_chars:
+            texts.append(self._pending.pop(0).text)
+            size += len(texts[-1])
+        return "".join(texts)
 
     def _take(self, events: List[SseEvent]) -> None:
         for event in events:
