@@ -122,6 +122,31 @@ describe('admitDocument', () => {
   });
 });
 
+describe('the walks close their holes', () => {
+  it('refuses a PDF that is not whole, in words', async () => {
+    const whole = minimalPdf();
+    for (const [bytes, words] of [
+      [new TextEncoder().encode('%PDF-1.4\n'), /%%EOF/],
+      [whole.slice(0, whole.length - 20), /%%EOF/],
+      [new TextEncoder().encode(new TextDecoder().decode(whole).replace('/Root 1 0 R', '/Root 1 0 R /Encrypt 9 0 R')), /encrypted/],
+    ]) {
+      const v = await mediagate.admitDocument(bytes, 'application/pdf');
+      assert.equal(v.ok, false);
+      assert.equal(v.reason, 'undecodable');
+      assert.match(v.message, words);
+    }
+  });
+
+  it('refuses a repeated key in an image_url holder and a disguised data: URL', async () => {
+    const png = b64(readFileSync(PNG_FILE));
+    const svg = b64(SVG_BYTES);
+    const text = `[{"type":"image_url","image_url":{"url":"data:image/png;base64,${png}","url":"data:image/png;base64,${svg}"}},` +
+      `{"type":"image_url","image_url":{"url":"\\u0000 Da\\tta:image/png;base64,${svg}"}}]`;
+    const { refused } = await mediagate.admitToolResult('t', text);
+    assert.deepEqual(refused.map((r) => r.reason), ['undecodable', 'magic_mismatch']);
+  });
+});
+
 describe('admitToolResult', () => {
   const png = readFileSync(PNG_FILE);
   const mcpContent = () => [

@@ -10,6 +10,7 @@ mod common;
 mod bombs;
 mod cli;
 mod cli_inputs;
+mod cli_walks;
 mod convert;
 mod convert_bounds;
 mod docs;

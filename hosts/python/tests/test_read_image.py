@@ -104,7 +104,7 @@ def test_vlm_from_environment(workspace, vlm_server, monkeypatch):
 
 
 def test_a_pdf_that_does_not_render_never_reaches_the_model(workspace, vlm_server):
-    """A PDF is rendered (page 1 by default); this one has no page tree, so it is refused in words."""
+    """A PDF is rendered (page 1 by default); this one's only page is blank, so it is refused in words."""
     gate = make_gate(workspace, vlm_server)
     with pytest.raises(ToolError) as e:
         gate.read_image("paper.pdf", "what is this?")
