@@ -1,0 +1,172 @@
+// @mediagate/preflight/fetch: a `fetch` that puts every request body bound for a model API through
+// the gate before it leaves. The OpenAI and Anthropic TypeScript SDKs take it as their `fetch`
+// option, so every image and PDF a program sends (however it was built) is admitted under the
+// provider's profile:
+//
+//   const client = new OpenAI({ fetch: gatedFetch() });
+//
+// The walk over the request is the component's (`admitRequest`); this module only finds the
+// endpoint, hands the body over and sends what the gate answers.
+
+import { admitRequest } from './index.js';
+
+/** The endpoints whose bodies are admitted, by the end of the URL's path. */
+const ENDPOINTS = [
+  { suffix: '/chat/completions', dialect: 'openai' },
+  { suffix: '/responses', dialect: 'responses' },
+  { suffix: '/messages', dialect: 'anthropic' },
+  { suffix: '/messages/count_tokens', dialect: 'anthropic' },
+];
+
+/** What a refusal becomes: a text block in the refused block's slot, or an error answer. */
+export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
+
+const OPTION_KEYS = ['fetch', 'provider', 'onRefusal', 'gate', 'convert', 'verify', 'downsample'];
+
+/**
+ * The dialect a request to `url` with `method` is in (`'openai'`, `'responses'`, `'anthropic'`),
+ * or null when its body is not admitted (other endpoints, other methods).
+ */
+export function endpointDialect(url, method = 'GET') {
+  if (String(method).toUpperCase() !== 'POST') return null;
+  let path;
+  try {
+    path = new URL(String(url), 'http://relative.invalid').pathname.replace(/\/+$/, '');
+  } catch {
+    return null;
+  }
+  const found = ENDPOINTS.find((e) => path.endsWith(e.suffix));
+  return found ? found.dialect : null;
+}
+
+// The Responses API is not one of the component's request dialects (its media sit in `input`
+// items, not `messages`). Its body is handed to the Chat Completions walk as the one block of one
+// user message, so every media block anywhere in it (`input_image`, `input_file`, in messages or
+// tool outputs) is judged with the OpenAI request rules and placeholders of its own `input_text`
+// type; the gate keeps the text byte for byte outside the changed blocks, so the body is cut back
+// out of the answer exactly.
+const RESPONSES_PREFIX = '{"messages":[{"role":"user","content":[{"responses_request":';
+const RESPONSES_SUFFIX = '}]}]}';
+const RESPONSES_POINTER = '/messages/0/content/0/responses_request';
+
+function unwrapResponses(answer) {
+  const rebase = (path) => (path.startsWith(RESPONSES_POINTER) ? path.slice(RESPONSES_POINTER.length) : path);
+  if (!answer.ok) return answer;
+  const changes = answer.changes.map((c) => ({ ...c, path: rebase(c.path) }));
+  let request = answer.request;
+  if (answer.changed) {
+    if (!request.startsWith(RESPONSES_PREFIX) || !request.endsWith(RESPONSES_SUFFIX)) {
+      throw new Error('the gate answered a Responses request in a shape this wrapper cannot cut back out');
+    }
+    request = request.slice(RESPONSES_PREFIX.length, request.length - RESPONSES_SUFFIX.length);
+  }
+  return { ...answer, request, changes, refused: answer.refused.map(rebase) };
+}
+
+/**
+ * Admit a request body (JSON text) in `dialect` (`'openai'` Chat Completions, `'responses'`,
+ * `'anthropic'` Messages): `admitRequest`'s answer, with `request` as text. `options.provider`
+ * defaults to the API's own profile; `gate` is a `Gate` (else the module-level shared one).
+ */
+export async function admitRequestBody(dialect, text, options = {}, gate) {
+  const g = gate ? await gate : null;
+  const admitText = (api, body) => (g ? g.admitRequest(api, body, options) : admitRequest(api, body, options));
+  if (dialect === 'responses') {
+    return unwrapResponses(await admitText('openai', RESPONSES_PREFIX + text + RESPONSES_SUFFIX));
+  }
+  return admitText(dialect, text);
+}
+
+async function bodyText(body) {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
+    const view = body instanceof ArrayBuffer ? new Uint8Array(body) : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(view);
+  }
+  if (typeof Blob !== 'undefined' && body instanceof Blob) return body.text();
+  if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) return new Response(body).text();
+  // URLSearchParams, FormData: not a JSON request to a model API; nothing is sent unchecked.
+  throw new TypeError(`gatedFetch: a request body of type ${body?.constructor?.name ?? typeof body} cannot be read as JSON text`);
+}
+
+function refusalWords(dialect, answer) {
+  if (!answer.ok) return `mediagate refused the request: ${answer.reason}: ${answer.message}`;
+  const each = answer.changes
+    .filter((c) => c.what === 'refused')
+    .map((c) => `${c.path || '/'}: ${c.reason}: ${c.message}`);
+  return `mediagate refused ${each.length} block${each.length === 1 ? '' : 's'} of the ${dialect} request: ${each.join('; ')}`;
+}
+
+/**
+ * The answer given instead of sending a refused request: HTTP 400 in the provider's own error
+ * shape (so the SDK raises its `BadRequestError`), `x-should-retry: false` (the same body would be
+ * refused again), and `mediagate-refused: true` so a log can tell it from the provider's.
+ */
+function refusalResponse(dialect, answer) {
+  const message = refusalWords(dialect, answer);
+  const detail = answer.ok
+    ? { refused: answer.changes.filter((c) => c.what === 'refused') }
+    : { reason: answer.reason, rule: answer.rule, unusable: answer.unusable };
+  const error = { type: 'mediagate_refused', message, mediagate: detail };
+  const body = dialect === 'anthropic' ? { type: 'error', error } : { error: { ...error, code: 'mediagate_refused', param: null } };
+  return new Response(JSON.stringify(body), {
+    status: 400,
+    statusText: 'Refused by mediagate',
+    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', 'mediagate-refused': 'true' },
+  });
+}
+
+function checkOptions(options) {
+  if (options === null || typeof options !== 'object') throw new TypeError('gatedFetch options must be an object');
+  const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.includes(k));
+  if (unknown.length) {
+    throw new TypeError(`gatedFetch: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${OPTION_KEYS.join(', ')})`);
+  }
+  if (options.onRefusal !== undefined && !ON_REFUSAL.includes(options.onRefusal)) {
+    throw new TypeError(`gatedFetch: onRefusal must be one of ${ON_REFUSAL.join(', ')} (got ${JSON.stringify(options.onRefusal)})`);
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('gatedFetch: fetch must be a function');
+}
+
+/**
+ * A `fetch` that admits every POST body to a chat-completions, responses or messages endpoint
+ * before it leaves; every other request passes untouched.
+ *
+ * Options: `fetch` (the one that sends, default `globalThis.fetch`); `provider` (the per-image
+ * profile; default the endpoint's own: `openai` for chat-completions and responses, `anthropic`
+ * for messages); `downsample`, `verify`, `convert` (as `admitRequest` takes them); `gate` (a
+ * `Gate` or a promise of one, from `createGate`; default the module-level shared instance);
+ * `onRefusal`: `'placeholder'` (default: a refused block is replaced in its slot by a text block
+ * that says why, and the request is sent) or `'error'` (nothing is sent; the answer is HTTP 400,
+ * which the SDKs raise as their `BadRequestError`, its `error.type` `'mediagate_refused'`).
+ * A body the gate cannot read as a request of the API is never sent: it gets that answer whatever
+ * `onRefusal` says.
+ */
+export function gatedFetch(options = {}) {
+  checkOptions(options);
+  const { fetch: send = globalThis.fetch, onRefusal = 'placeholder', gate, ...given } = options;
+  const admitOptions = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+  if (typeof send !== 'function') throw new TypeError('gatedFetch: no fetch to send with (pass options.fetch)');
+  return async function mediagateFetch(input, init) {
+    const isRequest = typeof Request !== 'undefined' && input instanceof Request;
+    const method = init?.method ?? (isRequest ? input.method : 'GET');
+    const dialect = endpointDialect(isRequest ? input.url : input, method);
+    if (dialect === null) return send(input, init);
+    const rawBody = init && 'body' in init ? init.body : isRequest ? await input.clone().text() : undefined;
+    if (rawBody == null) return send(input, init);
+    const text = await bodyText(rawBody);
+    const answer = await admitRequestBody(dialect, text, admitOptions, gate);
+    if (!answer.ok || (onRefusal === 'error' && answer.refused.length > 0)) return refusalResponse(dialect, answer);
+    // A stream was read to the end: the text goes in its place. Any other body is sent as given.
+    const consumed = typeof ReadableStream !== 'undefined' && rawBody instanceof ReadableStream;
+    if (!answer.changed) return send(input, consumed ? { ...init, body: text } : init);
+    // The admitted body; its length is not the caller's any more.
+    const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
+    headers.delete('content-length');
+    return send(isRequest ? input.url : input, { ...(isRequest ? requestInit(input) : {}), ...init, headers, body: answer.request });
+  };
+}
+
+function requestInit(request) {
+  return { method: request.method, headers: request.headers, signal: request.signal, redirect: request.redirect };
+}
