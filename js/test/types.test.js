@@ -12,3 +12,11 @@ it('type-checks a strict TypeScript user of the package', () => {
   const run = spawnSync(tsc, ['-p', join(PKG_DIR, 'test', 'types', 'tsconfig.json')], { encoding: 'utf8' });
   assert.equal(run.status, 0, `tsc failed:\n${run.stdout}${run.stderr}`);
 });
+
+// The SDKs' own declarations need @types/node and @types/json-schema, which this package does not
+// carry: they are skipped (skipLibCheck); the use of ours with them is checked.
+it('type-checks the integrations with the real SDKs (openai, @anthropic-ai/sdk, ai)', () => {
+  const tsc = join(PKG_DIR, 'node_modules', '.bin', 'tsc');
+  const run = spawnSync(tsc, ['-p', join(PKG_DIR, 'test', 'types', 'tsconfig.integrations.json')], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `tsc failed:\n${run.stdout}${run.stderr}`);
+});

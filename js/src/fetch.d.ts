@@ -1,0 +1,33 @@
+import type { AdmitOptions, Gate, Provider, RequestAdmission } from './index.js';
+
+/** What a refusal becomes: a text block in the refused block's slot, or an error answer. */
+export type OnRefusal = 'placeholder' | 'error';
+export const ON_REFUSAL: readonly OnRefusal[];
+
+export interface GatedFetchOptions {
+  /** The fetch that sends (default `globalThis.fetch`). */
+  fetch?: typeof globalThis.fetch;
+  /** The per-image profile; default the endpoint's own (`openai`, `anthropic`). */
+  provider?: Provider;
+  downsample?: boolean;
+  verify?: 'full' | 'header';
+  convert?: boolean;
+  /** A gate of your own (default the module-level shared one). */
+  gate?: Gate | Promise<Gate>;
+  /** `'placeholder'` (default) or `'error'`: nothing sent, HTTP 400 answered (`error.type` `'mediagate_refused'`). */
+  onRefusal?: OnRefusal;
+}
+
+/** The dialect of a request to `url` by `method`, or null when its body is not admitted. */
+export function endpointDialect(url: string | URL, method?: string): 'openai' | 'responses' | 'anthropic' | null;
+
+/** A request body (JSON text) through the gate: `admitRequest`'s answer, `request` as text. */
+export function admitRequestBody(
+  dialect: 'openai' | 'responses' | 'anthropic',
+  text: string,
+  options?: AdmitOptions,
+  gate?: Gate | Promise<Gate>,
+): Promise<RequestAdmission<string>>;
+
+/** A `fetch` that admits every POST body to chat-completions, responses and messages endpoints. */
+export function gatedFetch(options?: GatedFetchOptions): typeof globalThis.fetch;
