@@ -3,7 +3,7 @@
 #
 # Builds dist/generated/ from the guest component when it is missing or stale (scripts/build.mjs,
 # also npm pack's prepack), packs js/ with `npm pack`, and checks that the tarball carries the
-# transpiled component, the worker entry points and the README's example. Prints the tarball's path.
+# transpiled component, the worker entry points, the integrations and the README's example. Prints the tarball's path.
 # Needs target/guest/mediagate-preflight.wasm and mediagate-convert.wasm (`cargo build --release -p
 # mediagate`) or MEDIAGATE_PREFLIGHT_WASM and MEDIAGATE_CONVERT_WASM, and js/node_modules (`npm ci`; done here when missing).
 set -euo pipefail
@@ -35,6 +35,7 @@ tarball="$dist/$name"
 listing=$(tar -tzf "$tarball")
 for want in package/package.json package/README.md package/src/index.js package/src/worker.js \
   package/src/worker-thread.js package/examples/agent-host.mjs \
+  package/src/fetch.js package/src/fetch.d.ts package/src/ai-sdk.js package/src/ai-sdk.d.ts \
   package/src/convert.js package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
   package/dist/generated/mediagate-convert.js package/dist/generated/mediagate-convert.core.wasm; do
   grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"

@@ -1,7 +1,7 @@
 // The npm tarball as a user gets it: `bash scripts/package.sh DIST` packs js/, the tarball is
 // installed (offline) into a clean directory outside the repository, and used from there: in Node
 // (a good image admitted, an SVG named .png refused, the Worker entry point, the README's example
-// file), and through an esbuild bundle of a tiny page in headless Chromium, where the Worker entry
+// file, gatedFetch against a loopback provider), and through an esbuild bundle of a tiny page in headless Chromium, where the Worker entry
 // point keeps the page responsive while a 12 MP photo is fitted.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 
 import { PKG_DIR, REPO_ROOT, SVG_BYTES, launchChromium, noisePng } from './helpers.js';
 import { GIF_1X1, b64, serveDir } from './fixtures.js';
+import { startProvider } from './provider-server.js';
 
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'mediagate-npm-'));
@@ -101,6 +102,38 @@ console.log(JSON.stringify(out));
     assert.equal(out['lying.png'].reason, 'magic_mismatch');
     assert.equal(out.worker.reason, 'magic_mismatch');
     assert.deepEqual(out.example, { refused: ['magic_mismatch'], blocks: ['text'] });
+  });
+
+  it('carries the integrations: gatedFetch sends a request to a loopback provider through the gate', async () => {
+    const provider = await startProvider();
+    try {
+      writeFileSync(
+        join(app, 'fetch-check.mjs'),
+        `import { readFileSync } from 'node:fs';
+import { gatedFetch } from '@mediagate/preflight/fetch';
+
+const image = (name) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: readFileSync(name).toString('base64') } });
+const res = await gatedFetch()(process.argv[2] + '/v1/messages', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: [image('lying.png'), image('good.png')] }] }),
+});
+console.log(res.status);
+`,
+      );
+      const { stdout } = await run(process.execPath, ['fetch-check.mjs', provider.url], { cwd: app });
+      assert.equal(stdout.trim(), '200');
+      assert.equal(provider.records.length, 1);
+      const [placeholder, good] = provider.lastJson().messages[0].content;
+      assert.equal(placeholder.type, 'text');
+      assert.match(placeholder.text, /magic_mismatch/);
+      assert.equal(good.source.data, b64(goodPng));
+      for (const f of ['fetch.js', 'fetch.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts']) {
+        assert.ok(readdirSync(join(app, 'node_modules', '@mediagate', 'preflight', 'src')).includes(f), f);
+      }
+    } finally {
+      await provider.close();
+    }
   });
 
   describe('bundled by esbuild, in headless Chromium', () => {
