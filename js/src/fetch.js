@@ -10,12 +10,17 @@
 
 import { admitRequest } from './index.js';
 
-/** The endpoints whose bodies are admitted, by the end of the URL's path. */
+/**
+ * The endpoints whose bodies are admitted, by the end of the URL's path (a gateway or Azure may
+ * put anything before it). Anthropic's carry the `/v1` the SDK always appends, so OpenAI's
+ * `/threads/{id}/messages` is not taken for one.
+ */
 const ENDPOINTS = [
   { suffix: '/chat/completions', dialect: 'openai' },
   { suffix: '/responses', dialect: 'responses' },
-  { suffix: '/messages', dialect: 'anthropic' },
-  { suffix: '/messages/count_tokens', dialect: 'anthropic' },
+  { suffix: '/responses/input_tokens', dialect: 'responses' },
+  { suffix: '/v1/messages', dialect: 'anthropic' },
+  { suffix: '/v1/messages/count_tokens', dialect: 'anthropic' },
 ];
 
 /** What a refusal becomes: a text block in the refused block's slot, or an error answer. */

@@ -169,7 +169,9 @@ describe('gatedFetch: what it leaves alone', () => {
     const init = { method: 'POST', body: 'not json at all' };
     await fetch(`${provider.url}/v1/embeddings`, init);
     await fetch(`${provider.url}/v1/messages`, { method: 'GET' });
-    assert.equal(calls.length, 2);
+    await fetch(`${provider.url}/v1/threads/thread_1/messages`, init); // OpenAI Assistants, not Anthropic
+    assert.equal(calls.length, 3);
+    assert.equal(calls[2][1], init);
     assert.equal(calls[0][1], init);
   });
 
