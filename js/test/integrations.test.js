@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import Anthropic from '@anthropic-ai/sdk';
-import { generateText, wrapLanguageModel } from 'ai';
+import { generateText, simulateReadableStream, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import OpenAI from 'openai';
 
-import { admit, admittedBytes } from '../src/index.js';
+import { admit, admittedBytes, createGate } from '../src/index.js';
 import { gatedFetch } from '../src/fetch.js';
 import { MediaRefusedError, mediagateMiddleware } from '../src/ai-sdk.js';
 import { SVG_BYTES, minimalPdf, noisePng } from './helpers.js';
@@ -162,6 +162,27 @@ for (const e of ENDPOINTS) {
   });
 }
 
+describe('gatedFetch: options', () => {
+  it('convert: an SVG sent as what it is arrives converted to PNG (Anthropic SDK)', async () => {
+    const send = ENDPOINTS.find((e) => e.profile === 'anthropic');
+    const record = await sent(send.send([send.image('image/svg+xml', svg)]), gatedFetch({ convert: true }));
+    const [block] = send.blocks(JSON.parse(record.body));
+    assert.equal(block.source.media_type, 'image/png');
+    const { type, width, height } = imageSize(fromB64(block.source.data));
+    assert.equal(type, 'png');
+    assert.equal(width / height, 120 / 60, `${width} x ${height}: the SVG's 120 x 60, rendered`);
+  });
+
+  it('a gate of your own, with its defaults (downsample off: the 6 MB screenshot is refused in its slot)', async () => {
+    const send = ENDPOINTS.find((e) => e.profile === 'anthropic');
+    const gate = createGate({ downsample: false });
+    const record = await sent(send.send([send.image('image/png', screenshot)]), gatedFetch({ gate }));
+    const [block] = send.blocks(JSON.parse(record.body));
+    assert.equal(block.type, 'text');
+    assert.match(block.text, /raw_too_large/);
+  });
+});
+
 describe('gatedFetch: what it leaves alone', () => {
   it('passes other endpoints and methods through untouched', async () => {
     const calls = [];
@@ -190,14 +211,31 @@ describe('gatedFetch: what it leaves alone', () => {
   });
 });
 
-// The AI SDK: a mock model from `ai/test` whose doGenerate posts the prompt it was given to the
-// loopback provider, so the record holds what the model received.
+// The AI SDK: a mock model from `ai/test` whose doGenerate and doStream post the prompt they were
+// given to the loopback provider, so the record holds what the model received.
+const postPrompt = (prompt) =>
+  fetch(`${provider.url}/model`, {
+    method: 'POST',
+    body: JSON.stringify(prompt, (_, v) => (v instanceof Uint8Array ? { bytes: b64(v) } : v)),
+  });
 function recordingModel(provider_name = 'anthropic.messages') {
   return new MockLanguageModelV4({
     provider: provider_name,
+    doStream: async ({ prompt }) => {
+      await postPrompt(prompt);
+      return {
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'seen' },
+            { type: 'text-end', id: 't' },
+            { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } } },
+          ],
+        }),
+      };
+    },
     doGenerate: async ({ prompt }) => {
-      const body = JSON.stringify(prompt, (_, v) => (v instanceof Uint8Array ? { bytes: b64(v) } : v));
-      await fetch(`${provider.url}/model`, { method: 'POST', body });
+      await postPrompt(prompt);
       return {
         content: [{ type: 'text', text: 'seen' }],
         finishReason: { unified: 'stop', raw: 'stop' },
@@ -271,6 +309,18 @@ describe('mediagateMiddleware: the Vercel AI SDK (wrapLanguageModel, generateTex
   it('a PDF reaches the model as the document it is', async () => {
     const record = await sent(ask([{ type: 'file', data: pdf, mediaType: 'application/pdf' }], gated()));
     assert.deepEqual(partBytes(parts(record)[0]), Buffer.from(pdf));
+  });
+
+  it('admits a streamed call the same way (streamText)', async () => {
+    const model = gated();
+    const result = streamText({
+      model,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Look.' }, { type: 'file', data: svg, mediaType: 'image/png' }] }],
+    });
+    assert.equal(await result.text, 'seen');
+    const [placeholder] = parts(provider.records.at(-1));
+    assert.equal(placeholder.type, 'text');
+    assert.match(placeholder.text, /magic_mismatch/);
   });
 
   it('admits the file items of a tool result too', async () => {
