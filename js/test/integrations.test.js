@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, simulateReadableStream, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import OpenAI from 'openai';
 
 import { admit, admittedBytes, createGate } from '../src/index.js';
-import { gatedFetch } from '../src/fetch.js';
+import { endpointDialect, gatedFetch } from '../src/fetch.js';
 import { MediaRefusedError, mediagateMiddleware } from '../src/ai-sdk.js';
 import { SVG_BYTES, minimalPdf, noisePng } from './helpers.js';
 import { imageSize, startProvider } from './provider-server.js';
@@ -205,6 +206,22 @@ describe('gatedFetch: what it leaves alone', () => {
     assert.equal(provider.records.length, count);
   });
 
+  it('knows the endpoints by the end of their path, POST only', () => {
+    const cases = [
+      ['https://api.openai.com/v1/chat/completions', 'openai'],
+      ['https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1', 'openai'],
+      ['https://api.openai.com/v1/responses', 'responses'],
+      ['https://api.openai.com/v1/responses/input_tokens', 'responses'],
+      ['https://api.anthropic.com/v1/messages?beta=true', 'anthropic'],
+      ['https://api.anthropic.com/v1/messages/count_tokens', 'anthropic'],
+      ['https://api.openai.com/v1/threads/t/messages', null],
+      ['https://api.anthropic.com/v1/messages/batches', null],
+      ['https://api.openai.com/v1/embeddings', null],
+    ];
+    for (const [url, dialect] of cases) assert.equal(endpointDialect(url, 'POST'), dialect, url);
+    assert.equal(endpointDialect('https://api.openai.com/v1/chat/completions', 'GET'), null);
+  });
+
   it('refuses a misspelt option', () => {
     assert.throws(() => gatedFetch({ onrefusal: 'error' }), TypeError);
     assert.throws(() => gatedFetch({ onRefusal: 'raise' }), TypeError);
@@ -309,6 +326,21 @@ describe('mediagateMiddleware: the Vercel AI SDK (wrapLanguageModel, generateTex
   it('a PDF reaches the model as the document it is', async () => {
     const record = await sent(ask([{ type: 'file', data: pdf, mediaType: 'application/pdf' }], gated()));
     assert.deepEqual(partBytes(parts(record)[0]), Buffer.from(pdf));
+  });
+
+  it('what it gives a real provider adapter is sent: @ai-sdk/anthropic posts the downsampled screenshot', async () => {
+    const model = wrapLanguageModel({
+      model: createAnthropic({ apiKey: 'test', baseURL: `${provider.url}/v1` })('claude-test'),
+      middleware: mediagateMiddleware(),
+    });
+    const record = await sent(ask([{ type: 'file', data: screenshot, mediaType: 'image/png' }], model));
+    assert.equal(record.path, '/v1/messages');
+    const [image] = JSON.parse(record.body).messages[0].content.filter((b) => b.type === 'image');
+    const arrived = fromB64(image.source.data);
+    const { type, width, height } = imageSize(arrived);
+    assert.equal(image.source.media_type, `image/${type}`);
+    assert.ok(Math.max(width, height) <= FIT_SIDE, `${width} x ${height}`);
+    assert.ok(image.source.data.length <= BASE64_LIMIT.anthropic, `${image.source.data.length} base64 bytes`);
   });
 
   it('admits a streamed call the same way (streamText)', async () => {
