@@ -30,7 +30,7 @@ from fastapi import HTTPException
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
 from .host import PROVIDERS
-from .transport import REFUSAL_MODES, MediaRefused, admit_json, shared_gate
+from .transport import ASYNC_INLINE_BYTES, REFUSAL_MODES, MediaRefused, admit_json, shared_gate
 
 #: LiteLLM's call types, by the request dialect their `data` holds.
 CALL_TYPE_APIS = {
@@ -76,6 +76,8 @@ class MediagateGuardrail(CustomGuardrail):
         self.on_refusal = on_refusal
         self.profile = profile
         super().__init__(**kwargs)
+        # Load (or compile) the component now, as the proxy starts, not in its first request.
+        shared_gate()
 
     def target_profile(self, data: Dict[str, Any]) -> str:
         """The profile of the deployments the request's model names (the `profile` option first).
@@ -105,14 +107,8 @@ class MediagateGuardrail(CustomGuardrail):
                 f"({', '.join(sorted(set(targets)))}); set the guardrail's `profile` option")})
         return targets[0]
 
-    def admit(self, api: str, data: Dict[str, Any], profile: str) -> Optional[Dict[str, Any]]:
-        """The admitted request fields, or None when the request stands as it is."""
-        key = MEDIA_KEYS[api]
-        request = {"model": data.get("model"), key: data[key]}
-        try:
-            text = json.dumps(request, ensure_ascii=False)
-        except (TypeError, ValueError) as e:
-            raise HTTPException(status_code=400, detail={"error": f"mediagate: the request is not JSON: {e}"}) from e
+    def admit(self, api: str, text: str, profile: str) -> Optional[Dict[str, Any]]:
+        """The admitted request (parsed), or None when the request stands as it is."""
         try:
             admitted = admit_json(shared_gate(), api, text, provider=profile, on_refusal=self.on_refusal)
         except MediaRefused as e:
@@ -121,11 +117,19 @@ class MediagateGuardrail(CustomGuardrail):
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
         api = CALL_TYPE_APIS.get(getattr(call_type, "value", call_type))
-        if api is None or data.get(MEDIA_KEYS[api]) is None:
+        key = MEDIA_KEYS.get(api or "")
+        if key is None or data.get(key) is None:
             return data
         profile = self.target_profile(data)
-        # The gate works for up to seconds on a large image: off the proxy's event loop.
-        admitted = await asyncio.to_thread(self.admit, api, data, profile)
+        try:
+            text = json.dumps({"model": data.get("model"), key: data[key]}, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise HTTPException(status_code=400, detail={"error": f"mediagate: the request is not JSON: {e}"}) from e
+        if len(text) < ASYNC_INLINE_BYTES:
+            admitted = self.admit(api, text, profile)
+        else:
+            # The gate works for up to seconds on a large image: off the proxy's event loop.
+            admitted = await asyncio.to_thread(self.admit, api, text, profile)
         if admitted is not None:
-            data[MEDIA_KEYS[api]] = admitted[MEDIA_KEYS[api]]
+            data[key] = admitted[key]
         return data

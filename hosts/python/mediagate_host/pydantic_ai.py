@@ -32,7 +32,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import BinaryContent, ModelRequest, ToolReturnPart, UserPromptPart
 
 from .host import PROVIDERS, Mediagate
-from .transport import REFUSAL_MODES, MediaRefused, admit_json, shared_gate
+from .transport import REFUSAL_MODES, MediaRefused, admit_json, placeholder_words, shared_gate
 
 #: pydantic-ai `Model.system` names whose per-image limits are another profile's than `openai`.
 SYSTEM_PROFILES = {"anthropic": "anthropic", "google-gla": "gemini", "google-vertex": "gemini", "google": "gemini",
@@ -164,15 +164,7 @@ class MediaGate(AbstractCapability[Any]):
         if report["refused"] and (self.on_refusal == "raise" or not isinstance(content, list)
                                   or len(content) != len(blocks)):
             refusals = [{"path": r["path"], "reason": r["reason"],
-                         "message": _placeholder_at(content, r["path"])} for r in report["refused"]]
+                         "message": placeholder_words(content, r["path"])} for r in report["refused"]]
             raise MediaRefused("tool result", refusals, report)
         return content
 
-
-def _placeholder_at(content: Any, pointer: str) -> str:
-    try:
-        for token in pointer.split("/")[1:]:
-            content = content[int(token)] if isinstance(content, list) else content[token]
-        return content["text"]
-    except (KeyError, IndexError, TypeError, ValueError):
-        return str(content)

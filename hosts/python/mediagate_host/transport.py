@@ -66,11 +66,16 @@ def api_for_path(path: str) -> Optional[str]:
     return None
 
 
-def _json_pointer(doc: Any, pointer: str) -> Any:
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        doc = doc[int(token)] if isinstance(doc, list) else doc[token]
-    return doc
+def placeholder_words(content: Any, pointer: str) -> str:
+    """The text of the placeholder the tool-result seat put at `pointer` (a JSON Pointer) of the
+    content it returned: the refusal in the gate's words (its report lists reasons, not words)."""
+    try:
+        for token in pointer.split("/")[1:]:
+            token = token.replace("~1", "/").replace("~0", "~")
+            content = content[int(token)] if isinstance(content, list) else content[token]
+        return str(content["text"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return "refused"
 
 
 def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = None,
@@ -107,13 +112,8 @@ def _admit_responses(gate: Mediagate, text: str, provider: Optional[str], on_ref
                                           "message": "the request is not a JSON object"}], {})
     report = gate.admit_tool_result(RESPONSES_ORIGIN, text, provider=provider or "openai")
     content = report["content"]
-    refused = []
-    for r in report["refused"]:
-        try:
-            words = _json_pointer(content, r["path"])["text"]
-        except (KeyError, IndexError, TypeError, ValueError):
-            words = "refused"
-        refused.append({"path": r["path"], "reason": r["reason"], "message": words})
+    refused = [{"path": r["path"], "reason": r["reason"], "message": placeholder_words(content, r["path"])}
+               for r in report["refused"]]
     if any(r["path"] == "" for r in report["refused"]) or not isinstance(content, dict):
         raise MediaRefused("responses", refused, report)
     if refused and on_refusal == "raise":

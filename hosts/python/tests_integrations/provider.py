@@ -39,6 +39,22 @@ def message(model: str) -> Dict[str, Any]:
             "usage": {"input_tokens": 1, "output_tokens": 1}}
 
 
+def message_events(model: str) -> List[tuple]:
+    """`message(model)` as the Messages API streams it (what clients that ask `stream` get)."""
+    start = dict(message(model), content=[], stop_reason=None)
+    return [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": ANSWER}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"output_tokens": 1}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -83,10 +99,21 @@ class Provider:
                 elif path.endswith("/responses"):
                     answer = response(model)
                 elif path.endswith("/messages"):
+                    if isinstance(body, dict) and body.get("stream"):
+                        self._send_events(message_events(model))
+                        return
                     answer = message(model)
                 else:
                     answer = {"object": "list", "data": []}
                 self._send(200, answer)
+
+            def _send_events(self, events: List[tuple]) -> None:
+                data = b"".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in events)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status: int, payload: Dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
