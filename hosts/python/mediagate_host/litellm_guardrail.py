@@ -50,7 +50,6 @@ MEDIA_KEYS = {"openai": "messages", "anthropic": "messages", "responses": "input
 PROVIDER_PROFILES = {
     "anthropic": "anthropic",
     "anthropic_text": "anthropic",
-    "bedrock": "anthropic",
     "vertex_ai_beta": "gemini",
     "vertex_ai": "gemini",
     "gemini": "gemini",
@@ -62,7 +61,7 @@ PROVIDER_PROFILES = {
 def profile_for_provider(provider: Optional[str], model: str = "") -> str:
     """The gate profile for a LiteLLM provider name (`custom_llm_provider`). Bedrock and Vertex
     serve several families: a Claude model there takes the Anthropic profile."""
-    if provider in ("bedrock", "vertex_ai", "vertex_ai_beta") and "claude" in model.lower():
+    if provider in ("bedrock", "bedrock_converse", "vertex_ai", "vertex_ai_beta") and "claude" in model.lower():
         return "anthropic"
     return PROVIDER_PROFILES.get(provider or "", "openai")
 

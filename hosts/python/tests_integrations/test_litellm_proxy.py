@@ -5,6 +5,7 @@ provider. Clients are the OpenAI and Anthropic SDKs; what the provider receives 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import secrets
 import socket
@@ -226,3 +227,19 @@ def test_anthropic_messages_through_the_proxy_are_admitted_too(proxy, records):
     [record] = records
     assert arrived_media(record) == [("image/png", small_png())]
     assert any("magic_mismatch" in t for t in texts(record)), texts(record)
+
+
+def test_the_profile_follows_the_deployments_provider():
+    """LiteLLM's provider names to the gate's profiles (in the proxy's environment)."""
+    cases = [("anthropic", "claude-x", "anthropic"), ("bedrock", "anthropic.claude-3-7", "anthropic"),
+             ("bedrock", "amazon.nova-pro", "openai"), ("vertex_ai", "claude-sonnet", "anthropic"),
+             ("vertex_ai", "gemini-2.5-pro", "gemini"), ("gemini", "gemini-2.5-pro", "gemini"),
+             ("ollama", "llava", "ollama"), ("openai", "gpt-4o", "openai"), ("groq", "llama", "openai"),
+             (None, "whatever", "openai")]
+    code = ("import json, sys; from mediagate_host.litellm_guardrail import profile_for_provider as p; "
+            "print(json.dumps([p(c[0], c[1]) for c in json.loads(sys.argv[1])]))")
+    env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(cases)], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[2] for c in cases]
