@@ -37,6 +37,7 @@ wasmtime_job=$!
 trap 'rc=$?; kill -- -"$wasmtime_job" 2>/dev/null || true; section "done (exit $rc)"' EXIT
 section "Python host (wasmtime-py)"
 MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
+bash hosts/python/test-integrations.sh
 section "MCP server, driven by the official Python MCP client"
 MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
 section "MCP proxy in front of the official servers, driven by the official TypeScript SDK client"

@@ -1,0 +1,278 @@
+"""The gate in front of the OpenAI and Anthropic Python SDKs: an httpx transport that admits every
+request body sent to a chat-completions, responses or messages endpoint before it leaves.
+
+    from openai import OpenAI, DefaultHttpxClient
+    from mediagate_host.transport import GateTransport
+
+    client = OpenAI(http_client=DefaultHttpxClient(transport=GateTransport()))
+
+The body is admitted by the component's own walks (`Mediagate.admit_request` for Chat Completions
+and Messages, the tool-result seat for Responses); nothing here reads image blocks itself. A
+request the gate leaves as it is goes out byte for byte. A refused block is replaced in its slot by
+the gate's text placeholder, or, with `on_refusal="raise"`, the request is not sent and
+`MediaRefused` is raised. A request the gate cannot read at all is never sent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import shutil
+import sys
+import tempfile
+import threading
+from typing import Any, Dict, List, Optional
+
+from .host import Mediagate, MediagateError
+
+#: Path endings of the endpoints whose bodies are admitted, and the dialect each speaks.
+#: `responses` (OpenAI Responses) goes through the tool-result seat: `admit-request` reads Chat
+#: Completions and Messages only, and the seat reads the Responses block shapes wherever they sit.
+ENDPOINT_APIS = (("/chat/completions", "openai"), ("/responses", "responses"), ("/messages", "anthropic"))
+
+#: The name a Responses request's placeholders give its origin (the tool-result seat names a tool).
+RESPONSES_ORIGIN = "responses request"
+
+#: Bodies smaller than this are admitted on the event loop's thread by the async transport: a
+#: thread hop costs more than the gate on a body too small to hold a large image.
+ASYNC_INLINE_BYTES = 256 * 1024
+
+REFUSAL_MODES = ("placeholder", "raise")
+
+
+class MediaRefused(MediagateError):
+    """The gate refused media in a request (`on_refusal="raise"`), or the request as a whole (it
+    could not be read, or cannot be made to fit): nothing was sent.
+
+    `refusals` lists `{"path", "reason", "message"}`: `path` is the JSON Pointer of the refused
+    block in the request (`""` for the whole request), `reason` the gate's refusal reason
+    (`magic_mismatch`, `raw_too_large`, …), `message` its words. `report` is the gate's report."""
+
+    def __init__(self, api: str, refusals: List[Dict[str, Any]], report: Dict[str, Any]):
+        self.api = api
+        self.refusals = refusals
+        self.report = report
+        words = "; ".join(f"{r['path'] or 'the request'}: {r['reason']} — {r['message']}" for r in refusals)
+        super().__init__(f"mediagate refused media in this {api} request, which was not sent: {words}")
+
+
+def api_for_path(path: str) -> Optional[str]:
+    """The dialect of an endpoint (`openai`, `responses`, `anthropic`), `None` for any other."""
+    path = path.rstrip("/")
+    for ending, api in ENDPOINT_APIS:
+        if path.endswith(ending):
+            return api
+    return None
+
+
+def placeholder_words(content: Any, pointer: str) -> str:
+    """The text of the placeholder the tool-result seat put at `pointer` (a JSON Pointer) of the
+    content it returned: the refusal in the gate's words (its report lists reasons, not words)."""
+    try:
+        for token in pointer.split("/")[1:]:
+            token = token.replace("~1", "/").replace("~0", "~")
+            content = content[int(token)] if isinstance(content, list) else content[token]
+        return str(content["text"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return "refused"
+
+
+def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = None,
+               on_refusal: str = "placeholder") -> Optional[str]:
+    """A request body (JSON text) of `api` through the gate: `None` when it stands as it is (send
+    the original bytes), else the admitted request as JSON text. Raises `MediaRefused` when the
+    request cannot be sent, or when a block was refused and `on_refusal` is `"raise"`.
+    `provider` names the profile whose per-image limits apply (default: the API's own)."""
+    if on_refusal not in REFUSAL_MODES:
+        raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
+    if api == "responses":
+        return _admit_responses(gate, text, provider, on_refusal)
+    report = gate.admit_request(api, text, provider=provider)
+    if report["refusal"] is not None:
+        r = report["refusal"]
+        raise MediaRefused(api, [{"path": "", "reason": r["reason"], "message": r["message"]}], report)
+    if not report["changed"]:
+        return None
+    refused = [{"path": c["path"], "reason": c["reason"], "message": c["message"]}
+               for c in report["changed"] if c["to"] is None]
+    if refused and on_refusal == "raise":
+        raise MediaRefused(api, refused, report)
+    return json.dumps(report["request"], ensure_ascii=False, separators=(",", ":"))
+
+
+def _admit_responses(gate: Mediagate, text: str, provider: Optional[str], on_refusal: str) -> Optional[str]:
+    try:
+        original = json.loads(text)
+    except ValueError as e:
+        raise MediaRefused("responses", [{"path": "", "reason": "undecodable",
+                                          "message": f"the request is not JSON: {e}"}], {}) from e
+    if not isinstance(original, dict):
+        raise MediaRefused("responses", [{"path": "", "reason": "undecodable",
+                                          "message": "the request is not a JSON object"}], {})
+    report = gate.admit_tool_result(RESPONSES_ORIGIN, text, provider=provider or "openai")
+    content = report["content"]
+    refused = [{"path": r["path"], "reason": r["reason"], "message": placeholder_words(content, r["path"])}
+               for r in report["refused"]]
+    if any(r["path"] == "" for r in report["refused"]) or not isinstance(content, dict):
+        raise MediaRefused("responses", refused, report)
+    if refused and on_refusal == "raise":
+        raise MediaRefused("responses", refused, report)
+    if not refused and content == original:
+        return None
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+
+
+_shared: Optional[Mediagate] = None
+_shared_lock = threading.Lock()
+
+
+def shared_gate() -> Mediagate:
+    """One `Mediagate` per process for the integrations that are given none: no VLM, and an empty
+    private directory as its workspace (admitting a request reads no file)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            empty = tempfile.mkdtemp(prefix="mediagate-empty-")
+            atexit.register(shutil.rmtree, empty, True)
+            _shared = Mediagate(workspace=empty, vlm=False)
+        return _shared
+
+
+class _Admitting:
+    def __init__(self, gate: Optional[Mediagate], provider: Optional[str], on_refusal: str):
+        if on_refusal not in REFUSAL_MODES:
+            raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
+        self._gate = gate
+        self.provider = provider
+        self.on_refusal = on_refusal
+
+    @property
+    def gate(self) -> Mediagate:
+        if self._gate is None:
+            self._gate = shared_gate()
+        return self._gate
+
+    def api_of(self, request: Any) -> Optional[str]:
+        return api_for_path(request.url.path) if request.method == "POST" else None
+
+    def admitted(self, request: Any, api: str, body: bytes) -> Any:
+        try:
+            return self._admitted(request, api, body)
+        except MediaRefused as e:
+            raise _as_the_client_raises_it(request, e) from None
+
+    def _admitted(self, request: Any, api: str, body: bytes) -> Any:
+        encoding = request.headers.get("content-encoding", "identity").lower()
+        if encoding != "identity":
+            raise MediaRefused(api, [{"path": "", "reason": "undecodable", "message":
+                                      f"the body is {encoding}-encoded; the gate reads plain JSON"}], {})
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise MediaRefused(api, [{"path": "", "reason": "undecodable",
+                                      "message": f"the body is not UTF-8: {e}"}], {}) from e
+        new = admit_json(self.gate, api, text, provider=self.provider, on_refusal=self.on_refusal)
+        if new is None:
+            return request
+        headers = [(k, v) for k, v in request.headers.multi_items()
+                   if k.lower() not in ("content-length", "transfer-encoding")]
+        # The request's own class: the SDKs send `httpx2` requests, LiteLLM and others `httpx` ones.
+        return type(request)(request.method, request.url, headers=headers, content=new.encode("utf-8"),
+                             extensions=request.extensions)
+
+
+_anthropic_flavours: Dict[type, type] = {}
+
+
+def _as_the_client_raises_it(request: Any, refused: MediaRefused) -> MediaRefused:
+    """The Anthropic SDK wraps any exception a transport raises in `APIConnectionError` and
+    retries it, unless it is an `anthropic.AnthropicError`: for its requests (they carry
+    `anthropic-version`) the refusal is raised as a `MediaRefused` that is one, so the caller
+    gets it as it is and nothing is retried."""
+    sdk = sys.modules.get("anthropic")
+    base = getattr(sdk, "AnthropicError", None)
+    if base is None or "anthropic-version" not in request.headers:
+        return refused
+    flavour = _anthropic_flavours.get(base)
+    if flavour is None:
+        flavour = _anthropic_flavours[base] = type("MediaRefused", (MediaRefused, base), {})
+    return flavour(refused.api, refused.refusals, refused.report)
+
+
+def _module_of(request: Any) -> Any:
+    """The httpx-compatible module a request comes from (`httpx`, or `httpx2`, the fork the
+    OpenAI and Anthropic SDKs use): its default transport is the one to wrap."""
+    return importlib.import_module(type(request).__module__.split(".")[0])
+
+
+class GateTransport:
+    """An httpx transport that admits request bodies to the chat-completions, responses and
+    messages endpoints, then hands the request to `wrapped` (default: a new `HTTPTransport()` of
+    the client's own httpx module, made at the first request: `httpx`, or `httpx2` for the OpenAI
+    and Anthropic SDKs). It derives from neither module's `BaseTransport` (the SDKs refuse `httpx`
+    classes; clients call a transport's methods without checking its class), so it serves both.
+
+    `gate`: the `Mediagate` to use (default: `shared_gate()`); `provider`: the profile whose
+    per-image limits apply (`anthropic`, `openai`, `gemini`, `ollama`; default: the endpoint's own
+    API, e.g. `ollama` for an OpenAI client pointed at Ollama); `on_refusal`: `"placeholder"` (a
+    refused block becomes the gate's text placeholder) or `"raise"` (`MediaRefused`, nothing sent).
+    """
+
+    def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
+                 provider: Optional[str] = None, on_refusal: str = "placeholder"):
+        self._admitting = _Admitting(gate, provider, on_refusal)
+        self.wrapped = wrapped
+
+    def handle_request(self, request: Any) -> Any:
+        api = self._admitting.api_of(request)
+        if api is not None:
+            request = self._admitting.admitted(request, api, request.read())
+        if self.wrapped is None:
+            self.wrapped = _module_of(request).HTTPTransport()
+        return self.wrapped.handle_request(request)
+
+    def close(self) -> None:
+        if self.wrapped is not None:
+            self.wrapped.close()
+
+    def __enter__(self) -> "GateTransport":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class AsyncGateTransport:
+    """`GateTransport` for `httpx.AsyncClient` (`AsyncOpenAI`, `AsyncAnthropic`); `wrapped`
+    defaults to a new `AsyncHTTPTransport()` of the client's httpx module. A large body is admitted in a worker thread, so
+    the event loop keeps running meanwhile."""
+
+    def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
+                 provider: Optional[str] = None, on_refusal: str = "placeholder"):
+        self._admitting = _Admitting(gate, provider, on_refusal)
+        self.wrapped = wrapped
+
+    async def handle_async_request(self, request: Any) -> Any:
+        api = self._admitting.api_of(request)
+        if api is not None:
+            body = await request.aread()
+            if len(body) < ASYNC_INLINE_BYTES:
+                request = self._admitting.admitted(request, api, body)
+            else:
+                import anyio.to_thread
+
+                request = await anyio.to_thread.run_sync(self._admitting.admitted, request, api, body)
+        if self.wrapped is None:
+            self.wrapped = _module_of(request).AsyncHTTPTransport()
+        return await self.wrapped.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self.wrapped is not None:
+            await self.wrapped.aclose()
+
+    async def __aenter__(self) -> "AsyncGateTransport":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()

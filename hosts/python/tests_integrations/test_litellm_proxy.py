@@ -1,0 +1,245 @@
+"""The real LiteLLM proxy (`litellm --config`, from .venv-litellm) with the mediagate guardrail,
+configured by the config.yaml in docs/integrations.md as written, in front of the loopback
+provider. Clients are the OpenAI and Anthropic SDKs; what the provider receives is asserted."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from conftest import decoded_data_url
+from docs_snippets import snippet
+from media import PDF, SVG, b64, data_url, small_png
+from provider import Provider
+
+HERE = Path(__file__).resolve().parent
+PY_HOST = HERE.parent
+LITELLM = PY_HOST / ".venv-litellm" / "bin" / "litellm"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Proxy:
+    def __init__(self, url: str, key: str):
+        self.url = url
+        self.key = key
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    p = Provider()
+    yield p
+    p.close()
+
+
+def _start(config_text: str, work: Path, upstream: Provider) -> tuple:
+    work.mkdir(parents=True, exist_ok=True)
+    config = work / "config.yaml"
+    config.write_text(config_text)
+    port = free_port()
+    master_key = "sk-" + secrets.token_hex(32)
+    env = dict(os.environ)
+    env.update({
+        "LITELLM_MASTER_KEY": master_key,
+        "PYTHONPATH": str(PY_HOST),
+        "OPENAI_API_KEY": "test-key", "OPENAI_API_BASE": upstream.base_url,
+        "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_API_BASE": upstream.root_url,
+        # Offline: the bundled model cost map, no telemetry.
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
+        "NO_PROXY": "*", "HTTP_PROXY": "", "HTTPS_PROXY": "",
+    })
+    log = (work / "proxy.log").open("wb")
+    process = subprocess.Popen([str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
+    return process, log, Proxy(f"http://127.0.0.1:{port}", master_key), work / "proxy.log"
+
+
+def _wait(process, proxy: "Proxy", log_path: Path, deadline: float) -> None:
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"the LiteLLM proxy exited ({process.returncode}):\n{log_path.read_text()[-4000:]}")
+        try:
+            if httpx.get(proxy.url + "/health/liveliness", timeout=2, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"the LiteLLM proxy did not start in time:\n{log_path.read_text()[-4000:]}")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def proxies(upstream, tmp_path_factory):
+    """Two proxies on free 127.0.0.1 ports in front of the loopback provider: the docs' config as
+    written, and the same without its `guardrails` (what the proxy sends with no gate)."""
+    if not LITELLM.is_file():
+        pytest.fail(f"{LITELLM} is missing: run test-integrations.sh, which installs requirements-litellm.txt")
+    config = snippet("yaml", "litellm-config")
+    assert "\nguardrails:" in config
+    work = tmp_path_factory.mktemp("litellm")
+    started = [_start(config, work / "gated", upstream),
+               _start(config.split("\nguardrails:")[0] + "\n", work / "plain", upstream)]
+    try:
+        deadline = time.monotonic() + 300
+        for process, _, proxy, log_path in started:
+            _wait(process, proxy, log_path, deadline)
+        yield started[0][2], started[1][2]
+    finally:
+        for process, log, _, _ in started:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+
+
+@pytest.fixture
+def proxy(proxies):
+    return proxies[0]
+
+
+@pytest.fixture
+def plain_proxy(proxies):
+    return proxies[1]
+
+
+@pytest.fixture
+def records(upstream):
+    upstream.records.clear()
+    return upstream.records
+
+
+def chat(proxy: Proxy, model: str, content: list, **extra):
+    c = openai.OpenAI(base_url=proxy.url, api_key=proxy.key, max_retries=0, timeout=120)
+    return c.chat.completions.create(model=model, messages=[{"role": "user", "content": content}], **extra)
+
+
+def image_url(mime: str, data: bytes) -> dict:
+    return {"type": "image_url", "image_url": {"url": data_url(mime, data)}}
+
+
+def arrived_media(record: dict) -> list:
+    """`(mime, bytes)` of every media block the provider received (either dialect)."""
+    out = []
+    for message in record["body"]["messages"]:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "image_url":
+                out.append(decoded_data_url(block["image_url"]["url"]))
+            elif block.get("type") == "file":
+                out.append(decoded_data_url(block["file"]["file_data"]))
+            elif block.get("type") in ("image", "document") and block["source"].get("type") == "base64":
+                out.append((block["source"]["media_type"], base64.b64decode(block["source"]["data"])))
+    return out
+
+
+def texts(record: dict) -> list:
+    return [b["text"] for m in record["body"]["messages"] if isinstance(m.get("content"), list)
+            for b in m["content"] if b.get("type") == "text"]
+
+
+MODELS = {"gpt-4o": ("openai", "/v1/chat/completions"), "claude-sonnet": ("anthropic", "/v1/messages")}
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_request_with_no_media_arrives_byte_for_byte(proxy, plain_proxy, records, model):
+    """The provider gets from the gated proxy the very body the proxy sends with no guardrail."""
+    content = [{"type": "text", "text": "What is 2 + 2?"}]
+    chat(plain_proxy, model, content)
+    chat(proxy, model, content)
+    without, gated = records
+    assert gated["path"] == without["path"] == MODELS[model][1]
+    assert gated["raw"] == without["raw"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_good_image_arrives_unchanged(proxy, plain_proxy, records, gate, model):
+    png = small_png()
+    assert base64.b64decode(gate.admit_bytes(png, include_data=True, provider=MODELS[model][0])["data"]) == png
+    content = [{"type": "text", "text": "What is it?"}, image_url("image/png", png)]
+    chat(plain_proxy, model, content)
+    chat(proxy, model, content)
+    without, gated = records
+    assert arrived_media(gated) == [("image/png", png)]
+    assert gated["raw"] == without["raw"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_an_svg_claimed_as_png_never_arrives(proxy, records, model):
+    chat(proxy, model, [{"type": "text", "text": "Look:"}, image_url("image/png", SVG)])
+    [record] = records
+    assert arrived_media(record) == []
+    assert b"<svg" not in record["raw"] and b64(SVG).encode() not in record["raw"]
+    assert any("magic_mismatch" in t and "image/svg+xml" in t for t in texts(record)), texts(record)
+
+
+def test_the_strict_guardrail_refuses_the_request_in_words(proxy, records):
+    with pytest.raises(openai.BadRequestError) as caught:
+        chat(proxy, "gpt-4o", [image_url("image/png", SVG)], extra_body={"guardrails": ["mediagate-strict"]})
+    assert records == []
+    assert "magic_mismatch" in str(caught.value) and "image/svg+xml" in str(caught.value)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_6mb_screenshot_arrives_downsampled_within_the_target_limit(proxy, records, gate, screenshot, model):
+    profile = MODELS[model][0]
+    chat(proxy, model, [image_url("image/png", screenshot)])
+    [record] = records
+    [(mime, arrived)] = arrived_media(record)
+    expected = gate.admit_bytes(screenshot, "image/png", provider=profile, include_data=True)
+    assert expected["resized"] and arrived == base64.b64decode(expected["data"]) and mime == expected["mime"]
+    again = gate.admit_bytes(arrived, mime, provider=profile, downsample=False)
+    assert again["ok"] and not again["resized"], again
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_pdf_arrives(proxy, records, model):
+    chat(proxy, model, [{"type": "text", "text": "Summarise:"},
+                        {"type": "file", "file": {"filename": "hello.pdf",
+                                                  "file_data": data_url("application/pdf", PDF)}}])
+    [record] = records
+    assert arrived_media(record) == [("application/pdf", PDF)]
+
+
+def test_anthropic_messages_through_the_proxy_are_admitted_too(proxy, records):
+    """The proxy's own `/v1/messages` endpoint (Anthropic's dialect in, Anthropic's out)."""
+    c = anthropic.Anthropic(base_url=proxy.url, api_key=proxy.key, max_retries=0, timeout=120)
+    c.messages.create(model="claude-sonnet", max_tokens=16, messages=[{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(SVG)}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(small_png())}}]}])
+    [record] = records
+    assert arrived_media(record) == [("image/png", small_png())]
+    assert any("magic_mismatch" in t for t in texts(record)), texts(record)
+
+
+def test_the_profile_follows_the_deployments_provider():
+    """LiteLLM's provider names to the gate's profiles (in the proxy's environment)."""
+    cases = [("anthropic", "claude-x", "anthropic"), ("bedrock", "anthropic.claude-3-7", "anthropic"),
+             ("bedrock", "amazon.nova-pro", "openai"), ("vertex_ai", "claude-sonnet", "anthropic"),
+             ("vertex_ai", "gemini-2.5-pro", "gemini"), ("gemini", "gemini-2.5-pro", "gemini"),
+             ("ollama", "llava", "ollama"), ("openai", "gpt-4o", "openai"), ("groq", "llama", "openai"),
+             (None, "whatever", "openai")]
+    code = ("import json, sys; from mediagate_host.litellm_guardrail import profile_for_provider as p; "
+            "print(json.dumps([p(c[0], c[1]) for c in json.loads(sys.argv[1])]))")
+    env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(cases)], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[2] for c in cases]
