@@ -93,6 +93,19 @@ done
 # this crate (same package hash), whose build script would then look newer than build.rs and be
 # reused as it was. Unpacked files stamped now are always newer than that build.
 find "$src" -type f -exec touch {} +
-CARGO_BUILD_BUILD_DIR=$target cargo install --locked --path "$src" --root "$work/cargo-root" \
+# The workspace's [profile.release.build-override] (Cargo.toml), which the crate's own manifest does
+# not carry, passed as configuration (CARGO_PROFILE_RELEASE_BUILD_OVERRIDE_*): the build script's
+# wasmtime and Cranelift are then the very units target/ holds, and only the crate itself is
+# compiled. (A user's `cargo install mediagate` compiles them a second time, unoptimised, for the
+# build script: host/src/lib.rs states the first build's time.)
+overrides=$(python3 -c '
+import tomllib
+table = tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"]["build-override"]
+for key, value in table.items():
+    value = str(value).lower() if isinstance(value, bool) else str(value)
+    print("CARGO_PROFILE_RELEASE_BUILD_OVERRIDE_" + key.upper().replace("-", "_") + "=" + value)
+')
+# shellcheck disable=SC2086 # one NAME=VALUE word per line
+env $overrides CARGO_BUILD_BUILD_DIR="$target" cargo install --locked --path "$src" --root "$work/cargo-root" \
     --target-dir "$work/cargo-target"
 admits "crate" "$work/cargo-root/bin/mediagate"
