@@ -83,6 +83,7 @@ section "The components the crate carries are what the guest source builds to"
 bash scripts/check-components.sh
 
 # Installed once before the lanes: both the MCP suite and the proxy suite use these npm packages.
+section "The official MCP servers and TypeScript SDK from npm (tests/proxy/install.sh), for the MCP and proxy suites"
 bash tests/proxy/install.sh
 lane python "Python host (wasmtime-py)" env MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
 lane mcp "MCP server, driven by the official Python MCP client" env MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
