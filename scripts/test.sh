@@ -3,19 +3,73 @@
 # through the real host and CLI, the other hosts (Python, JavaScript), the http-gate component under
 # two engines, the deployment manifests, and the packages built and installed into clean places.
 # Installs what is missing. Reuses the release build of scripts/build.sh (one feature set:
-# scripts/check-features.sh).
+# scripts/check-features.sh); the packages reuse it too (scripts/package.sh).
+#
+# Where the time goes on a fresh 2-core machine, and how this keeps it short: the Rust build is
+# CPU-bound and runs alone; the wasmtime CLI (a separate program, built once per machine) builds
+# from the start at the lowest priority, on the core the Rust build leaves idle (its fat-LTO guest
+# builds and links are single-threaded); the suites that mostly wait on processes, browsers and
+# I/O run side by side, each into its own log (target/test-logs/), printed whole when it ends.
+# Any section or side-by-side suite that fails fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each section's heading carries the minutes and seconds since the start, so a run's log shows
 # where CI's time goes.
 section() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
-trap 'section "done (exit $?)"' EXIT
 bash scripts/setup.sh
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 bin=$target/release/mediagate
+logs=$target/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# Side-by-side suites ("lanes"): each runs in its own process group (so an early exit stops all of
+# it) with its output in $logs/NAME.log.
+declare -A lane_pid=() lane_heading=()
+lane() { # NAME HEADING COMMAND...
+  local name=$1 heading=$2
+  shift 2
+  section "started, side by side: $heading (log: $logs/$name.log)"
+  setsid "$@" >"$logs/$name.log" 2>&1 &
+  lane_pid[$name]=$!
+  lane_heading[$name]=$heading
+}
+failed=()
+collect() { # NAME...: waits for each lane, then prints its heading, exit status and log
+  local name rc
+  for name in "$@"; do
+    rc=0
+    wait "${lane_pid[$name]}" || rc=$?
+    unset 'lane_pid[$name]'
+    section "${lane_heading[$name]} (exit $rc)"
+    cat "$logs/$name.log"
+    [ "$rc" -eq 0 ] || failed+=("$name")
+  done
+}
+all_collected() { # fails the script, naming them, when a collected lane failed
+  if [ "${#failed[@]}" -gt 0 ]; then
+    echo "error: failed side by side: ${failed[*]} (logs above, and in $logs/)" >&2
+    exit 1
+  fi
+}
+stop_lanes() {
+  local rc=$? name
+  for name in "${!lane_pid[@]}"; do
+    kill -- -"${lane_pid[$name]}" 2>/dev/null || true
+    echo "stopped unfinished: ${lane_heading[$name]} (its log so far: $logs/$name.log)" >&2
+  done
+  section "done (exit $rc)"
+}
+trap stop_lanes EXIT
+
+# The wasmtime CLI for `wasmtime serve` (tests/http, tests/deploy) is cached per machine by
+# scripts/wasmtime-cli.sh; when it is not cached yet (a fresh machine) it builds from here on at
+# nice 19, taking only the CPU the Rust build below leaves idle.
+lane wasmtime-cli "The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)" nice -n 19 bash scripts/wasmtime-cli.sh
+
 section "The tests carry their data (tests/corpus/), nothing outside the clone"
 bash scripts/check-self-contained.sh
-section "One feature set: the tests reuse the release build's dependencies"
+section "One feature set: the tests reuse the release build's dependencies (this builds the release build)"
 bash scripts/check-features.sh
 section "cargo deny: licenses, bans, sources (offline, no advisory database)"
 bash scripts/check-deny.sh
@@ -27,35 +81,34 @@ section "Rust: the guest's converters' unit tests (feature convert)"
 cargo test --release --locked -p mediagate-guest --features convert --lib
 section "The components the crate carries are what the guest source builds to"
 bash scripts/check-components.sh
-# The wasmtime CLI that serves the http-gate component (tests/http, tests/deploy) is built once per
-# machine (scripts/wasmtime-cli.sh caches it). When it is not cached yet, it builds in the background
-# while the suites below, which mostly wait on processes and I/O, run; nice keeps them responsive.
-wasmtime_log=$target/wasmtime-cli.log
-mkdir -p "$target"
-setsid nice -n 10 bash scripts/wasmtime-cli.sh >"$wasmtime_log" 2>&1 &
-wasmtime_job=$!
-trap 'rc=$?; kill -- -"$wasmtime_job" 2>/dev/null || true; section "done (exit $rc)"' EXIT
-section "Python host (wasmtime-py)"
-MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
-bash hosts/python/test-integrations.sh
-section "MCP server, driven by the official Python MCP client"
-MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
-section "MCP proxy in front of the official servers, driven by the official TypeScript SDK client"
-MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
-section "JavaScript package: Node, headless Chromium, verdict parity with the CLI"
+
+# Installed once before the lanes: both the MCP suite and the proxy suite use these npm packages.
+section "The official MCP servers and TypeScript SDK from npm (tests/proxy/install.sh), for the MCP and proxy suites"
+bash tests/proxy/install.sh
+lane python "Python host (wasmtime-py)" env MEDIAGATE_BIN="$bin" bash hosts/python/test.sh
+lane mcp "MCP server, driven by the official Python MCP client" env MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
+lane proxy "MCP proxy in front of the official servers, driven by the official TypeScript SDK client" \
+  env MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
+section "JavaScript package: Node, headless Chromium, verdict parity with the CLI (the suites above run beside it)"
 MEDIAGATE_BIN="$bin" bash js/test.sh
-section "The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)"
-if ! wait "$wasmtime_job"; then
-  cat "$wasmtime_log" >&2
-  echo "installing the wasmtime CLI failed (log above)" >&2
-  exit 1
-fi
-wasmtime=$(tail -n 1 "$wasmtime_log")
-echo "$wasmtime"
-section "HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load"
-MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" bash tests/http/test.sh
-section "Deployment manifests (Spin, wasmCloud) against their published schemas; the documented engine lines"
-MEDIAGATE_BIN="$bin" WASMTIME="$wasmtime" bash tests/deploy/test.sh
-section "Packages: built into dist/, installed into clean places, used"
+collect python mcp proxy
+all_collected
+
+# Alone: maturin relinks the CLI stripped for the wheel (target/release/mediagate), which no suite
+# may be running meanwhile; the npm tarball reuses js/'s build from the JavaScript section.
+section "Packages: built into dist/ (scripts/package.sh)"
 bash scripts/package.sh dist
-bash tests/packages/test.sh dist
+lane packages "Packages: installed into clean places, used (tests/packages)" \
+  nice -n 10 bash tests/packages/test.sh dist
+
+collect wasmtime-cli
+all_collected
+wasmtime=$(tail -n 1 "$logs/wasmtime-cli.log")
+lane integrations-python "Python integrations: the OpenAI/Anthropic SDK transports, the LiteLLM proxy guardrail, pydantic-ai" \
+  bash hosts/python/test-integrations.sh
+lane deploy "Deployment manifests (Spin, wasmCloud) against their published schemas; the documented engine lines" \
+  env MEDIAGATE_BIN="$bin" WASMTIME="$wasmtime" bash tests/deploy/test.sh
+section "HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load (the suites above run beside it)"
+MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" bash tests/http/test.sh
+collect deploy packages integrations-python
+all_collected

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mediagate::vlm::VlmConfig;
+use mediagate::vlm::{ChunkKind, VlmConfig};
 use mediagate::{Gate, ReadImageTool, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 
@@ -40,11 +40,16 @@ pub async fn tool_for_llm(tool: &ReadImageTool) -> anyhow::Result<Value> {
               "input_schema": serde_json::from_str::<Value>(&def.parameters_schema)?}))
 }
 
-/// Runs the tool for one `tool_use` block; the reply streams to stderr as it arrives.
+/// Runs the tool for one `tool_use` block; the answer streams to stderr as it arrives.
 pub async fn call_read_image(tool: &ReadImageTool, workspace: &Path, input: &Value) -> anyhow::Result<(String, bool)> {
     let path = input["path"].as_str().unwrap_or_default();
     let question = input["question"].as_str();
-    let sink = Arc::new(|_kind, text: &str| eprint!("{text}"));
+    // The sink also gets the model's reasoning, which the answer leaves out: show the answer only.
+    let sink = Arc::new(|kind: ChunkKind, text: &str| {
+        if kind == ChunkKind::Content {
+            eprint!("{text}");
+        }
+    });
     Ok(match tool.read_image(workspace, path, question, sink).await? {
         Ok(answer) => (answer, false),
         Err(tool_error) => (tool_error.message, true), // words the model can act on: is_error

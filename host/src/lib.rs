@@ -4,6 +4,16 @@
 //! - [`tool::ReadImageTool`]: the `read_image` tool (the `agent-tool` component).
 //! - [`vlm`]: the streaming VLM client the tool's imports use.
 //! - [`runtime::Runtime`]: the engine, the compiled-component cache and per-call limits.
+//!
+//! # The first build is long
+//!
+//! A first build of this crate (`cargo install mediagate`, or a project that depends on it)
+//! compiles wasmtime and Cranelift, and its build script precompiles the four components it
+//! embeds to native code: 16 minutes on a 2-core machine. Cargo compiles wasmtime twice there: once
+//! optimised for the library, once unoptimised for the build script (cargo's default
+//! `[profile.release.build-override]`); this repository's workspace `Cargo.toml` sets that profile
+//! equal to the release one, so its builds compile wasmtime once. Later builds reuse everything.
+//! The examples and the guide: `docs/embedding.md`.
 
 mod bindings;
 pub mod cache;

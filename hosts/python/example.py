@@ -3,7 +3,7 @@
     MEDIAGATE_VLM_URL=http://127.0.0.1:8080/v1 MEDIAGATE_VLM_MODEL=qwen2.5-vl \\
         python example.py WORKSPACE IMAGE [QUESTION]
 
-The reply streams to stderr as it arrives; the verdict and the answer go to stdout.
+The answer streams to stderr as it arrives; the verdict and the answer go to stdout.
 """
 
 import json
@@ -13,7 +13,9 @@ from mediagate_host import Mediagate, ToolError, mime_from_extension
 
 
 def show(kind: str, text: str) -> None:
-    print(f"[{kind}] {text}", file=sys.stderr, flush=True)
+    # The sink also gets the model's reasoning ("reasoning"), which the answer leaves out.
+    if kind == "content":
+        print(text, end="", file=sys.stderr, flush=True)
 
 
 def main(argv: list) -> int:

@@ -29,7 +29,7 @@ mkdir -p "$dist"
 dist=$(cd "$dist" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp "$here/pyproject.toml" "$here/README.md" "$stage/"
+cp "$here/pyproject.toml" "$here/README.md" "$repo/LICENSE" "$stage/"
 mkdir "$stage/mediagate_host"
 cp "$here"/mediagate_host/*.py "$stage/mediagate_host/"
 cp "$wasm" "$stage/mediagate_host/mediagate-agent-tool.wasm"

@@ -24,7 +24,22 @@ fi
 
 # A published package always carries the converter component (a build without it only warns).
 node scripts/build.mjs --require-convert >&2
-name=$(npm pack --ignore-scripts --pack-destination "$dist" --json | node -e '
+# Packed from a staged copy: what `files` names, the README, the project's LICENSE, and a
+# package.json without `scripts` and `devDependencies` (they name the build, test and demo files of
+# this directory, which the package does not ship).
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+node -e '
+  const fs = require("node:fs");
+  const manifest = JSON.parse(fs.readFileSync("package.json", "utf8"));
+  delete manifest.scripts;
+  delete manifest.devDependencies;
+  fs.writeFileSync(process.argv[1] + "/package.json", JSON.stringify(manifest, null, 2) + "\n");
+  for (const f of manifest.files) fs.cpSync(f, process.argv[1] + "/" + f, { recursive: true });
+' "$stage"
+cp README.md "$stage/"
+cp ../LICENSE "$stage/"
+name=$(cd "$stage" && npm pack --ignore-scripts --pack-destination "$dist" --json | node -e '
   let text = ""; process.stdin.on("data", (d) => (text += d)).on("end", () => {
     const [packed] = JSON.parse(text);
     process.stdout.write(packed.filename);
@@ -33,7 +48,7 @@ tarball="$dist/$name"
 [ -f "$tarball" ] || die "npm pack did not write $tarball"
 
 listing=$(tar -tzf "$tarball")
-for want in package/package.json package/README.md package/src/index.js package/src/worker.js \
+for want in package/package.json package/README.md package/LICENSE package/src/index.js package/src/worker.js \
   package/src/worker-thread.js package/examples/agent-host.mjs \
   package/src/fetch.js package/src/fetch.d.ts package/src/ai-sdk.js package/src/ai-sdk.d.ts \
   package/src/convert.js package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \

@@ -55,7 +55,12 @@ describe('npm tarball, installed into a clean directory', { timeout: 300_000 }, 
       generated.filter((f) => f.endsWith('.wasm')).sort(),
       ['mediagate-convert.core.wasm', 'mediagate.core.wasm'],
     );
-    assert.deepEqual(readdirSync(installed).sort(), ['README.md', 'dist', 'examples', 'package.json', 'src']);
+    assert.deepEqual(readdirSync(installed).sort(), ['LICENSE', 'README.md', 'dist', 'examples', 'package.json', 'src']);
+    // No npm script points at a file the package does not ship (the build, tests and demo stay in js/).
+    assert.equal(manifest.scripts, undefined);
+    assert.equal(manifest.devDependencies, undefined);
+    assert.equal(manifest.license, 'Apache-2.0');
+    assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
     const readme = readFileSync(join(installed, 'README.md'), 'utf8');
     assert.ok(readme.includes(readFileSync(join(installed, 'examples', 'agent-host.mjs'), 'utf8').trim()));
   });

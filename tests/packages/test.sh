@@ -69,6 +69,35 @@ wheel=$(one "$dist"/mediagate-*.whl)
 echo "$(basename "$wheel"): $(size "$wheel") bytes"
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index "$wheel"
+# What a registry shows (summary, the README as description, license and its text, keywords), and
+# the binary without its symbol table (maturin's `strip`, host/pyproject.toml).
+python3 - "$wheel" "$root/LICENSE" <<'PY'
+import struct, sys, zipfile
+wheel, license_path = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    names = z.namelist()
+    info = next(n.rsplit("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA"))
+    headers, _, description = z.read(f"{info}/METADATA").decode().partition("\n\n")
+    license_text = z.read(next(n for n in names if n.startswith(f"{info}/") and n.endswith("/LICENSE")))
+    binary = z.read(next(n for n in names if n.endswith("/scripts/mediagate")))
+for want in ("\nSummary: ", "\nLicense-Expression: Apache-2.0", "\nLicense-File: LICENSE", "\nKeywords: "):
+    if want not in headers:
+        sys.exit(f"error: the wheel's METADATA lacks {want.strip()!r}")
+if "mediagate" not in description or len(description) < 1000:
+    sys.exit("error: the wheel's METADATA carries no README as its description")
+if license_text != open(license_path, "rb").read():
+    sys.exit("error: the wheel does not carry the project's LICENSE")
+# ELF64 little-endian: the section headers' names, from the section-name string table.
+shoff, = struct.unpack_from("<Q", binary, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", binary, 0x3A)
+def section(i):
+    return struct.unpack_from("<IIQQQQ", binary, shoff + i * shentsize)
+strtab_offset = section(shstrndx)[4]
+names = {binary[strtab_offset + section(i)[0]:].split(b"\0", 1)[0] for i in range(shnum)}
+if b".symtab" in names:
+    sys.exit(f"error: the wheel's mediagate binary is not stripped ({len(binary)} bytes, has .symtab)")
+print(f"ok: wheel metadata (summary, README, Apache-2.0 with its text, keywords); binary stripped, {len(binary)} bytes")
+PY
 found=$(PATH="$work/venv/bin:/usr/bin:/bin" command -v mediagate)
 [ "$found" = "$work/venv/bin/mediagate" ] || { echo "error: mediagate on the venv's PATH is '$found'" >&2; exit 1; }
 admits "wheel" "$found"
@@ -85,14 +114,32 @@ src=$(echo "$work"/crate/mediagate-*)
 [ -d "$src" ] || { echo "error: $crate did not unpack to one mediagate-<version>/" >&2; exit 1; }
 for f in components/mediagate-preflight.wasm components/mediagate-convert.wasm components/mediagate-agent-tool.wasm \
     components/mediagate-http-gate.wasm \
-    build.rs Cargo.lock; do
+    build.rs Cargo.lock README.md LICENSE; do
     [ -f "$src/$f" ] || { echo "error: the crate lacks $f" >&2; exit 1; }
+done
+cmp -s "$src/LICENSE" LICENSE || { echo "error: the crate's LICENSE is not the project's" >&2; exit 1; }
+# What crates.io shows: description, license, readme, keywords, categories.
+for key in description license readme keywords categories; do
+    grep -q "^$key = " "$src/Cargo.toml" || { echo "error: the crate's Cargo.toml has no $key" >&2; exit 1; }
 done
 [ ! -e "$work/crate/guest" ] && [ ! -e "$work/crate/wit" ] || { echo "error: guest source beside the crate" >&2; exit 1; }
 # `cargo package` stamps every file 2006; the shared build directory may hold an earlier install of
 # this crate (same package hash), whose build script would then look newer than build.rs and be
 # reused as it was. Unpacked files stamped now are always newer than that build.
 find "$src" -type f -exec touch {} +
-CARGO_BUILD_BUILD_DIR=$target cargo install --locked --path "$src" --root "$work/cargo-root" \
+# The workspace's [profile.release.build-override] (Cargo.toml), which the crate's own manifest does
+# not carry, passed as configuration (CARGO_PROFILE_RELEASE_BUILD_OVERRIDE_*): the build script's
+# wasmtime and Cranelift are then the very units target/ holds, and only the crate itself is
+# compiled. (A user's `cargo install mediagate` compiles them a second time, unoptimised, for the
+# build script: host/src/lib.rs states the first build's time.)
+overrides=$(python3 -c '
+import tomllib
+table = tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"]["build-override"]
+for key, value in table.items():
+    value = str(value).lower() if isinstance(value, bool) else str(value)
+    print("CARGO_PROFILE_RELEASE_BUILD_OVERRIDE_" + key.upper().replace("-", "_") + "=" + value)
+')
+# shellcheck disable=SC2086 # one NAME=VALUE word per line
+env $overrides CARGO_BUILD_BUILD_DIR="$target" cargo install --locked --path "$src" --root "$work/cargo-root" \
     --target-dir "$work/cargo-target"
 admits "crate" "$work/cargo-root/bin/mediagate"

@@ -46,6 +46,21 @@ def test_the_wheel_carries_the_component(wheel, component_path):
     assert not (PY_HOST / "mediagate_host" / "mediagate-agent-tool.wasm").exists()
 
 
+def test_the_wheel_says_what_it_is_to_a_registry(wheel):
+    """What a registry page shows: summary, the README as description, license and its text, keywords."""
+    with zipfile.ZipFile(wheel) as z:
+        info = next(n.rsplit("/", 1)[0] for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = z.read(f"{info}/METADATA").decode()
+        license_text = z.read(f"{info}/licenses/LICENSE").decode()
+    headers, _, description = metadata.partition("\n\n")
+    assert "\nSummary: mediagate for Python agents" in headers
+    assert "\nLicense-Expression: Apache-2.0" in headers
+    assert "\nLicense-File: LICENSE" in headers
+    assert re.search(r"^Keywords: .*wasmtime", headers, re.M)
+    assert description.strip().startswith((PY_HOST / "README.md").read_text().strip()[:200])
+    assert license_text == (REPO / "LICENSE").read_text()
+
+
 def test_package_sh_refuses_without_a_component(tmp_path):
     run = subprocess.run(["bash", str(PY_HOST / "package.sh"), str(tmp_path / "dist")], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "MEDIAGATE_AGENT_TOOL_WASM": str(tmp_path / "none.wasm")})
