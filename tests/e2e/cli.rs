@@ -125,10 +125,9 @@ fn tool_result_text(input: &str) -> String {
     command.args(["admit-tool-result", "--tool", "browser_screenshot"]);
     let out = run_with_stdin(command, input.as_bytes());
     let text = String::from_utf8(out.stdout).unwrap();
-    let printed: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let refused = printed["refused"].as_array().is_some_and(|r| !r.is_empty());
-    assert_eq!(out.status.code(), Some(i32::from(refused)), "{text}");
+    // Read from the text's end: some inputs here are JSON serde_json cannot hold (a lone surrogate).
+    let refused = !text.trim_end().ends_with(r#""refused":[]}"#);
+    assert_eq!(out.status.code(), Some(i32::from(refused)), "{text} {}", String::from_utf8_lossy(&out.stderr));
     text
 }
 
