@@ -193,7 +193,7 @@ fn main() {
     // from the corpus into target/ (a 12 MP PNG photo, a lossy 4000x3000 WebP, a 50-frame GIF).
     // sharp writes the type the gate produced for the same input.
     let made = [png_photo_12mp(), webp_4000x3000(), gif_50_frames()];
-    // Goals as issue 14 sets them: the two corpus images at or past sharp, the made ones ≤ 1.5×.
+    // The speed goals: the two corpus images at or past sharp, the made ones ≤ 1.5×.
     let at_sharp = "≤ 1.0× (never worse than 2.0×)";
     let fits: [(&str, PathBuf, &str, &str, &str); 5] = [
         ("fit photo-12mp.jpg into 2000² (JPEG out)", corpus("bench/photo-12mp.jpg"), "image/jpeg", ".jpg", at_sharp),
@@ -342,7 +342,7 @@ fn main() {
         goal: "reported".into(),
     });
 
-    // 8. Conversions (issue 15), each beside what a user would use instead.
+    // 8. Conversions, each beside what a user would use instead.
     rows.extend(conversion_rows(&rt, &gate, args.runs, &mut notes));
 
     // Component sizes.
@@ -390,7 +390,7 @@ enum Other {
     Nothing(PathBuf),
 }
 
-/// Issue 15's conversions through the real host and the `convert` component: time (median of
+/// The conversions through the real host and the `convert` component: time (median of
 /// `runs`, after one warm-up call that also loads the component), output, guest peak memory, and
 /// the same beside the other tool, PSNR between the two outputs composited over white.
 fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes: &mut Vec<String>) -> Vec<Row> {

@@ -108,7 +108,7 @@ fn jpeg_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ImageEr
 }
 
 /// Runs the ladder. `Ok(None)`: no rung fits the provider's base64 limit. `Err`: the pixels could
-/// not be decoded (the caller then keeps the original bytes).
+/// not be decoded (the caller then refuses the image: unmeasured pixels are never passed on).
 pub fn fit(
     bytes: &[u8],
     t: ImageType,
@@ -165,7 +165,7 @@ fn reencoded(bytes: Vec<u8>, image_type: ImageType, img: &DynamicImage) -> Reenc
 /// matcher with a real Huffman pass: on the 3456×2234 benchmark screenshot 30% smaller than the
 /// fast pass for 2.6× its time), then level 6 (another 9% smaller for 10× the time of level 1).
 /// All three with adaptive row filters. Level 1 replaced going straight from fast to level 6,
-/// which made a screenshot cost two encodes, the second one slow (BENCHMARKS.md, issue 14).
+/// which made a screenshot cost two encodes, the second one slow (BENCHMARKS.md, the PNG levers).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Effort {
     Fast,
@@ -176,7 +176,7 @@ enum Effort {
 /// Rows of each band of the sample that predicts the quick level's size, and one band in how many.
 const SAMPLE_BAND: u32 = 16;
 const SAMPLE_EVERY: u32 = 8;
-/// Level 6 over level 1 on the images measured (BENCHMARKS.md, issue 14): 0.80–0.93 on photos,
+/// Level 6 over level 1 on the images measured (BENCHMARKS.md, the PNG levers): 0.80–0.93 on photos,
 /// screenshots and diagrams over 300 KB. Level 6 is tried only when level 1's size times this
 /// would fit: it costs ten times level 1, and a photo is never saved by it.
 const THOROUGH_OVER_QUICK: f64 = 0.85;

@@ -360,8 +360,8 @@ pub fn handle(head: &Head, body: Vec<u8>) -> Response {
 }
 
 /// With `convert=1`, an answer object gains `"conversions": […]` (the CLI's `--convert` key), each
-/// `{"path", "from", "to", "note"}`. The walks report none until they record their conversions
-/// (issue 15, the "raster" part); the key is there so clients can rely on it.
+/// `{"path", "from", "to", "note"}`; the key is there even when the list is empty, so clients can
+/// rely on it.
 fn with_conversions(mut r: Response, options: &Options, conversions: &[crate::verdict::ConversionMade]) -> Response {
     if options.convert && r.body.ends_with('}') && r.status != 400 {
         let list: Vec<serde_json::Value> = conversions

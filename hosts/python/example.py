@@ -9,7 +9,7 @@ The answer streams to stderr as it arrives; the verdict and the answer go to std
 import json
 import sys
 
-from mediagate_host import Mediagate, ToolError, mime_from_extension
+from mediagate_host import Mediagate, ToolError
 
 
 def show(kind: str, text: str) -> None:
@@ -30,8 +30,9 @@ def main(argv: list) -> int:
     tool = gate.tool_definition()
     print("tool:", tool["name"], "params:", ",".join(sorted(tool["parameters"]["properties"])))
 
-    # 2. The gate, before a file's bytes enter the conversation (same verdict as `mediagate admit`).
-    verdict = gate.admit_file(image, mime_from_extension(image), include_data=True)
+    # 2. The gate, before a file's bytes enter the conversation (same verdict as `mediagate admit`):
+    # the claimed type is the one the bytes carry, so a JPEG named .png is admitted as the JPEG it is.
+    verdict = gate.admit_file(image, include_data=True)
     if verdict["ok"]:
         block = {"type": verdict["kind"],
                  "source": {"type": "base64", "media_type": verdict["mime"], "data": verdict.pop("data")}}

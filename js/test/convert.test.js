@@ -1,4 +1,4 @@
-// Conversion (issue 15) through the package: the converter component loaded only when a call asks
+// Conversion through the package: the converter component loaded only when a call asks
 // to convert, the exact rules kept otherwise, the results saying what was converted from what.
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

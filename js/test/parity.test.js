@@ -159,7 +159,8 @@ describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
       [['--no-downsample'], { downsample: false }],
     ]) {
       const run = await runCli(['admit-tool-result', '--tool', 'capture', file, ...args]);
-      assert.equal(run.code, 0, run.stderr);
+      // The SVG labelled image/png is refused: the gate commands exit 1 when a block was refused.
+      assert.equal(run.code, 1, run.stderr);
       const expected = JSON.parse(run.stdout);
       const { content: got, refused } = await mediagate.admitToolResult('capture', content, options);
       assert.deepEqual({ content: got, refused }, expected);

@@ -1,4 +1,4 @@
-// admitRequest: a whole provider request through the gate (issue 13), in Node. Fixtures are made
+// admitRequest: a whole provider request through the gate, in Node. Fixtures are made
 // here; no corpus is read. The report's `changes` match `mediagate admit-request --json`'s `changed`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

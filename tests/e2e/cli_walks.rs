@@ -19,13 +19,17 @@ fn png() -> String {
     b64(&std::fs::read(corpus().join("photos/tango-icon-address-book-new-16.png")).unwrap())
 }
 
-/// `admit-tool-result` on JSON text: its printed object.
+/// `admit-tool-result` on JSON text: its printed object. The exit status is the gate commands'
+/// rule: 1 when a block was refused, else 0.
 fn tool_result(input: &str) -> Value {
     let mut command = mediagate_command();
     command.args(["admit-tool-result", "--tool", "shot"]);
     let out = run_with_stdin(command, input.as_bytes());
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let printed: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let refused = printed["refused"].as_array().is_some_and(|r| !r.is_empty());
+    assert_eq!(out.status.code(), Some(i32::from(refused)), "{printed}");
+    printed
 }
 
 /// `admit-request --json` on JSON text: (exit code, report).

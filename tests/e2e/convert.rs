@@ -1,4 +1,4 @@
-//! Issue 15's contract through the real host and binary: the `convert` component (a fourth world,
+//! The conversion contract through the real host and binary: the `convert` component (a fourth world,
 //! loaded only by the converting calls), the `--convert` and `--page` flags, and the rule that
 //! without them the admission rules are exactly as before.
 
@@ -9,7 +9,7 @@ use crate::common::*;
 use mediagate::component::{self, World};
 use serde_json::{Value, json};
 
-/// What browsers download: the preflight component, gzip -9, stays under this (issue 15: ≤ 1 MB).
+/// What browsers download: the preflight component, gzip -9, stays under this (≤ 1 MB: the converters live in their own component so it does).
 const PREFLIGHT_GZIP_MAX: usize = 1_000_000;
 
 fn mediagate(args: &[&str]) -> Output {

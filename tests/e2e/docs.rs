@@ -185,6 +185,8 @@ fn every_markdown_file_parses_with_closed_fences_and_working_links() {
         "docs/embedding.md",
         "docs/mcp.md",
         "docs/design.md",
+        "docs/usage.md",
+        "docs/cli.md",
         "js/README.md",
         "hosts/python/README.md",
     ] {
@@ -214,7 +216,7 @@ fn the_checker_catches_glued_and_missing_fences_and_dead_links() {
     assert_eq!(problems_in(&good), Vec::<String>::new());
 }
 
-/// The README's vision-model lines, compiled here and quoted there verbatim: the key is set.
+/// docs/embedding.md's vision-model lines, compiled here and quoted there verbatim: the key is set.
 fn readme_vlm_setup() -> anyhow::Result<(mediagate::VlmConfig, Option<mediagate::VlmConfig>)> {
     use mediagate::{Api, VlmConfig};
     let mut vlm = VlmConfig::new(Api::OpenAi, "https://api.openai.com/v1", "gpt-4o");
@@ -225,16 +227,82 @@ fn readme_vlm_setup() -> anyhow::Result<(mediagate::VlmConfig, Option<mediagate:
 }
 
 #[test]
-fn the_readme_sets_the_vision_model_key() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+fn the_embedding_guide_sets_the_vision_model_key() {
+    let readme = std::fs::read_to_string(repo_root().join("docs/embedding.md")).unwrap();
     let source = std::fs::read_to_string(repo_root().join("tests/e2e/docs.rs")).unwrap();
     let start = source.find("    let mut vlm = VlmConfig::new").unwrap();
     let end = source[start..].find("    Ok((vlm, from_env))").unwrap() + start;
     for line in source[start..end].lines() {
-        assert!(readme.contains(line.trim()), "README.md must show `{}` as it compiles here", line.trim());
+        assert!(readme.contains(line.trim()), "docs/embedding.md must show `{}` as it compiles here", line.trim());
     }
     assert!(readme.contains("let tool = ReadImageTool::new(runtime, Some(vlm))?;"));
     // With OPENAI_API_KEY set the key arrives; the test process may or may not have one.
     let (vlm, _) = readme_vlm_setup().unwrap();
     assert_eq!(vlm.api_key, std::env::var("OPENAI_API_KEY").ok());
+}
+
+/// Every path ARCHITECTURE.md names as a module or a place in the tree, and that its map therefore
+/// promises: the first column of each module table, relative to the folder its section's heading
+/// names (`## The guest (`guest/src`)`), and the first word of each line of the map at the top.
+fn architecture_paths(text: &str) -> Vec<(usize, PathBuf)> {
+    let mut paths = Vec::new();
+    let mut base: Option<PathBuf> = None;
+    let mut in_map = false;
+    let mut map_seen = false;
+    for (n, line) in text.lines().enumerate() {
+        let line_no = n + 1;
+        if line.starts_with("```") {
+            in_map = !in_map && !map_seen;
+            map_seen = true;
+            continue;
+        }
+        if in_map {
+            let first = line.split_whitespace().next().unwrap_or("");
+            if !line.starts_with(' ') && (first.contains('/') || first.contains('.')) {
+                paths.push((line_no, PathBuf::from(first)));
+            }
+            continue;
+        }
+        if let Some(heading) = line.strip_prefix("## ") {
+            // The folder a section is about, when its heading names one in `code`.
+            base = heading.split('`').nth(1).map(PathBuf::from).filter(|p| repo_root().join(p).is_dir());
+            continue;
+        }
+        let (Some(base), Some(row)) = (&base, line.strip_prefix("| `")) else { continue };
+        let first_cell = row.split(" |").next().unwrap_or("");
+        for name in first_cell.split('`').step_by(2).map(|s| s.trim_matches([',', ' '])) {
+            if name.ends_with(".rs") || name.ends_with(".py") || name.ends_with('/') {
+                paths.push((line_no, base.join(name)));
+            }
+        }
+    }
+    paths
+}
+
+#[test]
+fn every_module_architecture_md_names_exists() {
+    let text = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
+    let paths = architecture_paths(&text);
+    // The map and the three module tables (guest, host, Python host) are all read.
+    for expected in
+        ["wit/mediagate.wit", "guest/src/image_gate.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"]
+    {
+        assert!(paths.iter().any(|(_, p)| p == Path::new(expected)), "{expected} is among the paths checked");
+    }
+    let missing: Vec<String> = paths
+        .iter()
+        .filter(|(_, p)| !repo_root().join(p).exists())
+        .map(|(line, p)| format!("ARCHITECTURE.md line {line}: {} does not exist", p.display()))
+        .collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names modules the tree does not have:\n{}", missing.join("\n"));
+}
+
+/// The reader itself: a module row and a map line that name nothing in the tree are reported.
+#[test]
+fn the_architecture_reader_catches_a_module_that_is_gone() {
+    let text = "```\nguest/  the guest\nnowhere/gone.txt  gone\n```\n\n## The guest (`guest/src`)\n| module | what |\n|---|---|\n| `image_gate.rs`, `vanished.rs` | x |\n";
+    let paths = architecture_paths(text);
+    let missing: Vec<&PathBuf> = paths.iter().map(|(_, p)| p).filter(|p| !repo_root().join(p).exists()).collect();
+    assert_eq!(missing, [Path::new("nowhere/gone.txt"), Path::new("guest/src/vanished.rs")]);
+    assert!(paths.iter().any(|(_, p)| p == Path::new("guest/src/image_gate.rs")));
 }

@@ -379,7 +379,7 @@ async fn an_endless_reply_gives_bounded_progress_and_the_capped_answer() {
     tokio::time::timeout(HANG, hung_up.recv()).await.expect("the server never hung up on the VLM");
 }
 
-/// Issue 15: `view_image` and `read_image` take `page`; view_image converts by default, so a page
+/// `view_image` and `read_image` take `page`; view_image converts by default, so a page
 /// of a file that is not a PDF is refused in words, and a PNG is shown as it was.
 #[test]
 fn view_image_and_read_image_take_a_page() {

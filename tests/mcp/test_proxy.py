@@ -86,7 +86,7 @@ async def test_filesystem_images_are_admitted_or_refused_and_results_stay_valid(
 
 @pytest.mark.anyio
 async def test_convert_gates_results_through_the_convert_component(tmp_path, mode):
-    # `proxy --convert` (issue 15): results pass the converting seat; an image providers take is
+    # `proxy --convert`: results pass the converting seat; an image providers take is
     # admitted (and fitted) exactly as without the flag, an SVG is refused without it.
     (tmp_path / "big.png").write_bytes(png(2600, 1300))
     (tmp_path / "icon.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>')

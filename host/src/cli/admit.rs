@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mediagate::gate::{PageError, Verdict};
+use mediagate::gate::{PageError, RefusalReason, Verdict};
 
 use super::report::{block_json, conversion_json, conversion_list_json, verdict_json, verdict_line};
 use super::{Code, EXIT_REFUSED, GateArgs, Report, fail};
@@ -14,10 +14,12 @@ const HOST_READ_CEILING: u64 = 256 << 20;
 
 #[derive(Args)]
 pub struct AdmitArgs {
-    /// The image or PDF file.
+    /// The image or PDF file; `-` reads stdin.
     file: PathBuf,
-    /// The claimed media type; by default the one the file's bytes carry (a PDF named `x.png` is
-    /// admitted as the document it is), else the one its extension names.
+    /// The claimed media type, checked against the bytes. By default the one the bytes carry when
+    /// it is a type the gate admits (a PDF named `x.png` is the document it is), else the one the
+    /// extension names; with --convert (or --page) the one the bytes carry whenever they are an
+    /// image, as `view_image` does (an SVG named `x.png` is converted).
     #[arg(long)]
     mime: Option<String>,
     #[command(flatten)]
@@ -127,31 +129,36 @@ fn over_ceiling(what: &str) -> String {
 
 pub async fn admit(args: AdmitArgs) -> u8 {
     let report = Report::json(args.json);
-    let bytes = match read_capped(&args.file) {
+    let from_stdin = args.file == Path::new("-");
+    let bytes = match if from_stdin { read_stdin_bytes() } else { read_capped(&args.file) } {
         Ok(b) => b,
         Err(e) => return report.fail(Code::Io, e),
     };
+    // What the verdict line calls the input.
+    let name = if from_stdin { Path::new("stdin") } else { args.file.as_path() };
+    let converting = args.gate.convert || args.page.is_some();
     let gate = match super::gate_reporting(super::Calls::One, report) {
         Ok(g) => g,
         Err(code) => return code,
     };
+    let sniffed = match gate.sniff(&bytes).await {
+        Ok(sniffed) => sniffed,
+        Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", name.display())),
+    };
     let mime = match &args.mime {
         Some(m) => m.clone(),
-        None => match gate.sniff(&bytes).await {
-            Ok(sniffed) => claimed_type(&sniffed, &args.file),
-            Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
-        },
+        None => claimed_type(&sniffed, &args.file, converting),
     };
     let options = args.gate.options(gate.default_options());
     let is_document = mediagate_mime_is_pdf(&mime);
     let converted = match (args.page, is_document) {
         (Some(page), true) => match gate.admit_pdf_page(&bytes, page, options).await {
             Ok(Ok(c)) => Ok((c.verdict, c.conversion)),
-            Ok(Err(e)) => return page_refused(&args, &bytes, &e),
+            Ok(Err(e)) => return page_refused(&args, name, &bytes, &e),
             Err(e) => Err(e),
         },
         (Some(_), false) => {
-            return report.fail(Code::Usage, format!("--page applies to PDFs; {} is {mime}", args.file.display()));
+            return report.fail(Code::Usage, format!("--page applies to PDFs; {} is {mime}", name.display()));
         }
         (None, true) => gate.admit_document(&bytes, &mime, options).await.map(|v| (v, None)),
         (None, false) if args.gate.convert => {
@@ -161,7 +168,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     };
     let (verdict, conversion) = match converted {
         Ok(v) => v,
-        Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", args.file.display())),
+        Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", name.display())),
     };
     if let Verdict::Admitted(admitted) = &verdict {
         if let Some(out) = &args.out
@@ -182,9 +189,15 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         }
         println!("{json}");
     } else {
-        let mut line = verdict_line(&args.file, &verdict);
+        let mut line = verdict_line(name, &verdict);
         if let Some(c) = &conversion {
             line.push_str(&format!(" (converted from {}: {})", c.from, c.note));
+        }
+        // (A type the gate admits as it is is not named: whether --convert helps there, an
+        // animated GIF, depends on the profile.)
+        let other_type = !ADMISSIBLE.contains(&sniffed.as_str());
+        if !converting && other_type && is_type_refusal(&verdict) && gate_converts(&gate, &sniffed).await {
+            line.push_str(&format!("; the bytes are {sniffed}, which --convert converts"));
         }
         println!("{}", super::terminal_text(&line));
     }
@@ -206,7 +219,7 @@ pub(super) fn with_conversions(object: String, list: &[mediagate::gate::Conversi
 }
 
 /// A PDF page that did not become an image: refused (exit 1), its kind and its own words.
-fn page_refused(args: &AdmitArgs, bytes: &[u8], e: &PageError) -> u8 {
+fn page_refused(args: &AdmitArgs, name: &Path, bytes: &[u8], e: &PageError) -> u8 {
     let reason = match e {
         PageError::Refused(r) => r.reason.as_str(),
         other => other.kind(),
@@ -224,18 +237,33 @@ fn page_refused(args: &AdmitArgs, bytes: &[u8], e: &PageError) -> u8 {
         }
         println!("{json}");
     } else {
-        let line = format!("refused {}: {reason} — {} ({} bytes)", args.file.display(), e.message(), bytes.len());
+        let line = format!("refused {}: {reason} — {} ({} bytes)", name.display(), e.message(), bytes.len());
         println!("{}", super::terminal_text(&line));
     }
     EXIT_REFUSED
 }
 
-/// The type a file without `--mime` claims: the one its bytes carry when it is a type the gate
-/// admits (a PDF named `report.png` is the document it is), else the one its extension names (so
-/// an SVG named `.png` is still refused for its signature).
-fn claimed_type(sniffed: &str, file: &Path) -> String {
-    const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
-    if ADMISSIBLE.contains(&sniffed) { sniffed.to_string() } else { mime_from_extension(file) }
+/// The types the gate admits as they are.
+const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
+
+/// The type a file without `--mime` claims. Converting, the one its bytes carry whenever they are
+/// an image or a PDF — what `view_image` and `read_image` claim, so an SVG named `.png` converts
+/// the same through each. Otherwise the rules stay exact: the bytes' type when the gate admits it
+/// (a PDF named `report.png` is the document it is), else the one the extension names (so an SVG
+/// named `.png` is refused for its signature, with a hint that `--convert` takes it).
+fn claimed_type(sniffed: &str, file: &Path, converting: bool) -> String {
+    let sniffed_wins = ADMISSIBLE.contains(&sniffed) || (converting && sniffed.starts_with("image/"));
+    if sniffed_wins { sniffed.to_string() } else { mime_from_extension(file) }
+}
+
+/// A refusal for the type (claimed, or carried by the bytes): one `--convert` may lift.
+fn is_type_refusal(verdict: &Verdict) -> bool {
+    matches!(verdict, Verdict::Refused(r) if matches!(r.reason, RefusalReason::MagicMismatch | RefusalReason::MimeUnsupported))
+}
+
+/// Whether the converters take `mime` (asked of the convert component: its list is the one place).
+async fn gate_converts(gate: &mediagate::Gate, mime: &str) -> bool {
+    gate.convertible_types().await.is_ok_and(|types| types.iter().any(|t| t == mime))
 }
 
 fn mediagate_mime_is_pdf(mime: &str) -> bool {
@@ -263,8 +291,8 @@ pub(super) fn read_json_text(file: Option<&Path>, cap: u64) -> Result<String, St
 
 pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
     let input = match args.file.as_deref() {
-        None => read_stdin(),
-        Some(p) if p == Path::new("-") => read_stdin(),
+        None => read_stdin_text(),
+        Some(p) if p == Path::new("-") => read_stdin_text(),
         Some(p) => {
             read_capped(p).and_then(|b| String::from_utf8(b).map_err(|_| format!("{} is not UTF-8 text", p.display())))
         }
@@ -295,15 +323,15 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
     match text {
         Ok(text) => {
             println!("{text}");
-            0
+            if admission.refused.is_empty() { 0 } else { EXIT_REFUSED }
         }
         Err(e) => fail(e),
     }
 }
 
-/// Stdin, whole, or an error when it holds more than [`HOST_READ_CEILING`]: a cut-off document
-/// is never gated as if it were the input.
-fn read_stdin() -> Result<String, String> {
+/// Stdin, whole, or an error when it holds more than [`HOST_READ_CEILING`]: a cut-off input is
+/// never gated as if it were the whole.
+fn read_stdin_bytes() -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(HOST_READ_CEILING + 1)
@@ -312,5 +340,10 @@ fn read_stdin() -> Result<String, String> {
     if bytes.len() as u64 > HOST_READ_CEILING {
         return Err(over_ceiling("stdin"));
     }
-    String::from_utf8(bytes).map_err(|_| "stdin is not UTF-8 text".to_string())
+    Ok(bytes)
+}
+
+/// [`read_stdin_bytes`] as UTF-8 text.
+fn read_stdin_text() -> Result<String, String> {
+    String::from_utf8(read_stdin_bytes()?).map_err(|_| "stdin is not UTF-8 text".to_string())
 }

@@ -1,4 +1,4 @@
-//! `mediagate mcp`: the `read_image` tool as a Model Context Protocol server over stdio, on the
+//! `mediagate mcp`: the `read_image` and `view_image` tools as a Model Context Protocol server over stdio, on the
 //! official Rust SDK (`rmcp`).
 //!
 //! - The tool's name, description and input schema are the ones the component publishes.
@@ -116,9 +116,10 @@ pub async fn mcp(args: McpArgs) -> u8 {
         turns: Arc::new(Turns::new(instances as usize, args.max_queued)),
     };
     eprintln!(
-        "mediagate mcp: serving {} over stdio; workspace {}; vision model: {vlm_line}; \
+        "mediagate mcp: serving {} and {} over stdio; workspace {}; vision model: {vlm_line}; \
          {instances} calls at once ({} MiB each), {} more queued",
         definition.name,
+        server.view.name,
         server.workspace.describe(),
         per_call >> 20,
         args.max_queued

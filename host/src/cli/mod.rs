@@ -18,12 +18,41 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mediagate::gate::{AdmitOptions, Provider, Verify};
 use mediagate::{Runtime, RuntimeConfig};
 
-/// Exit codes: 0 admitted / answered, 1 refused / tool error, 2 usage or I/O error.
+/// Exit codes. The gate's commands (`admit`, `admit-tool-result`, `admit-request`) share one rule:
+/// 0 nothing was refused (a downsampled or converted block counts as admitted), 1 something was
+/// refused, 2 the input could not be judged (usage, I/O, unusable input, the sandbox failed).
 pub const EXIT_REFUSED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
+/// The end of every subcommand's `--help`: examples, the exit status in words, where the docs are.
+/// One macro so the wording of the shared parts is written once (clap takes `concat!` literals).
+macro_rules! help_footer {
+    ($examples:literal, $($exit:tt)+) => {
+        concat!(
+            "Examples:\n\n",
+            $examples,
+            "\n\nExit status: ",
+            $($exit)+,
+            "\n\nDocs: docs/cli.md (every option) and docs/usage.md (the guide) in the mediagate repository."
+        )
+    };
+}
+
+/// The exit rule of the gate's commands, as `--help` states it.
+macro_rules! gate_exit {
+    () => {
+        "0 nothing refused (downsampled or converted counts as admitted), 1 something refused, \
+         2 the input could not be judged (usage, unreadable or unusable input, sandbox error)."
+    };
+}
+
 #[derive(Parser)]
-#[command(name = "mediagate", version, about = "The gate an image or PDF passes before it reaches a model")]
+#[command(
+    name = "mediagate",
+    version,
+    about = "The gate an image or PDF passes before it reaches a model",
+    after_help = "Docs: README.md, docs/cli.md (every option) and docs/usage.md (the guide) in the mediagate repository."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -31,22 +60,61 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Admit one image or PDF file: exit 0 admitted, 1 refused, 2 usage or I/O error.
+    /// Admit one image or PDF file (or stdin with `-`); print the verdict.
+    #[command(after_help = help_footer!(
+        "    mediagate admit shot.png\n    mediagate admit photo.jpg --json --out fitted.jpg\n    \
+         cat diagram.svg | mediagate admit - --convert\n    mediagate admit report.pdf --page 2 --out page2.png",
+        gate_exit!()
+    ))]
     Admit(admit::AdmitArgs),
-    /// Admit every media block of a tool's result (JSON from FILE or stdin), print the result.
+    /// Admit every media block of a tool's result (JSON from FILE or stdin); print the result with
+    /// each refused block replaced in its slot by a text block saying why.
+    #[command(after_help = help_footer!(
+        "    mediagate admit-tool-result --tool browser_screenshot result.json\n    \
+         some-tool | mediagate admit-tool-result --tool some_tool --convert",
+        gate_exit!()
+    ))]
     AdmitToolResult(admit::ToolResultArgs),
     /// Admit every image and document of a whole provider request (JSON from FILE or stdin) and
-    /// the API's request-level rules; print the admitted request. Exit 0 unchanged, 1 changed or
-    /// refused, 2 unusable input.
+    /// the API's request-level rules; print the admitted request (changes on stderr).
+    #[command(after_help = help_footer!(
+        "    mediagate admit-request --api anthropic request.json > admitted.json\n    \
+         mediagate admit-request --api openai --profile ollama --json < request.json",
+        gate_exit!()
+    ))]
     AdmitRequest(request::RequestArgs),
     /// Ask a vision model about a workspace image; the reply streams to stdout.
+    #[command(after_help = help_footer!(
+        "    mediagate read-image shots/error.png --question \"What does the dialog say?\" \\\n      \
+         --vlm-url http://127.0.0.1:11434/v1 --vlm-model qwen2.5vl:7b\n    \
+         ANTHROPIC_API_KEY=… mediagate read-image chart.png --vlm-api anthropic \\\n      \
+         --vlm-url https://api.anthropic.com --vlm-model MODEL",
+        "0 answered, 1 the tool refused or failed (no vision model, not an image, the model's error), 2 usage error."
+    ))]
     ReadImage(read_image::ReadImageArgs),
     /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
+    #[command(after_help = help_footer!(
+        "    mediagate component --world preflight --out mediagate.wasm\n    \
+         mediagate component --world http-gate --out mediagate-http-gate.wasm",
+        "0 written, 2 usage or I/O error."
+    ))]
     Component(ComponentArgs),
-    /// Serve the read_image tool to MCP clients (agent hosts) over stdio.
+    /// Serve the read_image and view_image tools to MCP clients (agent hosts) over stdio.
+    #[command(after_help = help_footer!(
+        "    mediagate mcp --workspace .\n    \
+         MEDIAGATE_VLM_URL=http://127.0.0.1:11434/v1 MEDIAGATE_VLM_MODEL=qwen2.5vl:7b mediagate mcp",
+        "0 the client closed the session, 2 the server could not start or the session broke (usage, workspace, \
+         sandbox, protocol)."
+    ))]
     Mcp(mcp::McpArgs),
-    /// Run an MCP server behind the gate: every tool result, resource and prompt it sends passes
-    /// the tool-result seat before the client sees it.
+    /// Run an MCP server behind the gate: every image or PDF in what it sends (tool results,
+    /// resources, prompts) is admitted, downsampled or replaced by the reason before the client sees it.
+    #[command(after_help = help_footer!(
+        "    mediagate proxy -- npx -y @modelcontextprotocol/server-filesystem .\n    \
+         mediagate proxy --convert --profile openai -- python my_server.py",
+        "0 the client ended the session, 1 the server ended it (closed its output, or sent what the proxy cannot \
+         relay), 2 the server could not be started (usage, sandbox)."
+    ))]
     Proxy(proxy::ProxyArgs),
 }
 
@@ -299,6 +367,30 @@ fn write_component(args: &ComponentArgs) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/cli.md is the reference clap-markdown writes from these definitions; a flag, help text
+    /// or example changed here and not there fails this test.
+    #[test]
+    fn the_cli_reference_in_docs_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli.md");
+        let options = clap_markdown::MarkdownOptions::new()
+            .title("mediagate command-line reference".to_string())
+            .show_footer(false);
+        let generated = format!(
+            "<!-- Generated from host/src/cli by clap-markdown; do not edit. Regenerate: \
+             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate --bin mediagate cli_reference -->\n\n{}",
+            clap_markdown::help_markdown_custom::<Cli>(&options)
+        );
+        if std::env::var_os("MEDIAGATE_WRITE_CLI_DOCS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            current == generated,
+            "docs/cli.md is not the reference the clap definitions give. Regenerate it with:\n  \
+             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate --bin mediagate cli_reference"
+        );
+    }
 
     #[test]
     fn terminal_text_escapes_every_control_sequence_but_keeps_lines_and_tabs() {

@@ -85,9 +85,10 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
     {
         return errors.fail(Code::GuestOutput, e);
     }
+    // The gate commands' one rule: a block downsampled or re-encoded is admitted (0), as with `admit`.
     let code = match &verdict {
-        RequestVerdict::Admitted(a) if a.request.is_none() && a.changes.is_empty() => 0,
-        RequestVerdict::Admitted(_) => EXIT_REFUSED,
+        RequestVerdict::Admitted(a) if a.changes.iter().any(|c| c.after.is_none()) => EXIT_REFUSED,
+        RequestVerdict::Admitted(_) => 0,
         RequestVerdict::Refused(r) if r.unusable => EXIT_USAGE,
         RequestVerdict::Refused(_) => EXIT_REFUSED,
     };
@@ -135,7 +136,7 @@ fn facts(f: &MediaFacts) -> Value {
     v
 }
 
-/// `{"api", "request", "changed", "refused", "refusal"}` — see README "admit-request".
+/// `{"api", "request", "changed", "refused", "refusal"}` — see docs/usage.md, "admit-request".
 fn report(api: RequestApi, input: &str, verdict: &RequestVerdict) -> String {
     let api = match api {
         RequestApi::Anthropic => "anthropic",

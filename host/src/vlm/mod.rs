@@ -223,7 +223,7 @@ impl VlmClient {
         // The body is the image's base64 and a little JSON: serialised once, the JSON value dropped
         // at once, and each attempt sends the same shared bytes (a `Bytes` clone is a reference
         // count), so a call holds the image's base64 twice (the guest's string and this), not
-        // four times (issue 14: peak RSS of 16 screenshots in flight).
+        // four times (it set the peak RSS of 16 screenshots in flight, BENCHMARKS.md).
         let body = {
             let json = body;
             bytes::Bytes::from(serde_json::to_vec(&json).expect("a JSON value serialises"))

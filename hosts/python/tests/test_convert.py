@@ -1,4 +1,4 @@
-"""Conversion (issue 15) through the Python host: `admit_file(convert=, page=)` over
+"""Conversion through the Python host: `admit_file(convert=, page=)` over
 `admit-file-converting`, `read_image(page=)` over `read-image-page`, the converting tool-result and
 request calls; the exact rules kept when `convert` is off."""
 

@@ -100,8 +100,10 @@ def test_admit_tool_result_equals_the_cli(gate, tmp_path, verify):
     path.write_text(text)
     run = subprocess.run([str(native_cli()), "admit-tool-result", "--tool", "screenshot", "--verify", verify,
                           str(path)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert gate.admit_tool_result("screenshot", text, verify=verify) == json.loads(run.stdout)
+    expected = gate.admit_tool_result("screenshot", text, verify=verify)
+    assert expected == json.loads(run.stdout)
+    # The gate commands' exit rule: 1 when a block was refused, 0 when none was.
+    assert run.returncode == (1 if expected["refused"] else 0), run.stderr
 
 
 def _anthropic_request(*blocks):

@@ -356,7 +356,7 @@ def test_the_wall_clock_deadline_with_a_vlm_that_takes_no_deadline(workspace):
 
 
 def test_a_reply_stopped_at_the_output_limit_is_marked_incomplete(workspace, vlm_server):
-    """Issue 12: the `stopped-early` error from Python reaches the guest, which marks the answer."""
+    """The `stopped-early` error from Python reaches the guest, which marks the answer."""
     length = finish()
     length["choices"][0]["finish_reason"] = "length"
     vlm_server.events = [delta(content="Half an answer"), length]

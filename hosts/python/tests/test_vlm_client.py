@@ -476,7 +476,7 @@ def test_a_reply_that_is_not_an_event_stream_is_refused(vlm_server):
 
 
 def test_a_reply_stopped_at_the_output_limit_ends_with_stopped_early(vlm_server):
-    # Issue 12: finish_reason "length" is a cut reply, never one handed out as if complete.
+    # finish_reason "length" is a cut reply, never one handed out as if complete.
     length = finish()
     length["choices"][0]["finish_reason"] = "length"
     vlm_server.events = [delta(content="half of it"), length]

@@ -66,7 +66,7 @@ export async function defaultsAndWorker(bytes: Uint8Array, file: Blob): Promise<
   return v.ok && w.ok && verify === 'full' && CORE_MODULES.length === 3;
 }
 
-// Conversion (issue 15): the converter is loaded by the calls that ask for it.
+// Conversion: the converter is loaded by the calls that ask for it.
 import {
   admit as admitAny,
   admitPdfPage,

@@ -3,7 +3,7 @@
 // - each SVG is loaded in an <img> and drawn on a canvas of width x height, read back with
 //   toDataURL('image/png') (the reference rendering);
 // - canvas: a drawing (shapes, a gradient, text, alpha) made with the 2D canvas API, read back with
-//   toBlob('image/png') ("a browser's canvas" of issue 15);
+//   toBlob('image/png') ("a browser's canvas", a source the conversion rules name);
 // - each pdf: the HTML printed by page.pdf() (Chromium embeds subsets of the fonts it used).
 // make.py runs a copy of it beside a playwright-core install (an ES module resolves packages from its own
 // folder), with CHROMIUM naming the system's Chromium; it never downloads a browser and opens no network.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes tests/corpus/convert/: the files issue 15's conversions are tested on, each made by a tool
+"""Makes tests/corpus/convert/: the files the conversions are tested on, each made by a tool
 that is not mediagate's, a reference rendering of each by an independent tool, hostile files, and
 manifest.json. The tests read only the committed files; this script is here so they can be made again.
 
@@ -467,7 +467,7 @@ def main():
 
     manifest.sort(key=lambda e: e["file"])
     doc = {
-        "about": "issue 15's conversion fixtures; see README.md. expected.outcome: converted | refused | admitted. "
+        "about": "the conversion fixtures; see README.md. expected.outcome: converted | refused | admitted. "
                  "references[].psnr_vs_second_tool: PSNR (dB, RGB composited over white, 100 = identical) between "
                  "the reference and a second independent tool's rendering: how close independent decoders come, "
                  "not a floor for mediagate. PDF references: longer side 1000 px (pdftoppm -scale-to 1000), white "
@@ -730,7 +730,7 @@ def hostile():
     (HERE / "hostile-svg-recursive-use.svg").write_text(svg)
     svg_h("hostile-svg-recursive-use.svg", "<use> cycles: a->b->a, a group using itself, a <use> referencing itself", h,
           outcome={"outcome": "refused", "reason": "undecodable", "acceptable": ["refused", "converted"],
-                   "note": "issue 15 asks for a refusal; rsvg-convert drops the cyclic <use>s and renders the rest; "
+                   "note": "the conversion rules ask for a refusal; rsvg-convert drops the cyclic <use>s and renders the rest; "
                            "either way it must end"})
     levels = ['<g id="l0"><rect width="1" height="1" fill="#000"/></g>'] + [
         f'<g id="l{i}"><use xlink:href="#l{i - 1}"/><use xlink:href="#l{i - 1}" x="1"/></g>' for i in range(1, 31)]
@@ -832,7 +832,7 @@ def readme_table():
 def svg_h(name, what, h, outcome=None):
     h(name, "svg", "image/svg+xml", what,
       outcome or {"outcome": "refused", "reason": "undecodable",
-                  "note": "issue 15: must end in a refusal, not a hang, within the sandbox's memory and CPU limits"},
+                  "note": "must end in a refusal, not a hang, within the sandbox's memory and CPU limits"},
       {"rsvg-convert": ["rsvg-convert", "-o", TMP / "h.png", HERE / name]})
 
 
