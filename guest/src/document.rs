@@ -31,6 +31,7 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
         ));
     }
     Ok(Admitted {
+        dropped: Vec::new(),
         kind: Kind::Document,
         mime: PDF_MIME,
         data: Data::Unchanged,

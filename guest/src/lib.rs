@@ -11,6 +11,7 @@ pub mod image_gate;
 pub mod limits;
 pub mod options;
 pub mod profile;
+pub mod remux;
 pub mod request;
 pub mod signature;
 pub mod structure;

@@ -7,7 +7,7 @@ use crate::profile::Provider;
 use crate::test_images::*;
 
 fn opts(downsample: bool, provider: Provider) -> Options {
-    Options { downsample, provider, verify: Verify::Header, side_rule: None, convert: false }
+    Options { downsample, provider, verify: Verify::Header, side_rule: None, convert: false, keep_metadata: false }
 }
 
 fn refused(v: Verdict) -> Refusal {
@@ -89,19 +89,23 @@ fn each_type_is_admitted_with_its_measured_dimensions() {
 #[test]
 fn step4_base64_limit_is_exact() {
     // 3,932,160 raw bytes are exactly 5,242,880 base64 bytes: admitted; one more is over.
+    // The limit counts the admitted bytes: the padding is kept only when metadata is.
+    let keeping = Options { keep_metadata: true, ..opts(false, Provider::Anthropic) };
     let at = png_of_len(3_932_160);
-    let a = admit_image(&at, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    let a = admit_image(&at, "image/png", &keeping).unwrap();
     assert_eq!(a.base64_len(), 5_242_880);
     let over = png_of_len(3_932_161);
-    let r = refused(admit_image(&over, "image/png", &opts(false, Provider::Anthropic)));
+    let r = refused(admit_image(&over, "image/png", &keeping));
     assert_eq!((r.reason, r.limit), (Reason::Base64TooLarge, Some(5_242_880)));
+    let a = admit_image(&over, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    assert_eq!((a.data, a.dropped), (Data::Bytes(png(8, 8)), vec!["other-metadata"]));
 }
 
 #[test]
 fn the_downsampler_passes_through_at_the_threshold_and_works_one_byte_over() {
     let at = png_of_len(PASS_THROUGH_RAW as usize);
     let a = admit_image(&at, "image/png", &Options::default()).unwrap();
-    assert!(!a.reencoded);
+    assert!(!a.reencoded && a.data == Data::Bytes(png(8, 8)), "re-muxed, not re-encoded");
     let over = png_of_len(PASS_THROUGH_RAW as usize + 1);
     let a = admit_image(&over, "image/png", &Options::default()).unwrap();
     assert!(a.reencoded && !a.resized, "re-encoded at the same size");
