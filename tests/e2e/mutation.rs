@@ -222,6 +222,7 @@ fn options(k: usize, rng: &mut Rng) -> AdmitOptions {
         downsample: rng.below(3) != 0,
         // Mostly the default profile; the others in turn.
         provider: if k.is_multiple_of(3) { providers[rng.below(4)] } else { Provider::Anthropic },
+        keep_metadata: rng.below(4) == 0,
     }
 }
 
