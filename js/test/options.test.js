@@ -30,7 +30,7 @@ const cli = (v) => mediagate.toCliJson(v);
 describe('admission defaults', () => {
   it('the defaults come from the component, and DEFAULT_OPTIONS equals them', async () => {
     const gate = await mediagate.createGate();
-    assert.deepEqual(gate.componentDefaults, { downsample: true, provider: 'anthropic', verify: 'full' });
+    assert.deepEqual(gate.componentDefaults, { downsample: true, provider: 'anthropic', verify: 'full', keepMetadata: false });
     assert.deepEqual(gate.componentDefaults, mediagate.DEFAULT_OPTIONS);
     assert.deepEqual(gate.defaults, gate.componentDefaults);
   });

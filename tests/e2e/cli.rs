@@ -553,3 +553,43 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     all
 }
+
+/// A 1 MB PNG whose iCCP inflates to 1 GiB beside a good image: the good one admitted, the bomb
+/// refused in its slot (exit 0 for the result, 1 for the bomb alone), the sandbox never out of memory.
+#[test]
+fn an_iccp_bomb_is_refused_in_its_slot_beside_a_good_image() {
+    let good = std::fs::read(corpus().join("photos/tango-icon-address-book-new-16.png")).unwrap();
+    let bomb = png_with_iccp_bomb(&good);
+    assert!(bomb.len() < 2 << 20, "{} bytes", bomb.len());
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let input = json!([
+        {"type": "image", "data": b64(&good), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&bomb), "mimeType": "image/png"},
+    ]);
+    let out = tool_result(&input);
+    assert_eq!(out["content"][0], input[0]);
+    assert_eq!(out["refused"][0]["index"], 1);
+    assert_eq!(out["refused"][0]["reason"], "undecodable");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bomb.png");
+    std::fs::write(&file, &bomb).unwrap();
+    let (code, v) = admit_json(&[path(&file)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")));
+    assert!(v["message"].as_str().unwrap().contains("zlib bomb"), "{v}");
+}
+
+/// `--json` names what the canonical form dropped; `--keep-metadata` keeps it.
+#[test]
+fn the_verdict_says_what_was_dropped_and_keep_metadata_keeps_it() {
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tagged.jpg");
+    std::fs::write(&file, with_gps_exif(&photo)).unwrap();
+    let out = dir.path().join("out.jpg");
+    let (code, v) = admit_json(&[path(&file), "--no-downsample", "--out", path(&out)]);
+    assert_eq!((code, &v["dropped"]), (0, &json!(["exif"])), "{v}");
+    assert_eq!(std::fs::read(&out).unwrap(), photo);
+    let (code, v) = admit_json(&[path(&file), "--no-downsample", "--keep-metadata"]);
+    assert_eq!(code, 0);
+    assert!(v.get("dropped").is_none(), "{v}");
+}

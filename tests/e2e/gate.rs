@@ -382,7 +382,8 @@ async fn an_admitted_block_crosses_as_bytes_or_as_unchanged() {
 async fn the_defaults_are_the_components_and_every_rust_entry_point_reads_them() {
     use mediagate::gate::Provider;
     let gate = gate();
-    let expected = AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full };
+    let expected =
+        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, keep_metadata: false };
     assert_eq!(gate.default_options(), expected, "guest/src/options.rs `Options::default`");
     let tool = mediagate::ReadImageTool::new(runtime(), None).unwrap();
     assert_eq!(tool.default_options(), expected, "the agent-tool component answers the same");
@@ -421,7 +422,8 @@ async fn an_old_contract_host_still_works() {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
     let pre = contract_0_1_0::PreflightPre::new(linker.instantiate_pre(&component).unwrap())
         .expect("the component still exports mediagate:gate/admission@0.1.0");
-    let options = AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full };
+    let options =
+        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, keep_metadata: false };
     let small = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
     let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
     let svg = std::fs::read(fixture("icon-svg.png")).unwrap();
@@ -482,4 +484,26 @@ fn the_names_users_see_are_the_wit_case_names() {
     for (kind, name) in kinds {
         assert_eq!(kind.as_str(), name);
     }
+}
+
+/// A photo with GPS EXIF comes out without it, its pixels the same; with `keep_metadata` the
+/// input stands byte for byte; without EXIF it stands too.
+#[tokio::test]
+async fn gps_exif_never_reaches_the_provider_unless_kept() {
+    let gate = gate();
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let tagged = with_gps_exif(&photo);
+    let no_ds = AdmitOptions { downsample: false, ..full() };
+    let Verdict::Admitted(a) = gate.admit_image(&tagged, "image/jpeg", no_ds).await.unwrap() else {
+        panic!("the tagged photo is admitted")
+    };
+    let mediagate::gate::Payload::Bytes(out) = &a.payload else { panic!("a re-mux, not the input") };
+    assert_eq!(out, &photo, "the canonical form is the photo without its EXIF segment");
+    assert_eq!((a.dropped.as_slice(), a.reencoded), (&["exif".to_string()][..], false));
+    assert!(!out.windows(9).any(|w| w == b"SecretCam"));
+    let keeping = AdmitOptions { keep_metadata: true, ..no_ds };
+    let Verdict::Admitted(kept) = gate.admit_image(&tagged, "image/jpeg", keeping).await.unwrap() else { panic!() };
+    assert!(matches!(kept.payload, mediagate::gate::Payload::Unchanged) && kept.dropped.is_empty());
+    let Verdict::Admitted(plain) = gate.admit_image(&photo, "image/jpeg", no_ds).await.unwrap() else { panic!() };
+    assert!(matches!(plain.payload, mediagate::gate::Payload::Unchanged) && plain.dropped.is_empty());
 }
