@@ -422,8 +422,8 @@ async fn an_old_contract_host_still_works() {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
     let pre = contract_0_1_0::PreflightPre::new(linker.instantiate_pre(&component).unwrap())
         .expect("the component still exports mediagate:gate/admission@0.1.0");
-    let options =
-        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, keep_metadata: false };
+    // Contract 0.1.0's options: no keep-metadata.
+    let options = AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full };
     let small = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
     let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
     let svg = std::fs::read(fixture("icon-svg.png")).unwrap();
