@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the gate for a bounded time on one core, one target after the other.
-#   bash fuzz/run.sh [SECONDS]              both targets (gate, then convert), SECONDS each (default 600)
-#   TARGET=convert bash fuzz/run.sh 600     one target: gate (fuzz_targets/gate.rs) or convert (convert.rs)
+#   bash fuzz/run.sh [SECONDS]              the targets (gate, convert, proxy), SECONDS each (default 600)
+#   TARGET=convert bash fuzz/run.sh 600     one target: gate (fuzz_targets/gate.rs), convert (convert.rs)
+#                                            or proxy (proxy.rs)
 #   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
 #   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
 #   SANITIZER=none …                         no AddressSanitizer (the default is address): safe Rust
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-600}"
-targets="${TARGET:-gate convert}"
+targets="${TARGET:-gate convert proxy}"
 
 seed() { # selector file [corpus]
     local out="$corpus/seed-$(basename "$2")-$1"
@@ -68,6 +69,14 @@ seed_convert() {
     done
 }
 
+seed_proxy() {
+    # The first byte (see proxy.rs): where the rest goes (0 the whole line, 1 a result, 2 error.data,
+    # 3 a sampling request's content, 4 a notification's params, 5 an icon's src); the rest is JSON.
+    for f in seeds/proxy-*.json; do
+        for place in 0 1 2 3 4 5; do seed "$place" "$f"; done
+    done
+}
+
 for target in $targets; do
     corpus=corpus/$target
     mkdir -p "$corpus" "artifacts/$target"
@@ -77,7 +86,9 @@ for target in $targets; do
         gate) max_len=4096; seed_gate ;;
         # 16 KiB: the SVGs and PDFs that matter (fonts, embedded images, page trees) fit.
         convert) max_len=16384; seed_convert ;;
-        *) echo "unknown target $target (gate, convert)" >&2; exit 2 ;;
+        # 4 KiB: a message with a few small media blocks, icons and blobs.
+        proxy) max_len=4096; seed_proxy ;;
+        *) echo "unknown target $target (gate, convert, proxy)" >&2; exit 2 ;;
     esac
     runs_flag=()
     time_flag=(-max_total_time="$seconds")

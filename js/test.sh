@@ -43,6 +43,7 @@ say "node $(node --version), $("$CHROMIUM_PATH" --version 2>/dev/null | head -n1
 # options (createGate options through every function), convert (the converter loaded lazily;
 # Node, Worker), browser-convert (Chromium: no converter fetched unless a call converts; an SVG made
 # on the page converted), convert-parity (CLI --convert vs Node, with SHA-256 of the bytes), worker (the Worker entry point in Node),
+# limits and browser-limits (the CLI's memory limit and CPU deadline, a PDF bomb in the CLI's words; Node, Worker, Chromium),
 # demo-drop (the demo's picker; the Worker unbundled in Chromium) and package (the npm tarball
 # installed outside the repo, used from Node and through an esbuild bundle in Chromium).
 say "npm test"

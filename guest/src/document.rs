@@ -1,6 +1,8 @@
-//! The admission gate for documents: `application/pdf` only, 20 MiB raw, `%PDF-`.
+//! The admission gate for documents: `application/pdf` only, 20 MiB raw, `%PDF-`, and the
+//! structure a provider's parser needs ([`crate::pdf_structure`]).
 
 use crate::limits::PDF_RAW_CAP;
+use crate::pdf_structure::{self, Problem};
 use crate::signature::{PDF_MIME, is_pdf, normalize_mime, sniff};
 use crate::verdict::{Admitted, Data, Kind, Reason, Refusal, Verdict};
 
@@ -30,6 +32,20 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
             format!("the bytes are not {PDF_MIME} (they look like {})", sniff(bytes)),
         ));
     }
+    match pdf_structure::check(bytes) {
+        Ok(()) => {}
+        Err(Problem::Encrypted) => {
+            return Err(Refusal::new(
+                Reason::Undecodable,
+                raw,
+                None,
+                "the PDF is encrypted (its trailer names /Encrypt); providers take no encrypted PDF",
+            ));
+        }
+        Err(Problem::Broken(why)) => {
+            return Err(Refusal::new(Reason::Undecodable, raw, None, format!("the PDF is not whole: {why}")));
+        }
+    }
     Ok(Admitted {
         dropped: Vec::new(),
         kind: Kind::Document,
@@ -50,10 +66,28 @@ mod tests {
 
     #[test]
     fn a_pdf_is_admitted_as_a_document() {
-        let v = admit_document(b"%PDF-1.4\n%%EOF\n", "application/pdf").unwrap();
+        let pdf = crate::test_images::pdf(0);
+        let v = admit_document(&pdf, "application/pdf").unwrap();
         assert_eq!(v.kind, Kind::Document);
         assert_eq!(v.dimensions, None);
-        assert_eq!(v.original_size, 15);
+        assert_eq!(v.original_size, pdf.len() as u64);
+    }
+
+    #[test]
+    fn a_pdf_that_is_not_whole_is_refused_in_words() {
+        let whole = crate::test_images::pdf(0);
+        let junk = [b"%PDF-1.7".as_slice(), &[b'j'; 500]].concat();
+        let encrypted = String::from_utf8(whole.clone()).unwrap().replace("/Root 1 0 R", "/Root 1 0 R /Encrypt 9 0 R");
+        for (bytes, words) in [
+            (b"%PDF-1.4".to_vec(), "%%EOF"),
+            (junk, "%%EOF"),
+            (whole[..whole.len() / 2].to_vec(), "%%EOF"),
+            (encrypted.into_bytes(), "encrypted"),
+        ] {
+            let r = admit_document(&bytes, "application/pdf").unwrap_err();
+            assert_eq!(r.reason, Reason::Undecodable, "{words}");
+            assert!(r.message.contains(words), "{words}: {}", r.message);
+        }
     }
 
     #[test]
@@ -68,11 +102,12 @@ mod tests {
 
     #[test]
     fn the_cap_is_inclusive() {
-        let mut at_cap = vec![b' '; PDF_RAW_CAP as usize];
-        at_cap[..5].copy_from_slice(b"%PDF-");
+        let small = crate::test_images::pdf(0).len();
+        let at_cap = crate::test_images::pdf(PDF_RAW_CAP as usize - small);
+        assert_eq!(at_cap.len() as u64, PDF_RAW_CAP);
         assert!(admit_document(&at_cap, "application/pdf").is_ok());
-        at_cap.push(b' ');
-        let r = admit_document(&at_cap, "application/pdf").unwrap_err();
+        let over = crate::test_images::pdf(PDF_RAW_CAP as usize - small + 1);
+        let r = admit_document(&over, "application/pdf").unwrap_err();
         assert_eq!((r.reason, r.limit), (Reason::RawTooLarge, Some(PDF_RAW_CAP)));
     }
 }

@@ -79,6 +79,7 @@ pub struct Head<'a> {
     pub path_with_query: &'a str,
     pub content_type: Option<&'a str>,
     pub content_length: Option<&'a str>,
+    pub content_encoding: Option<&'a str>,
 }
 
 /// The plan for a request head, or its answer when the head alone decides it.
@@ -127,6 +128,9 @@ pub fn plan(head: &Head) -> Result<Plan, Response> {
         }
     };
     let cap = if takes_body { body_cap(&route) } else { 0 };
+    if takes_body {
+        identity_coding(head.content_encoding)?;
+    }
     let plan = Plan { route, cap };
     check_declared_length(&plan, head.content_length)?;
     Ok(plan)
@@ -187,6 +191,20 @@ pub fn unreadable(detail: &str) -> Response {
 
 fn bad(message: impl Into<String>) -> Response {
     Response::error(400, message)
+}
+
+/// The gate judges the bytes it is sent, so it takes them unencoded: a `Content-Encoding` other
+/// than `identity` (gzip, br, …) is `415` — read as it is, a gzip-compressed PNG would be judged as
+/// junk and a raw PNG labelled gzip passed to a client that inflates it.
+fn identity_coding(content_encoding: Option<&str>) -> Result<(), Response> {
+    let Some(codings) = content_encoding else { return Ok(()) };
+    match codings.split(',').map(str::trim).find(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity")) {
+        None => Ok(()),
+        Some(coding) => Err(Response::error(
+            415,
+            format!("Content-Encoding {coding} is not decoded by the gate; send the body unencoded (identity)"),
+        )),
+    }
 }
 
 /// The type `/v1/admit` passes to the gate: the Content-Type, or `None` (sniff) when there is none
@@ -558,7 +576,7 @@ mod tests {
     use crate::test_images;
 
     fn head<'a>(method: &'a str, path: &'a str, ct: Option<&'a str>) -> Head<'a> {
-        Head { method, path_with_query: path, content_type: ct, content_length: None }
+        Head { method, path_with_query: path, content_type: ct, content_length: None, content_encoding: None }
     }
 
     fn call(method: &str, path: &str, ct: Option<&str>, body: &[u8]) -> (u16, Value) {
@@ -648,6 +666,41 @@ mod tests {
     }
 
     #[test]
+    fn content_encodings_it_does_not_decode_are_415() {
+        let png = crate::test_images::png(8, 8);
+        let with = |coding: Option<&str>, path: &str, ct: Option<&str>, body: &[u8]| {
+            let h = Head {
+                method: "POST",
+                path_with_query: path,
+                content_type: ct,
+                content_length: None,
+                content_encoding: coding,
+            };
+            let r = handle(&h, body.to_vec());
+            (r.status, serde_json::from_str::<Value>(&r.body).unwrap())
+        };
+        for coding in ["gzip", "br", "deflate", "identity, gzip", "x-gzip"] {
+            let (status, v) = with(Some(coding), "/v1/admit", Some("image/png"), &png);
+            assert_eq!((status, error_status(&v)), (415, 415), "{coding}");
+            assert!(v["error"]["message"].as_str().unwrap().contains("Content-Encoding"), "{v}");
+            assert_eq!(with(Some(coding), "/v1/admit-tool-result?tool=t", None, b"[]").0, 415, "{coding}");
+            assert_eq!(with(Some(coding), "/v1/admit-request?api=openai", None, b"{}").0, 415, "{coding}");
+        }
+        for coding in [None, Some("identity"), Some("Identity"), Some("")] {
+            assert_eq!(with(coding, "/v1/admit", Some("image/png"), &png).0, 200, "{coding:?}");
+        }
+        // Routes without a body are not concerned.
+        let h = Head {
+            method: "GET",
+            path_with_query: "/healthz",
+            content_type: None,
+            content_length: None,
+            content_encoding: Some("gzip"),
+        };
+        assert_eq!(handle(&h, Vec::new()).status, 200);
+    }
+
+    #[test]
     fn types_it_cannot_claim_are_415() {
         for ct in ["text/plain", "application/json", "image/", "multipart/form-data; boundary=x"] {
             let (s, v) = call("POST", "/v1/admit", Some(ct), b"hello");
@@ -663,7 +716,13 @@ mod tests {
     fn declared_length_over_the_cap_is_413_before_reading() {
         let over = |path: &str, ct: Option<&str>, n: u64| {
             let n = n.to_string();
-            let h = Head { method: "POST", path_with_query: path, content_type: ct, content_length: Some(&n) };
+            let h = Head {
+                method: "POST",
+                path_with_query: path,
+                content_type: ct,
+                content_length: Some(&n),
+                content_encoding: None,
+            };
             match plan(&h) {
                 Err(r) => r.status,
                 Ok(p) => panic!("planned {p:?}"),
@@ -674,9 +733,21 @@ mod tests {
         assert_eq!(over("/v1/admit", Some("application/pdf"), PDF_RAW_CAP + 1), 413);
         assert_eq!(over("/v1/admit-tool-result?tool=t", None, JSON_BODY_CAP + 1), 413);
         assert_eq!(over("/v1/admit-request?api=openai", None, JSON_BODY_CAP + 1), 413);
-        let h = Head { method: "POST", path_with_query: "/v1/admit", content_type: None, content_length: Some("x") };
+        let h = Head {
+            method: "POST",
+            path_with_query: "/v1/admit",
+            content_type: None,
+            content_length: Some("x"),
+            content_encoding: None,
+        };
         assert_eq!(plan(&h).unwrap_err().status, 400);
-        let h = Head { method: "POST", path_with_query: "/v1/admit", content_type: None, content_length: Some("10") };
+        let h = Head {
+            method: "POST",
+            path_with_query: "/v1/admit",
+            content_type: None,
+            content_length: Some("10"),
+            content_encoding: None,
+        };
         assert_eq!(plan(&h).map(|p| p.cap), Ok(RAW_CAP_DOWNSAMPLE));
         // A body longer than the plan's cap (streamed past it) is 413 too.
         let p = plan(&head("POST", "/v1/admit?downsample=false", Some("image/png"))).unwrap();

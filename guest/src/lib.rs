@@ -10,6 +10,7 @@ pub mod http_gate;
 pub mod image_gate;
 pub mod limits;
 pub mod options;
+pub mod pdf_structure;
 pub mod profile;
 pub mod remux;
 pub mod request;

@@ -14,6 +14,10 @@ pub const LAST_RESORT_SIDE: u32 = 1000;
 pub const JPEG_LADDER: [u8; 4] = [80, 60, 40, 20];
 /// PDF documents: 20 MiB raw (≈ 27 MiB base64, under a 32 MB request).
 pub const PDF_RAW_CAP: u64 = 20 * 1024 * 1024;
+/// A PDF whose page objects sit in compressed object streams is looked into by inflating those
+/// streams, at most this many bytes in all (object streams hold dictionaries: kilobytes to a few
+/// MB in real files; a zlib bomb is refused, not inflated).
+pub const PDF_OBJECT_STREAMS_INFLATE_MAX: usize = 32 * 1024 * 1024;
 
 /// Strict decoder limits, checked from the header before any pixel is decoded, so a small file
 /// that declares a huge canvas is refused instead of decoded.
@@ -41,3 +45,8 @@ pub const TOOL_RESULT_BASE64_BUDGET: u64 = 32 * 1024 * 1024;
 /// Pixels one tool result may have decoded in all (about twenty 12 MP photos): the CPU bound of
 /// a result with many large images, reached as refusals, not as the sandbox's deadline.
 pub const TOOL_RESULT_PIXEL_BUDGET: u64 = 250_000_000;
+/// Images (inline or by URL) one tool result may carry; the ones past it are refused in their
+/// slots. A tool result reaches the model inside one request, and Anthropic takes at most 100
+/// images per request (`profile::ANTHROPIC_REQUEST`, the fewest of the APIs): a result with more
+/// could never be sent whole, and each block is work for the gate.
+pub const TOOL_RESULT_MAX_IMAGES: u32 = 100;

@@ -14,7 +14,7 @@ use jiter::{Jiter, Peek};
 use crate::limits::TOOL_RESULT_MAX_BYTES;
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
-use crate::tool_result::{Block, Payload, Ruled, Rules, placeholder_text, scan, shape, walk};
+use crate::tool_result::{Block, Ruled, Rules, placeholder_text, scan, shape, walk};
 use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal, Unit};
 
 /// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
@@ -125,8 +125,9 @@ fn admit_request_under(
         .filter(|b| in_messages(&scanned.objects[b.object].pointer))
         .collect();
 
-    // The images the request will carry (those the gate can judge), up to the count the API takes.
-    let images = blocks.iter().filter(|b| counts_as_image(b)).count() as u64;
+    // The images the request will carry (those the gate can judge, and URLs the provider fetches:
+    // it counts them too), up to the count the API takes.
+    let images = blocks.iter().filter(|b| b.counts_as_image()).count() as u64;
     let carried = images.min(u64::from(rules.max_images.limit));
     let mut options = *options;
     let mut many_images = None;
@@ -267,11 +268,6 @@ fn api_title(api: Api) -> &'static str {
     }
 }
 
-/// A block the provider counts as an image, which the gate can judge.
-fn counts_as_image(block: &Block) -> bool {
-    !block.is_document() && !block.is_audio() && !matches!(block.payload, Payload::Refused(_))
-}
-
 /// Blocks in the request's messages, at any depth (Anthropic `tool_result` content, documents),
 /// except inside a `tool_use` block's `input`: that is the arguments of an earlier call, JSON the
 /// model reads as text, not media.
@@ -311,7 +307,7 @@ fn over<T: Copy + Into<u64>>(rule: &Rule<T>, raw: u64, detail: String) -> Ruled 
 
 impl Rules for RequestSeat {
     fn before(&mut self, block: &Block) -> Result<(), Ruled> {
-        if counts_as_image(block) {
+        if block.counts_as_image() {
             let rule = &self.rules.max_images;
             if self.images_seen >= rule.limit {
                 let (refusal, name) = over(rule, 0, format!("this is image {} of the request", self.images_seen + 1));
@@ -350,6 +346,10 @@ impl Rules for RequestSeat {
     fn replaced(&mut self, size: usize) {
         self.used += size as u64;
         self.left_to_judge = self.left_to_judge.saturating_sub(1);
+    }
+
+    fn stood(&mut self, size: usize) {
+        self.replaced(size);
     }
 
     fn placeholder(&self, block: &Block, refusal: &Refusal) -> String {

@@ -124,3 +124,34 @@ pub fn jpeg_with_orientation(w: u32, h: u32, orientation: u16) -> Vec<u8> {
     out.extend_from_slice(&jpeg[2..]);
     out
 }
+
+/// A whole one-page PDF (header, catalog, page tree, page, xref table, trailer, `%%EOF`) whose
+/// header line is followed by a comment of `filler` bytes, so tests can make it any size (the
+/// `startxref` offset is written with leading zeros: the size grows by `filler` exactly).
+pub fn pdf(filler: usize) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n".to_vec();
+    if filler > 0 {
+        out.push(b'%');
+        out.extend(std::iter::repeat_n(b'x', filler.saturating_sub(2)));
+        out.push(b'\n');
+    }
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+    ];
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref:010}\n%%EOF\n", objects.len() + 1).as_bytes(),
+    );
+    out
+}

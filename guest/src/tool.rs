@@ -2,7 +2,7 @@
 //! Capabilities are traits so the logic is tested natively; the component supplies them from its
 //! imports (the WASI preopen, the host's VLM and output interfaces).
 
-use crate::answer::{AnswerBuffer, ThinkSplitter};
+use crate::answer::{ANSWER_CAP_CHARS, CutBuffer, HEAD_CHARS, ThinkSplitter};
 use crate::convert::PageError;
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
@@ -26,9 +26,6 @@ pub const DESCRIBE_PROMPT: &str = "Describe this image for someone who cannot se
 3. For charts, plots and tables give the title, axes and units, legends, and the numbers: values, ranges and trends as read from the image.\n\
 4. Describe any photos, diagrams or illustrations and what they show.\n\
 Say plainly when something is unreadable, cut off or ambiguous instead of guessing.";
-
-/// The answer is capped at this many characters: [`STREAM_CAP_CHARS`] of the reply and a marker.
-pub const ANSWER_CAP_CHARS: usize = 200_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChunkKind {
@@ -190,117 +187,159 @@ pub fn read_image(
 
     let mut live = Live::new(sink);
     let mut think = ThinkSplitter::default();
-    let cut = 'read: loop {
+    let mut read = 0usize;
+    let ending = loop {
         match reply.next_chunk() {
-            Ok(Some(chunk)) => match chunk.kind {
-                ChunkKind::Reasoning => {
-                    if !live.emit(ChunkKind::Reasoning, &chunk.text) {
-                        break 'read Some(ChunkKind::Reasoning);
-                    }
-                }
-                ChunkKind::Content => {
-                    for (kind, text) in think.split(&chunk.text) {
-                        if !live.emit(kind, &text) {
-                            break 'read Some(kind);
+            Ok(Some(chunk)) => {
+                // The read bound counts the reply as it streams, reasoning and tags included.
+                let room = READ_BOUND_CHARS - read;
+                let (text, whole) = match chunk.text.char_indices().nth(room) {
+                    None => (chunk.text.as_str(), true),
+                    Some((at, _)) => (&chunk.text[..at], false),
+                };
+                read += text.chars().count();
+                match chunk.kind {
+                    ChunkKind::Reasoning => live.emit(ChunkKind::Reasoning, text),
+                    ChunkKind::Content => {
+                        for (kind, text) in think.split(text) {
+                            live.emit(kind, &text);
                         }
                     }
                 }
-            },
-            Ok(None) => break None,
-            Err(e) => {
-                for (kind, text) in think.finish() {
-                    live.emit(kind, &text);
+                if !whole {
+                    break Ending::Runaway;
                 }
-                if live.answer.is_empty() {
-                    return Err(vlm_error(e));
-                }
-                // What arrived is worth more to the model than nothing; it is marked incomplete.
-                let marker = format!("\n\n[mediagate: the reply was cut off ({e}); the answer above is incomplete]");
-                sink.write(ChunkKind::Content, &marker);
-                live.answer.push_str(&marker);
-                return Ok(live.answer.finish());
             }
+            Ok(None) => break Ending::Ended,
+            Err(e) => break Ending::Failed(e),
         }
     };
-    // Past a bound the rest of the reply is not read: dropping it closes the stream.
+    // Past the read bound the rest of the reply is not read: dropping it closes the stream.
     drop(reply);
-    match cut {
-        None => {
-            for (kind, text) in think.finish() {
-                live.emit(kind, &text);
-            }
-        }
-        Some(ChunkKind::Reasoning) if live.answer.is_empty() => {
-            return Err(ToolError::new(
-                ToolErrorCode::VlmFailed,
-                format!(
-                    "the vision model reasoned for more than {STREAM_CAP_CHARS} characters without answering; \
-                     mediagate stopped reading its reply"
-                ),
-            ));
-        }
-        Some(_) => {
-            let marker = cut_marker();
-            sink.write(ChunkKind::Content, &marker);
-            live.answer.push_str(&marker);
-            return Ok(live.answer.finish());
-        }
+    for (kind, text) in think.finish() {
+        live.emit(kind, &text);
     }
-    if live.answer.is_empty() {
-        return Err(ToolError::new(ToolErrorCode::VlmFailed, "the vision model returned an empty answer"));
+    let note = match &ending {
+        Ending::Ended => None,
+        Ending::Runaway => Some(incomplete_note(&format!(
+            "it did not end within {READ_BOUND_CHARS} characters, and mediagate stopped reading it"
+        ))),
+        Ending::Failed(e) => Some(incomplete_note(&e.to_string())),
+    };
+    if !live.answer.is_empty() {
+        return Ok(live.finish(note.as_deref()));
     }
-    Ok(live.answer.finish())
+    live.finish(None);
+    Err(match ending {
+        Ending::Ended => ToolError::new(ToolErrorCode::VlmFailed, "the vision model returned an empty answer"),
+        Ending::Runaway => ToolError::new(
+            ToolErrorCode::VlmFailed,
+            format!(
+                "the vision model reasoned for more than {READ_BOUND_CHARS} characters without answering; \
+                 mediagate stopped reading its reply"
+            ),
+        ),
+        Ending::Failed(e) => vlm_error(e),
+    })
 }
 
-/// At most this many characters of the answer (and as many of reasoning) are streamed and
-/// kept; a reply that goes on past it is not read further. With the marker that says so, the
-/// answer stays within [`ANSWER_CAP_CHARS`].
-pub const STREAM_CAP_CHARS: usize = 199_900;
+/// How many characters of a reply are read (answer, reasoning and `<think>` tags together). A
+/// reply that ends within it is answered whole or cut in the middle; one that goes on past it is
+/// a runaway, hung up on. Time is bounded by the host's reply deadline, whichever comes first.
+pub const READ_BOUND_CHARS: usize = 1_000_000;
 
-/// Ends an answer whose reply went on past [`STREAM_CAP_CHARS`].
-pub fn cut_marker() -> String {
+enum Ending {
+    Ended,
+    /// The reply went on past [`READ_BOUND_CHARS`].
+    Runaway,
+    Failed(VlmError),
+}
+
+/// Ends an answer whose reply did not end: the reason is clipped, so the note stays short.
+pub fn incomplete_note(why: &str) -> String {
+    let why: String = why.chars().take(1_000).collect();
+    format!("\n\n[mediagate: the reply was cut off ({why}); the answer above is incomplete]")
+}
+
+/// What the sink is told when a kind's live output pauses at [`HEAD_CHARS`].
+pub fn pause_notice(kind: ChunkKind) -> String {
     format!(
-        "\n\n[… mediagate cut the reply here: it went on past {STREAM_CAP_CHARS} characters and the rest was not read …]"
+        "\n\n[… mediagate: the live {} pauses here at {HEAD_CHARS} characters; the rest follows when the reply ends …]\n\n",
+        kind_name(kind)
     )
 }
 
-/// The reply as it streams: written to the sink and kept as the answer, each kind within
-/// [`STREAM_CAP_CHARS`].
+/// What the sink is told once a kind goes past [`ANSWER_CAP_CHARS`]: it will be cut.
+pub fn will_cut_notice(kind: ChunkKind) -> String {
+    format!(
+        "[… mediagate: the {} is longer than {ANSWER_CAP_CHARS} characters, so it will be cut in the middle: \
+         its last characters follow when the reply ends …]\n\n",
+        kind_name(kind)
+    )
+}
+
+fn kind_name(kind: ChunkKind) -> &'static str {
+    match kind {
+        ChunkKind::Content => "answer",
+        ChunkKind::Reasoning => "reasoning",
+    }
+}
+
+/// The reply as it streams. Each kind (answer, reasoning) is kept for a middle cut; its first
+/// [`HEAD_CHARS`] go to the sink live, then a notice that live output paused (and another once it
+/// is sure to be cut), and when the reply ends the rest of what is kept: the sink's text, notices
+/// taken out, is exactly the answer (or the reasoning, cut the same way).
 struct Live<'a> {
     sink: &'a dyn Sink,
-    answer: AnswerBuffer,
-    content: usize,
-    reasoning: usize,
+    answer: CutBuffer,
+    reasoning: CutBuffer,
 }
 
 impl<'a> Live<'a> {
     fn new(sink: &'a dyn Sink) -> Self {
-        Live { sink, answer: AnswerBuffer::new(ANSWER_CAP_CHARS), content: 0, reasoning: 0 }
+        Live { sink, answer: CutBuffer::answer(), reasoning: CutBuffer::answer() }
     }
 
-    /// Writes `text` to the sink (and the answer, for content). `false` when it went past the
-    /// bound: what fitted was written, the rest dropped.
-    fn emit(&mut self, kind: ChunkKind, text: &str) -> bool {
+    fn emit(&mut self, kind: ChunkKind, text: &str) {
         if text.is_empty() {
-            return true;
+            return;
         }
-        let used = match kind {
-            ChunkKind::Content => &mut self.content,
+        let buffer = match kind {
+            ChunkKind::Content => &mut self.answer,
             ChunkKind::Reasoning => &mut self.reasoning,
         };
-        let room = STREAM_CAP_CHARS - *used;
-        let (fits, whole) = match text.char_indices().nth(room) {
-            None => (text, true),
-            Some((at, _)) => (&text[..at], false),
-        };
-        *used += fits.chars().count();
-        if !fits.is_empty() {
-            self.sink.write(kind, fits);
-            if kind == ChunkKind::Content {
-                self.answer.push_str(fits);
-            }
+        let before = buffer.total();
+        buffer.push_str(text);
+        let after = buffer.total();
+        if before < HEAD_CHARS {
+            let live = match text.char_indices().nth(HEAD_CHARS - before) {
+                None => text,
+                Some((at, _)) => &text[..at],
+            };
+            self.sink.write(kind, live);
         }
-        whole
+        if before <= HEAD_CHARS && after > HEAD_CHARS {
+            self.sink.write(kind, &pause_notice(kind));
+        }
+        if before <= ANSWER_CAP_CHARS && after > ANSWER_CAP_CHARS {
+            self.sink.write(kind, &will_cut_notice(kind));
+        }
+    }
+
+    /// Writes what the sink has not seen of the reasoning and the answer; returns the answer.
+    fn finish(self, note: Option<&str>) -> String {
+        let sink = self.sink;
+        let rest = |kind, buffer: CutBuffer, note| {
+            let shown = buffer.total().min(HEAD_CHARS);
+            let kept = buffer.finish(note);
+            let at = kept.char_indices().nth(shown).map_or(kept.len(), |(at, _)| at);
+            if at < kept.len() {
+                sink.write(kind, &kept[at..]);
+            }
+            kept
+        };
+        rest(ChunkKind::Reasoning, self.reasoning, None);
+        rest(ChunkKind::Content, self.answer, note)
     }
 }
 

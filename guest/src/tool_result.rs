@@ -10,6 +10,7 @@
 
 pub mod scan;
 pub(crate) mod shape;
+pub(crate) mod url;
 
 use std::ops::Range;
 
@@ -19,10 +20,12 @@ use serde_json::json;
 
 use crate::document::admit_document;
 use crate::image_gate::{Budget, admit_image_within};
-use crate::limits::{TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_PIXEL_BUDGET};
+use crate::limits::{
+    TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_MAX_IMAGES, TOOL_RESULT_PIXEL_BUDGET,
+};
 use crate::options::Options;
 use crate::signature::{PDF_MIME, normalize_mime};
-use crate::verdict::{Admitted, ConversionMade, Reason, Refusal};
+use crate::verdict::{Admitted, ConversionMade, Reason, Refusal, Unit};
 pub(crate) use scan::{Scan, scan};
 pub(crate) use shape::{Block, Payload};
 
@@ -80,11 +83,11 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
     if blocks.is_empty() {
         return ToolResultAdmission { content: None, refused: Vec::new(), conversions: Vec::new() };
     }
-    let mut rules = ToolRules { tool, base64_left: TOOL_RESULT_BASE64_BUDGET };
+    let mut rules = ToolRules { tool, base64_left: TOOL_RESULT_BASE64_BUDGET, images_seen: 0 };
     let (content, outcomes) = walk(content_json, &readable, &scanned, &blocks, options, &mut rules);
     let conversions =
         outcomes.iter().filter_map(|o| ConversionMade::of(&o.path, &o.verdict.as_ref().ok()?.0)).collect();
-    let refused = outcomes
+    let refused: Vec<RefusedBlock> = outcomes
         .into_iter()
         .filter_map(|o| match o.verdict {
             Err((refusal, _)) => Some(RefusedBlock {
@@ -99,7 +102,10 @@ pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> T
             Ok(_) => None,
         })
         .collect();
-    ToolResultAdmission { content: Some(content), refused, conversions }
+    // Only URLs the provider fetches, none refused: the content stands exactly as it was given.
+    let only_urls_stood = refused.is_empty() && blocks.iter().all(|b| matches!(b.payload, Payload::Fetched));
+    let content = (!only_urls_stood).then_some(content);
+    ToolResultAdmission { content, refused, conversions }
 }
 
 /// The whole result replaced by one text block: what could not be read cannot be passed.
@@ -140,6 +146,8 @@ pub(crate) trait Rules {
     fn after(&mut self, block: &Block, admitted: &Admitted, size: usize) -> Result<(), Ruled>;
     /// A refused block was replaced by a placeholder of `size` bytes.
     fn replaced(&mut self, _size: usize) {}
+    /// A block with no bytes to judge (a URL the provider fetches) stands as it is, `size` bytes.
+    fn stood(&mut self, _size: usize) {}
     /// The text of the block that replaces a refused one.
     fn placeholder(&self, block: &Block, refusal: &Refusal) -> String;
 }
@@ -147,9 +155,30 @@ pub(crate) trait Rules {
 struct ToolRules<'a> {
     tool: &'a str,
     base64_left: u64,
+    images_seen: u32,
 }
 
 impl Rules for ToolRules<'_> {
+    fn before(&mut self, block: &Block) -> Result<(), Ruled> {
+        if block.counts_as_image() {
+            if self.images_seen >= TOOL_RESULT_MAX_IMAGES {
+                let refusal = Refusal::new(
+                    Reason::RequestLimit,
+                    0,
+                    Some(TOOL_RESULT_MAX_IMAGES.into()),
+                    format!(
+                        "a tool result may carry at most {TOOL_RESULT_MAX_IMAGES} images (no provider takes more in \
+                         the request that carries it); this is image {}",
+                        self.images_seen + 1
+                    ),
+                );
+                return Err((refusal.in_unit(Unit::Images), None));
+            }
+            self.images_seen += 1;
+        }
+        Ok(())
+    }
+
     fn after(&mut self, _block: &Block, admitted: &Admitted, _size: usize) -> Result<(), Ruled> {
         let carried = admitted.base64_len();
         if carried > self.base64_left {
@@ -203,6 +232,14 @@ pub(crate) fn walk(
         let object = &scan.objects[block.object];
         let judged = match &block.payload {
             Payload::Refused(refusal) => Err((refusal.clone(), None)),
+            // A URL the provider fetches: counted, and it stands unless a count refuses it.
+            Payload::Fetched => match rules.before(block) {
+                Ok(()) => {
+                    rules.stood(object.span.len());
+                    continue;
+                }
+                Err(ruled) => Err(ruled),
+            },
             payload => rules.before(block).and_then(|()| {
                 judge(readable, scan, block, payload, options, &mut budget).map_err(|refusal| (refusal, None))
             }),

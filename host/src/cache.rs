@@ -3,14 +3,26 @@
 //! the engine's compatibility hash, and carries a SHA-256 of its own body: a stale or corrupt file is
 //! rebuilt, never handed to `deserialize` unchecked.
 //!
-//! Deserialising is running native code, so a file is read only from a directory the user alone
-//! can write: the directory owned by the current user and not writable by group or others, the
-//! file a regular file (not a symlink, opened with `O_NOFOLLOW`) owned by the current user and not
-//! writable by group or others, checked on the opened file. Anything else is ignored and the
-//! component compiled in memory; a directory that fails the check is not written to either. New
-//! files are created exclusively (`create_new`, mode 0600) under a temporary name and renamed into
-//! place; a new directory is created with mode 0700. Where ownership cannot be checked (not Unix),
-//! the cache is not used.
+//! Deserialising is running native code, and a digest is not a MAC: anyone who can put a file
+//! there can put its digest beside it. So a file is read only if it has the shape only this cache
+//! gives its files, in a place only this user (or root) can change:
+//! - the file: a regular file (not a symlink, opened with `O_NOFOLLOW`), one link, owned by the
+//!   current user, with no permission at all for group or others (0600, as written here; the
+//!   Python host's rule) — checked on the opened file. A file made by a checkout, an unpacked
+//!   archive or a copy under the usual umask (0644) is refused: a git repository cannot even record
+//!   a 0600 file;
+//! - the directory: owned by the current user, not writable by group or others (one that only
+//!   its owner can write but others can read is narrowed to 0700, as the Python host does);
+//! - every directory above it (resolved, so a symlink in the path is judged by its target): owned
+//!   by the user or root and not writable by group or others unless sticky (`/tmp`), so nobody
+//!   else can rename the cache directory away and put another in its place.
+//!
+//! Anything else is ignored and the component compiled in memory; a directory that fails the
+//! check is not written to either. New files are created exclusively (`create_new`, mode 0600)
+//! under a temporary name and renamed into place; a new directory is created with mode 0700.
+//! What this does not stop: a process already running as this user can write such a file (it
+//! could as well replace the binary). Where ownership cannot be checked (not Unix), the cache is
+//! not used.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -84,20 +96,34 @@ impl std::fmt::Display for Untrusted {
     }
 }
 
-/// Creates `dir` (mode 0700) if it is missing, and checks that only the current user can write it:
-/// a directory owned by the current user, not writable by group or others.
+/// Creates `dir` (mode 0700) if it is missing, and checks that only the current user can change
+/// it: a directory owned by the current user, not writable by group or others (narrowed to 0700
+/// if others may read it), below directories only the user or root can change (see the module's
+/// documentation).
 pub fn ensure_private_dir(dir: &Path) -> Result<(), Untrusted> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::DirBuilderExt;
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         if !dir.exists() {
             let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
         }
-        let meta = std::fs::metadata(dir).map_err(|e| Untrusted(format!("{}: {e}", dir.display())))?;
+        let untrusted = |why: String| Untrusted(format!("{}: {why}", dir.display()));
+        let resolved = std::fs::canonicalize(dir).map_err(|e| untrusted(e.to_string()))?;
+        let meta = std::fs::metadata(&resolved).map_err(|e| untrusted(e.to_string()))?;
         if !meta.is_dir() {
             return Err(Untrusted(format!("{} is not a directory", dir.display())));
         }
-        only_mine(&meta).map_err(|why| Untrusted(format!("{}: {why}", dir.display())))
+        only_mine(&meta).map_err(untrusted)?;
+        if mode_of(&meta) & 0o077 != 0 {
+            std::fs::set_permissions(&resolved, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| untrusted(format!("cannot make it private (mode 0700): {e}")))?;
+        }
+        for above in resolved.ancestors().skip(1) {
+            let meta = std::fs::metadata(above).map_err(|e| untrusted(format!("{}: {e}", above.display())))?;
+            safe_above(&meta)
+                .map_err(|why| untrusted(format!("the directory above it, {}, is {why}", above.display())))?;
+        }
+        Ok(())
     }
     #[cfg(not(unix))]
     {
@@ -105,17 +131,60 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), Untrusted> {
     }
 }
 
+#[cfg(unix)]
+fn current_user() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(unix)]
+fn mode_of(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    meta.mode() & 0o7777
+}
+
 /// Owned by the current user and not writable by group or others.
 #[cfg(unix)]
 fn only_mine(meta: &std::fs::Metadata) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = current_user();
     if meta.uid() != me {
         return Err(format!("owned by uid {}, not by the current user (uid {me})", meta.uid()));
     }
     if meta.mode() & 0o022 != 0 {
-        return Err(format!("writable by group or others (mode {:o})", meta.mode() & 0o7777));
+        return Err(format!("writable by group or others (mode {:o})", mode_of(meta)));
+    }
+    Ok(())
+}
+
+/// A directory above the cache: owned by the user or root, and writable by nobody else unless
+/// sticky (where others cannot rename what is not theirs).
+#[cfg(unix)]
+fn safe_above(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.uid() != 0 && meta.uid() != current_user() {
+        return Err(format!("owned by uid {}, neither the current user nor root", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+        return Err(format!("writable by group or others without the sticky bit (mode {:o})", mode_of(meta)));
+    }
+    Ok(())
+}
+
+/// A file this cache could have written: one link, owned by the current user, no permission for
+/// group or others.
+#[cfg(unix)]
+fn written_here(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    only_mine(meta)?;
+    if meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "readable or writable by group or others (mode {:o}); this cache writes its files 0600",
+            mode_of(meta)
+        ));
+    }
+    if meta.nlink() != 1 {
+        return Err(format!("has {} links; this cache's files have one", meta.nlink()));
     }
     Ok(())
 }
@@ -136,7 +205,7 @@ fn read_private(path: &Path) -> Result<Vec<u8>, Untrusted> {
     if !meta.is_file() {
         return Err(untrusted("not a regular file".into()));
     }
-    only_mine(&meta).map_err(untrusted)?;
+    written_here(&meta).map_err(untrusted)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes).map_err(|e| untrusted(e.to_string()))?;
     Ok(bytes)
@@ -161,9 +230,10 @@ fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
 fn read_verified(engine: &Engine, path: &Path) -> Option<Component> {
     let file = read_private(path).ok()?;
     let body = verified_body(&file)?;
-    // SAFETY: the file is in a directory only this user can write, is itself owned by this user and
-    // writable by no one else, and is not a symlink (all checked by `ensure_private_dir` and
-    // `read_private`); it was written by `write_atomically` from `Component::serialize` of an engine
+    // SAFETY: the file is in a directory only this user can change, below directories only this
+    // user or root can change, is itself owned by this user with no access for anyone else, has one
+    // link and is not a symlink (all checked by `ensure_private_dir` and `read_private`); it was
+    // written by `write_atomically` from `Component::serialize` of an engine
     // with the same compatibility hash (part of the file name) and its SHA-256 matches.
     unsafe { Component::deserialize(engine, body) }.ok()
 }

@@ -1,14 +1,15 @@
 //! The `read_image` tool as a host API: one fresh instance of the `agent-tool` component per call,
 //! the workspace as its only preopen (read-only), the VLM and the output sink as its imports.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use wasmtime::component::{HasData, HasSelf, Linker, Resource, ResourceTable};
 use wasmtime_wasi::clocks::WasiClocksView;
-use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::filesystem::{WasiFilesystemCtx, WasiFilesystemView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::exports::mediagate::gate0_2_0::tool as wit_tool;
@@ -18,7 +19,7 @@ use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
 use crate::gate::AdmitOptions;
-use crate::runtime::{CallState, Runtime};
+use crate::runtime::{CallState, CallStats, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
@@ -42,11 +43,107 @@ pub struct ToolCtx {
     vlm: Option<Arc<VlmClient>>,
     sink: Sink,
     budget: SinkBudget,
+    asks: AskBudget,
 }
 
-/// Characters of each kind the host passes from one call to its sink. The guest stops at 199,900
-/// characters and a marker; this bounds a guest that does not (a decoder bug gone wild, say),
-/// whose writes past it are dropped.
+/// `vlm.ask` calls one tool call may make: `read_image` shows the model one image once. A guest
+/// that asks again (a bug, or a loop gone wild) gets an error in words and no request is sent, so
+/// one call never costs more than one model request.
+pub const ASKS_PER_CALL: u32 = 1;
+
+#[derive(Default)]
+struct AskBudget {
+    asked: u32,
+}
+
+impl AskBudget {
+    fn take(&mut self) -> Result<(), wit_vlm::VlmError> {
+        if self.asked >= ASKS_PER_CALL {
+            return Err(wit_vlm::VlmError::Unreachable(format!(
+                "this call already asked the vision model {ASKS_PER_CALL} time(s), as many as one call may; \
+                 nothing was sent"
+            )));
+        }
+        self.asked += 1;
+        Ok(())
+    }
+}
+
+/// A workspace directory resolved and opened once: its canonical path (the guest sees it under
+/// that name) and the open directory every call's preopen shares. A call on it never looks the
+/// path up again, so a directory renamed, or replaced by a symlink, after it was opened is not
+/// followed: the calls keep reading the directory that was opened.
+#[derive(Clone)]
+pub struct WorkspaceDir {
+    root: PathBuf,
+    filesystem: WasiFilesystemCtx,
+}
+
+impl std::fmt::Debug for WorkspaceDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WorkspaceDir").field(&self.root).finish()
+    }
+}
+
+impl WorkspaceDir {
+    /// Resolves `path` (symlinks followed, made absolute) and opens it read-only.
+    pub fn open(path: &Path) -> Result<WorkspaceDir, ToolError> {
+        let io = |message: String| ToolError { code: ToolErrorCode::Io, message: format!("error: {message}") };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(io(format!("the workspace {} is not a directory", path.display()))),
+            Err(e) => return Err(io(format!("the workspace {} cannot be opened: {e}", path.display()))),
+        }
+        let root = std::fs::canonicalize(path)
+            .map_err(|e| io(format!("the workspace {} cannot be opened: {e}", path.display())))?;
+        let guest_root = root.to_str().ok_or_else(|| io("the workspace path must be UTF-8".into()))?.to_string();
+        let mut wasi = WasiCtxBuilder::new();
+        // Mounted at its own absolute path, so an agent's absolute paths inside it work.
+        wasi.preopened_dir(&root, guest_root, FsPerms::ReadOnly)
+            .map_err(|e| io(format!("cannot open the workspace {}: {e:#}", root.display())))?;
+        let filesystem = wasi.build().filesystem().clone();
+        Ok(WorkspaceDir { root, filesystem })
+    }
+
+    /// The canonical path it was opened at.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// What names a workspace for a call: a path (resolved and opened for that call) or a
+/// [`WorkspaceDir`] opened before (used as it is: a long-running server opens it once).
+pub trait AsWorkspace {
+    fn workspace(&self) -> Result<Cow<'_, WorkspaceDir>, ToolError>;
+}
+
+impl AsWorkspace for WorkspaceDir {
+    fn workspace(&self) -> Result<Cow<'_, WorkspaceDir>, ToolError> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
+impl AsWorkspace for Path {
+    fn workspace(&self) -> Result<Cow<'_, WorkspaceDir>, ToolError> {
+        WorkspaceDir::open(self).map(Cow::Owned)
+    }
+}
+
+impl AsWorkspace for PathBuf {
+    fn workspace(&self) -> Result<Cow<'_, WorkspaceDir>, ToolError> {
+        self.as_path().workspace()
+    }
+}
+
+impl<T: AsWorkspace + ?Sized> AsWorkspace for &T {
+    fn workspace(&self) -> Result<Cow<'_, WorkspaceDir>, ToolError> {
+        (**self).workspace()
+    }
+}
+
+/// Characters of each kind the host passes from one call to its sink. The guest writes at most
+/// the answer cap and two short notices of each kind (`Live` in guest/src/tool.rs); this bounds a
+/// guest that does not (a decoder bug gone wild, say), whose writes past it are dropped.
 pub const SINK_CAP_CHARS: usize = 200_000 + 4_096;
 
 /// What one call has written to its sink so far, per kind.
@@ -87,7 +184,10 @@ impl ReadImageTool {
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
         // The VLM configuration first: one that is refused (a key over plain http) costs no compile.
         let vlm = match vlm {
-            Some(config) => Some(Arc::new(VlmClient::new(config).context("configuring the VLM client")?)),
+            Some(config) => Some(Arc::new(
+                VlmClient::new(config)
+                    .map_err(|e| anyhow::anyhow!("configuring the VLM client: {}", crate::vlm::describe(&e)))?,
+            )),
             None => None,
         };
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
@@ -117,7 +217,7 @@ impl ReadImageTool {
 
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
-        let store = self.store(None, noop_sink()).map_err(CallError::Host)?;
+        let store = self.store(None, noop_sink());
         self.call(store, async |tool, store| tool.mediagate_gate0_2_0_tool().call_definition(store).await).await
     }
 
@@ -126,7 +226,7 @@ impl ReadImageTool {
     /// `Err(CallError)` means the sandbox itself failed (trap, limit).
     pub async fn read_image(
         &self,
-        workspace: &Path,
+        workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
         question: Option<&str>,
         sink: Sink,
@@ -138,22 +238,31 @@ impl ReadImageTool {
     /// of a PDF to render. A type no provider takes is converted before the model sees it.
     pub async fn read_image_page(
         &self,
-        workspace: &Path,
+        workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
         question: Option<&str>,
         page: Option<u32>,
         sink: Sink,
     ) -> Result<Result<String, ToolError>, CallError> {
-        if self.vlm.is_some()
-            && let Err(e) = check_workspace(workspace)
-        {
-            return Ok(Err(e));
-        }
-        let store = match self.store(self.vlm.is_some().then_some(workspace), sink) {
-            Ok(s) => s,
-            Err(e) => return Ok(Err(ToolError { code: ToolErrorCode::Io, message: format!("error: {e:#}") })),
+        self.read_image_page_with_stats(workspace, path, question, page, sink).await.map(|(answer, _)| answer)
+    }
+
+    /// [`ReadImageTool::read_image_page`], and what the call cost the sandbox.
+    pub async fn read_image_page_with_stats(
+        &self,
+        workspace: &(impl AsWorkspace + ?Sized),
+        path: &str,
+        question: Option<&str>,
+        page: Option<u32>,
+        sink: Sink,
+    ) -> Result<(Result<String, ToolError>, CallStats), CallError> {
+        // Without a VLM the tool answers so at once: no workspace is opened.
+        let workspace = match self.vlm.is_some().then(|| workspace.workspace()).transpose() {
+            Ok(w) => w,
+            Err(e) => return Ok((Err(e), CallStats { peak_memory: 0 })),
         };
-        self.call(store, async |tool, store| {
+        let store = self.store(workspace.as_deref(), sink);
+        self.call_with_stats(store, async |tool, store| {
             tool.mediagate_gate0_2_0_tool().call_read_image_page(store, path, question, page).await
         })
         .await
@@ -162,15 +271,16 @@ impl ReadImageTool {
     /// The gate on a workspace file, read through the preopen.
     pub async fn admit_file(
         &self,
-        workspace: &Path,
+        workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
         claimed_mime: Option<&str>,
         options: AdmitOptions,
     ) -> Result<Result<FileVerdict, ToolError>, CallError> {
-        if let Err(e) = check_workspace(workspace) {
-            return Ok(Err(e));
-        }
-        let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        let workspace = match workspace.workspace() {
+            Ok(w) => w,
+            Err(e) => return Ok(Err(e)),
+        };
+        let store = self.store(Some(&workspace), noop_sink());
         self.call(store, async |tool, store| {
             let answer = tool
                 .mediagate_gate0_2_0_workspace_admission()
@@ -186,16 +296,17 @@ impl ReadImageTool {
     /// reported; `page` renders that page of a PDF (a page error is a `refused` tool error).
     pub async fn admit_file_converting(
         &self,
-        workspace: &Path,
+        workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
         claimed_mime: Option<&str>,
         options: AdmitOptions,
         page: Option<u32>,
     ) -> Result<Result<ConvertedFile, ToolError>, CallError> {
-        if let Err(e) = check_workspace(workspace) {
-            return Ok(Err(e));
-        }
-        let store = self.store(Some(workspace), noop_sink()).map_err(CallError::Host)?;
+        let workspace = match workspace.workspace() {
+            Ok(w) => w,
+            Err(e) => return Ok(Err(e)),
+        };
+        let store = self.store(Some(&workspace), noop_sink());
         self.call(store, async |tool, store| {
             tool.mediagate_gate0_2_0_workspace_admission()
                 .call_admit_file_converting(store, path, claimed_mime, options, page)
@@ -204,17 +315,13 @@ impl ReadImageTool {
         .await
     }
 
-    fn store(&self, workspace: Option<&Path>, sink: Sink) -> Result<wasmtime::Store<CallState<ToolCtx>>> {
-        let mut wasi = WasiCtxBuilder::new();
+    /// A store whose one preopen, if any, is the workspace's directory as it was opened.
+    fn store(&self, workspace: Option<&WorkspaceDir>, sink: Sink) -> wasmtime::Store<CallState<ToolCtx>> {
+        let mut wasi = WasiCtxBuilder::new().build();
         if let Some(ws) = workspace {
-            let root = canonical_workspace(ws)?;
-            let guest_root = root.to_str().context("the workspace path must be UTF-8")?.to_string();
-            // Mounted at its own absolute path, so an agent's absolute paths inside it work.
-            wasi.preopened_dir(&root, guest_root, FsPerms::ReadOnly)
-                .map_err(anyhow::Error::from)
-                .with_context(|| format!("cannot open the workspace {}", root.display()))?;
+            *wasi.filesystem() = ws.filesystem.clone();
         }
-        Ok(self.runtime.store(ToolCtx::new(wasi.build(), self.vlm.clone(), sink)))
+        self.runtime.store(ToolCtx::new(wasi, self.vlm.clone(), sink))
     }
 
     /// One export of the `agent-tool` component through [`Runtime::call`].
@@ -223,18 +330,27 @@ impl ReadImageTool {
         store: Store<CallState<ToolCtx>>,
         call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
+        self.call_with_stats(store, call).await.map(|(r, _)| r)
+    }
+
+    async fn call_with_stats<R>(
+        &self,
+        store: Store<CallState<ToolCtx>>,
+        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
         let pre = self.pre.instance_pre();
-        let called = self.runtime.call(pre, store, async |store, instance| {
-            let tool = AgentTool::new(&mut *store, &instance)?;
-            call(tool, store).await
-        });
-        called.await.map(|(r, _)| r)
+        self.runtime
+            .call(pre, store, async |store, instance| {
+                let tool = AgentTool::new(&mut *store, &instance)?;
+                call(tool, store).await
+            })
+            .await
     }
 }
 
 impl ToolCtx {
     fn new(wasi: WasiCtx, vlm: Option<Arc<VlmClient>>, sink: Sink) -> Self {
-        ToolCtx { wasi, vlm, sink, budget: SinkBudget::default() }
+        ToolCtx { wasi, vlm, sink, budget: SinkBudget::default(), asks: AskBudget::default() }
     }
 }
 
@@ -266,24 +382,6 @@ fn noop_sink() -> Sink {
     Arc::new(|_, _| {})
 }
 
-fn canonical_workspace(ws: &Path) -> Result<PathBuf> {
-    std::fs::canonicalize(ws).with_context(|| format!("the workspace {} cannot be opened", ws.display()))
-}
-
-fn check_workspace(ws: &Path) -> Result<(), ToolError> {
-    match std::fs::metadata(ws) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(ToolError {
-            code: ToolErrorCode::Io,
-            message: format!("error: the workspace {} is not a directory", ws.display()),
-        }),
-        Err(e) => Err(ToolError {
-            code: ToolErrorCode::Io,
-            message: format!("error: the workspace {} cannot be opened: {e}", ws.display()),
-        }),
-    }
-}
-
 impl WasiView for CallState<ToolCtx> {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let (extra, table) = self.extra_and_table();
@@ -312,6 +410,9 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         let Some(vlm) = self.extra.vlm.clone() else {
             return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
+        if let Err(e) = self.extra.asks.take() {
+            return Ok(Err(e));
+        }
         let started = Instant::now();
         self.give_turn_back();
         let reply = vlm.ask(&prompt, &image.mime, &image.data).await;
@@ -356,6 +457,15 @@ impl output::Host for CallState<ToolCtx> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_asks_the_model_once() {
+        let mut asks = AskBudget::default();
+        assert!(asks.take().is_ok());
+        let e = crate::vlm::describe(&asks.take().unwrap_err());
+        assert!(e.contains("already asked") && e.contains("nothing was sent"), "{e}");
+        assert!(asks.take().is_err());
+    }
 
     #[test]
     fn the_sink_gets_at_most_its_cap_of_each_kind() {

@@ -73,7 +73,59 @@ const FLAGS = TRANSPILE_FLAGS.join(' ');
 // that pinned it); jco names both `admission` too, a duplicate key TypeScript refuses. The package
 // uses the versioned key only (src/index.js, CONTRACT_EXPORT): the short ones are dropped from the
 // declarations.
-const POSTPROCESS = 'drop-unversioned-admission-dts';
+// Each core module's `memory.grow` is wrapped in calls to two imports, `memory_grow_pre` and
+// `memory_grow_post` (binaryen's instrument-memory pass, limited to the `memory.grow` instruction), through which src/index.js refuses a grow
+// past the CLI's memory limit and stops the call, as the Rust host's store limiter does. The limits
+// themselves are the Rust host's (host/src/runtime.rs, `Limits::default`), written to limits.js.
+const POSTPROCESS = 'drop-unversioned-admission-dts,instrument-memory@memory.grow,limits-js';
+const GROW_HOOKS = ['memory_grow_pre', 'memory_grow_post'];
+
+/** The Rust host's memory limit and CPU deadline: one fact, read where it is defined. */
+function hostLimits() {
+  const source = join(repoRoot, 'host', 'src', 'runtime.rs');
+  const text = readFileSync(source, 'utf8');
+  const memory = text.match(/memory_bytes: (\d+) << (\d+),/);
+  const cpu = text.match(/cpu_deadline: Duration::from_secs\((\d+)\),/);
+  if (!memory || !cpu) fail(`${source} no longer sets memory_bytes / cpu_deadline as this script reads them; update hostLimits()`);
+  return { memoryBytes: Number(memory[1]) * 2 ** Number(memory[2]), cpuDeadlineMs: Number(cpu[1]) * 1000 };
+}
+const LIMITS = hostLimits();
+
+/**
+ * Whether the instrumented module's memory.grow goes through the hooks, and nothing else does:
+ * grows the memory through the allocator (`cabi_realloc` of 1 MiB) and counts the hooks' calls.
+ */
+function growIsHooked(bytes) {
+  const module = new WebAssembly.Module(bytes);
+  const calls = {};
+  const env = {};
+  for (const i of WebAssembly.Module.imports(module)) {
+    env[i.name] = (...args) => {
+      calls[i.name] = (calls[i.name] ?? 0) + 1;
+      return args[args.length - 1];
+    };
+  }
+  const instance = new WebAssembly.Instance(module, { env });
+  const before = instance.exports.memory.buffer.byteLength;
+  instance.exports.cabi_realloc(0, 0, 8, before + (1 << 20));
+  const names = Object.keys(calls).sort();
+  return instance.exports.memory.buffer.byteLength > before && names.join() === [...GROW_HOOKS].sort().join();
+}
+
+/** `bytes` (a core module) with every memory.grow passing through the GROW_HOOKS imports. */
+async function instrumentGrow(bytes) {
+  const { default: binaryen } = await import('binaryen');
+  const module = binaryen.readBinary(bytes);
+  try {
+    module.setFeatures(binaryen.Features.All);
+    binaryen.setPassArgument('instrument-memory', 'memory.grow');
+    module.runPasses(['instrument-memory']);
+    if (!module.validate()) fail('the core module does not validate after instrumenting memory.grow');
+    return module.emitBinary();
+  } finally {
+    module.dispose();
+  }
+}
 
 // The core module each wrapper names for bundlers (src/index.js CORE_URLS, src/convert.js
 // CONVERT_CORE_URLS): one per component, since neither imports anything (jco adds shim modules
@@ -100,6 +152,9 @@ if (!process.argv.includes('--force')) {
       built.jco === jcoPkg.version &&
       built.flags === FLAGS &&
       built.postprocess === POSTPROCESS &&
+      built.limits?.memoryBytes === LIMITS.memoryBytes &&
+      built.limits?.cpuDeadlineMs === LIMITS.cpuDeadlineMs &&
+      existsSync(join(outDir, 'limits.js')) &&
       COMPONENTS.every((c) => expectedFiles(c).every((f) => existsSync(join(outDir, f))))
     ) {
       console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
@@ -138,9 +193,20 @@ for (const c of COMPONENTS) {
     if (kept === text) fail('jco no longer writes the unversioned `admission` keys; revisit POSTPROCESS');
     writeFileSync(dts, kept);
   }
+  for (const core of c.cores) {
+    const file = join(own, core);
+    const instrumented = await instrumentGrow(readFileSync(file));
+    if (!growIsHooked(instrumented)) fail(`${core}: memory.grow does not call ${GROW_HOOKS.join(', ')} after binaryen's pass`);
+    writeFileSync(file, instrumented);
+  }
   cpSync(own, tmpDir, { recursive: true });
   rmSync(own, { recursive: true, force: true });
 }
+writeFileSync(
+  join(tmpDir, 'limits.js'),
+  `// Written by scripts/build.mjs from host/src/runtime.rs (Limits::default): the CLI's limits.\n` +
+    `export const MEMORY_LIMIT_BYTES = ${LIMITS.memoryBytes};\nexport const CPU_DEADLINE_MS = ${LIMITS.cpuDeadlineMs};\n`,
+);
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
 // Relative to the repository (an absolute path of the build machine has no place in a tarball).
 const shown = (file) => (relative(repoRoot, file).startsWith('..') ? basename(file) : relative(repoRoot, file));
@@ -158,6 +224,7 @@ writeFileSync(
       jco: jcoPkg.version,
       flags: FLAGS,
       postprocess: POSTPROCESS,
+      limits: LIMITS,
     },
     null,
     2,

@@ -218,6 +218,8 @@ export interface LoadOptions {
   getCoreModule?: (name: string) => WebAssembly.Module | Promise<WebAssembly.Module>;
   /** Keep compiled core modules for the next instance (default true). */
   cache?: boolean;
+  /** Most linear memory the instance may grow to, in bytes: the CLI's (`MEMORY_LIMIT_BYTES`) or less. */
+  memoryLimit?: number;
 }
 
 /**
@@ -309,5 +311,19 @@ export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
 export const REQUEST_APIS: readonly RequestApi[];
 
-/** The component trapped (a fault in the gate, not a refusal). */
-export class GateError extends Error {}
+/** The CLI's memory limit per instance, in bytes (the Rust host's, written at build). */
+export const MEMORY_LIMIT_BYTES: number;
+/** The CLI's CPU deadline per call, in milliseconds (kept by the Worker API). */
+export const CPU_DEADLINE_MS: number;
+/** The CLI's words for a call stopped at the memory limit. */
+export function outOfMemoryWords(limitBytes?: number): string;
+/** The CLI's words for a call stopped at the CPU deadline. */
+export function deadlineWords(deadlineMs?: number): string;
+
+/**
+ * A call that stopped instead of answering (the component trapped, ran out of its memory limit or
+ * past its deadline: never a verdict), or a gate that could not be loaded (`kind` undefined).
+ */
+export class GateError extends Error {
+  kind?: 'trap' | 'out_of_memory' | 'deadline';
+}

@@ -11,6 +11,13 @@
 // API run in a dedicated Worker, so a downsample never blocks a page's main thread.
 
 import { instantiate } from '../dist/generated/mediagate.js';
+import { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES } from '../dist/generated/limits.js';
+
+/**
+ * The CLI's limits (the Rust host's `Limits::default`, written into the package at build): the most
+ * linear memory one instance may grow to, and the CPU deadline of one call (kept by the Worker API).
+ */
+export { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES };
 
 const GENERATED = new URL('../dist/generated/', import.meta.url);
 
@@ -37,7 +44,7 @@ export const CONVERT_CORE_MODULES = Object.freeze(['mediagate-convert.core.wasm'
  */
 export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify', 'convert', 'keepMetadata']);
 /** The options `createGate` takes besides the admission defaults. */
-export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache']);
+export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'memoryLimit']);
 
 export const PROVIDERS = Object.freeze(['anthropic', 'openai', 'gemini', 'ollama']);
 export const VERIFY_MODES = Object.freeze(['header', 'full']);
@@ -71,12 +78,99 @@ export function describeReason(reason) {
   return PLAIN_WORDS[reason] ?? `Refused (${reason}).`;
 }
 
-/** Raised when the component traps (a bug in the gate, not a refusal). The instance is discarded. */
+/**
+ * Raised when a call into the component fails instead of answering: a trap (a bug in the gate),
+ * the memory limit or the CPU deadline. `kind` says which (`'trap'`, `'out_of_memory'`,
+ * `'deadline'`), or is undefined for a gate that could not be loaded. The instance is discarded.
+ */
 export class GateError extends Error {
   constructor(message, options) {
     super(message, options);
     this.name = 'GateError';
+    if (options?.kind !== undefined) this.kind = options.kind;
   }
+}
+
+// The CLI's words for a call that did not answer (host/src/error.rs, `CallError`), so a caller
+// reads the same sentence from either host.
+const MIB = 1 << 20;
+export function outOfMemoryWords(limitBytes = MEMORY_LIMIT_BYTES) {
+  return `the guest ran out of memory (limit ${Math.floor(limitBytes / MIB)} MiB) and was stopped`;
+}
+export function deadlineWords(deadlineMs = CPU_DEADLINE_MS) {
+  const seconds = deadlineMs / 1000;
+  return `the guest exceeded its CPU deadline of ${Number.isInteger(seconds) ? `${seconds}s` : `${deadlineMs}ms`} and was interrupted`;
+}
+function trapWords(trap) {
+  return `the gate trapped: ${trap} (a fault in the gate, not a verdict on the input)`;
+}
+
+/** V8's trap messages in wasmtime's words (the CLI's); others as V8 gives them. */
+const TRAP_NAMES = [
+  [/^unreachable$/, 'wasm `unreachable` instruction executed'],
+  [/^memory access out of bounds$/, 'out of bounds memory access'],
+  [/^Maximum call stack size exceeded$/, 'call stack exhausted'],
+  [/^divide by zero$/, 'integer divide by zero'],
+  [/^(table index is out of bounds|null function or function signature mismatch)$/, 'indirect call type mismatch'],
+];
+function trapName(error) {
+  const message = String(error?.message ?? error);
+  for (const [pattern, name] of TRAP_NAMES) if (pattern.test(message)) return name;
+  return message;
+}
+
+/** What is known of a call that stopped before its words could be made: the stack ran out. */
+const STACK_EXHAUSTED = Object.freeze({ kind: 'trap', words: trapWords('call stack exhausted') });
+
+/** Thrown inside the component's memory.grow hook: the call stops there, as wasmtime's limiter does. */
+class MemoryLimitReached extends Error {
+  constructor(limitBytes) {
+    super(outOfMemoryWords(limitBytes));
+    this.name = 'MemoryLimitReached';
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * The imports the build added around every `memory.grow` of the core modules (binaryen's
+ * instrument-memory pass): a grow that would take the instance's memory past `limitBytes` stops
+ * the call before anything is allocated; one the engine refuses below it (the browser's own
+ * limit) stops it too, rather than leaving the guest's allocator to abort.
+ */
+function memoryGuard(limitBytes) {
+  let memory = null;
+  const refuse = () => {
+    throw new MemoryLimitReached(limitBytes);
+  };
+  const env = {
+    memory_grow_pre(_site, deltaPages) {
+      const pages = deltaPages >>> 0;
+      if (memory && memory.buffer.byteLength + pages * 65536 > limitBytes) refuse();
+      return deltaPages;
+    },
+    memory_grow_post(_site, result) {
+      if (result === -1) refuse();
+      return result;
+    },
+  };
+  // binaryen declares the hooks for every kind of access; only the two above are ever called.
+  const unused = (name) => () => {
+    throw new Error(`the core module called ${name}, a hook this package does not build in: rebuild dist/`);
+  };
+  return {
+    instantiateCore(module, imports) {
+      const needed = WebAssembly.Module.imports(module).filter((i) => i.module === 'env');
+      const hooks = Object.fromEntries(needed.map((i) => [i.name, env[i.name] ?? unused(i.name)]));
+      if (!('memory_grow_pre' in hooks)) {
+        throw new GateError('the core module has no memory limit hook (dist/ was not built by scripts/build.mjs): rebuild it');
+      }
+      // Asynchronous: a browser's main thread refuses to instantiate a module over 8 MB synchronously.
+      return WebAssembly.instantiate(module, { ...imports, env: hooks }).then((instance) => {
+        memory = instance.exports.memory ?? memory;
+        return instance;
+      });
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,7 +239,13 @@ export function checkGateOptions(options) {
       );
     }
   }
-  const { wasmBase, wasmUrls, getCoreModule, cache } = options;
+  const { wasmBase, wasmUrls, getCoreModule, cache, memoryLimit } = options;
+  if (
+    memoryLimit !== undefined &&
+    !(Number.isSafeInteger(memoryLimit) && memoryLimit >= 65536 && memoryLimit <= MEMORY_LIMIT_BYTES)
+  ) {
+    throw new TypeError(`createGate: memoryLimit must be a whole number of bytes from 65536 to ${MEMORY_LIMIT_BYTES} (the CLI's)`);
+  }
   const given = [wasmBase, wasmUrls, getCoreModule].filter((o) => o !== undefined).length;
   if (given > 1) throw new TypeError('createGate: give at most one of wasmBase, wasmUrls, getCoreModule');
   if (wasmBase !== undefined && typeof wasmBase !== 'string' && !(wasmBase instanceof URL)) {
@@ -169,7 +269,7 @@ export function checkGateOptions(options) {
   const defaults = {};
   for (const key of ADMIT_OPTION_KEYS) if (options[key] !== undefined) defaults[key] = options[key];
   checkOptions(defaults); // the defaults are checked now, not at the first call
-  return { load: { wasmBase, wasmUrls, getCoreModule, cache }, defaults };
+  return { load: { wasmBase, wasmUrls, getCoreModule, cache, memoryLimit }, defaults };
 }
 
 function coreUrl(name, load, known_urls = CORE_URLS) {
@@ -207,12 +307,14 @@ export async function createGate(options = {}) {
       const url = coreUrl(name, load);
       return load.cache === false ? compileCore(url) : compileCached(url);
     });
-  // The preflight component imports nothing: no import object to give.
-  const root = await instantiate(getCoreModule, {});
+  // The preflight component imports nothing: no import object to give, only the memory limit hooks.
+  const memoryLimit = load.memoryLimit ?? MEMORY_LIMIT_BYTES;
+  const guard = memoryGuard(memoryLimit);
+  const root = await instantiate(getCoreModule, {}, guard.instantiateCore);
   // The contract this package speaks; the component also exports 0.1.0 for hosts that pinned it.
   const api = root[CONTRACT_EXPORT];
   if (api == null) throw new GateError(`the component does not export ${CONTRACT_EXPORT}`);
-  return new Gate(api, defaults);
+  return new Gate(api, defaults, api.defaultOptions(), null, memoryLimit);
 }
 
 const CONVERT_MISSING =
@@ -238,13 +340,15 @@ async function createConvertingGate(load, defaults) {
       return load.cache === false ? compileCore(url) : compileCached(url);
     });
   // The convert world imports nothing, like preflight.
-  const root = await convert.instantiate(getCoreModule, {});
+  const memoryLimit = load.memoryLimit ?? MEMORY_LIMIT_BYTES;
+  const guard = memoryGuard(memoryLimit);
+  const root = await convert.instantiate(getCoreModule, {}, guard.instantiateCore);
   const api = root[CONTRACT_EXPORT];
   const conversion = root[CONVERSION_EXPORT];
   if (api == null || conversion == null) {
     throw new GateError(`the converter component does not export ${CONTRACT_EXPORT} and ${CONVERSION_EXPORT}`);
   }
-  return new Gate(api, defaults, api.defaultOptions(), conversion);
+  return new Gate(api, defaults, api.defaultOptions(), conversion, memoryLimit);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,14 +648,16 @@ export class Gate {
   #defaults;
   #base;
   #trapped = null;
+  #memoryLimit;
 
   /**
    * `defaults`: the instance's own; the component's come from `api.defaultOptions()`
    * (`default-options`). `conversion`: the converter component's `conversion` export (a gate made
    * by `createGate({ convert: true })`), else none.
    */
-  constructor(api, defaults = {}, base = api.defaultOptions(), conversion = null) {
+  constructor(api, defaults = {}, base = api.defaultOptions(), conversion = null, memoryLimit = MEMORY_LIMIT_BYTES) {
     this.#api = api;
+    this.#memoryLimit = memoryLimit;
     this.#conversion = conversion;
     this.#defaults = Object.freeze({ ...defaults });
     this.#base = Object.freeze({
@@ -608,7 +714,7 @@ export class Gate {
         answer = this.#conversion.admitPdfPage(input, page, opts);
       } catch (e) {
         // jco throws a WIT `result`'s error case (a ComponentError carrying it as `payload`).
-        if (!(e instanceof WebAssembly.RuntimeError) && e != null && typeof e === 'object' && 'payload' in e) {
+        if (!(e instanceof WebAssembly.RuntimeError) && !(e instanceof MemoryLimitReached) && e != null && typeof e === 'object' && 'payload' in e) {
           return pageErrorFrom(e.payload);
         }
         throw e;
@@ -638,17 +744,24 @@ export class Gate {
 
   #call(what, fn) {
     if (this.#trapped) {
-      throw new GateError(`the gate instance trapped earlier (${this.#trapped.message}); create a new one`);
+      throw new GateError(`the gate instance stopped earlier (${this.#trapped.words}); create a new one`, {
+        kind: this.#trapped.kind,
+      });
     }
     try {
       return fn();
     } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError) {
-        // The component has no output, so a panic's message stays inside it: the trap is what is known.
-        this.#trapped = e;
-        throw new GateError(`${what}: the gate trapped: ${e.message} (a fault in the gate, not a verdict)`, { cause: e });
-      }
-      throw e;
+      // Whatever leaves the instance other than an answer leaves it in an unknown state: a trap
+      // (RuntimeError), the wasm stack exhausted (V8 throws RangeError), the memory limit hook, or
+      // an error lifting the answer. The instance is never used again (marked first: with the
+      // stack exhausted, building the words below may itself fail).
+      this.#trapped = STACK_EXHAUSTED;
+      this.#trapped =
+        e instanceof MemoryLimitReached
+          ? { kind: 'out_of_memory', words: outOfMemoryWords(this.#memoryLimit) }
+          : // The component has no output, so a panic's message stays inside it: the trap is what is known.
+            { kind: 'trap', words: trapWords(trapName(e)) };
+      throw new GateError(`${what}: ${this.#trapped.words}`, { cause: e, kind: this.#trapped.kind });
     }
   }
 

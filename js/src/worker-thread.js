@@ -28,7 +28,8 @@ async function connect() {
 
 function errorReply(id, error) {
   const name = error?.name === 'TypeError' || error?.name === 'GateError' ? error.name : 'Error';
-  return { id, ok: false, error: { name, message: String(error?.message ?? error) } };
+  const kind = typeof error?.kind === 'string' ? { kind: error.kind } : {};
+  return { id, ok: false, error: { name, message: String(error?.message ?? error), ...kind } };
 }
 
 const port = await connect();
@@ -41,7 +42,7 @@ function gateOptions(init) {
 }
 
 async function handle(message) {
-  const { op, args = [] } = message;
+  const { id, op, args = [] } = message;
   if (op === 'init') {
     options = gateOptions(args[0]);
     gate = await createGate(options);
@@ -63,10 +64,14 @@ async function handle(message) {
     if (gate === null || gate.trapped) gate = await createGate(options);
     instance = gate;
   }
-  if (args.length === 0) return instance[op]();
   const [first, ...rest] = args;
-  const input = op !== 'admitToolResult' && typeof Blob !== 'undefined' && first instanceof Blob ? new Uint8Array(await first.arrayBuffer()) : first;
-  return instance[op](input, ...rest);
+  const input =
+    args.length > 0 && op !== 'admitToolResult' && typeof Blob !== 'undefined' && first instanceof Blob
+      ? new Uint8Array(await first.arrayBuffer())
+      : first;
+  // The page's side starts the call's CPU deadline here: loading and compiling are not the call.
+  port.post({ begin: id });
+  return args.length === 0 ? instance[op]() : instance[op](input, ...rest);
 }
 
 // One request at a time, in order: each call is synchronous work inside the gate anyway.

@@ -22,8 +22,10 @@ export {
   ADMIT_OPTION_KEYS,
   CONVERT_CORE_MODULES,
   CORE_MODULES,
+  CPU_DEADLINE_MS,
   DEFAULT_OPTIONS,
   GateError,
+  MEMORY_LIMIT_BYTES,
   PROVIDERS,
   REFUSAL_REASONS,
   VERIFY_MODES,
@@ -38,6 +40,8 @@ export {
 export interface WorkerGateOptions extends Omit<CreateGateOptions, 'getCoreModule'> {
   /** The URL of worker-thread.js when a bundler moved it (esbuild: build it as an entry point). */
   workerUrl?: string | URL;
+  /** The CPU deadline of one call, in milliseconds: the CLI's (`CPU_DEADLINE_MS`) or less. */
+  deadlineMs?: number;
 }
 
 /** A gate in a dedicated Worker; every method is async. */

@@ -10,13 +10,15 @@
 // Vite follow; with esbuild, build `@mediagate/preflight/worker-thread` as an entry point of its own
 // and pass its URL as `workerUrl`.
 
-import { CONVERT_CORE_MODULES, CORE_MODULES, GateError, checkGateOptions } from './index.js';
+import { CONVERT_CORE_MODULES, CORE_MODULES, CPU_DEADLINE_MS, GateError, checkGateOptions, deadlineWords } from './index.js';
 
 export {
   ADMIT_OPTION_KEYS,
   CONVERT_CORE_MODULES,
   CORE_MODULES,
+  CPU_DEADLINE_MS,
   DEFAULT_OPTIONS,
+  MEMORY_LIMIT_BYTES,
   GateError,
   PROVIDERS,
   REFUSAL_REASONS,
@@ -45,6 +47,7 @@ function crossingOptions(options) {
   const absolute = (url) => (here() ? new URL(String(url), here()).href : String(url));
   const out = { ...defaults };
   if (load.cache !== undefined) out.cache = load.cache;
+  if (load.memoryLimit !== undefined) out.memoryLimit = load.memoryLimit;
   if (load.wasmBase !== undefined) out.wasmBase = absolute(load.wasmBase);
   if (load.wasmUrls !== undefined) {
     out.wasmUrls = Object.fromEntries(
@@ -109,8 +112,17 @@ async function spawn(workerUrl) {
 function rebuildError(error) {
   const message = error?.message ?? 'the gate Worker failed';
   if (error?.name === 'TypeError') return new TypeError(message);
-  if (error?.name === 'GateError') return new GateError(message);
+  if (error?.name === 'GateError') return new GateError(message, { kind: error.kind });
   return new Error(message);
+}
+
+/** The CPU deadline a Worker gate keeps: the CLI's, or a shorter one given as `deadlineMs`. */
+function checkDeadline(deadlineMs) {
+  if (deadlineMs === undefined) return CPU_DEADLINE_MS;
+  if (!(Number.isSafeInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= CPU_DEADLINE_MS)) {
+    throw new TypeError(`createWorkerGate: deadlineMs must be a whole number of milliseconds from 1 to ${CPU_DEADLINE_MS} (the CLI's)`);
+  }
+  return deadlineMs;
 }
 
 /** A gate running in a dedicated Worker: the module-level API, every method async. */
@@ -121,10 +133,12 @@ export class WorkerGate {
   #inflight = 0;
   #failure = null;
   #started;
+  #deadlineMs;
 
   /** Use `createWorkerGate()`. */
-  constructor(thread) {
+  constructor(thread, deadlineMs = CPU_DEADLINE_MS) {
     this.#thread = thread;
+    this.#deadlineMs = deadlineMs;
     let started;
     this.#started = new Promise((resolve, reject) => {
       started = { resolve, reject };
@@ -133,6 +147,7 @@ export class WorkerGate {
     thread.listen(
       (message) => {
         if (message?.started) started.resolve();
+        else if (message?.begin !== undefined) this.#begin(message.begin);
         else this.#settle(message);
       },
       (error) => {
@@ -145,9 +160,27 @@ export class WorkerGate {
     );
   }
 
+  /**
+   * The Worker started running call `id` in the gate: past the deadline the Worker is terminated,
+   * the only way to stop a wasm call (it runs synchronously in the Worker), and the call is
+   * answered with the CLI's words. A Worker cannot report its CPU time, so the deadline is wall-clock
+   * time from the moment the call enters the gate (one call runs at a time in the Worker).
+   */
+  #begin(id) {
+    const waiting = this.#pending.get(id);
+    if (!waiting) return;
+    waiting.timer = setTimeout(() => {
+      const words = `${waiting.op}: ${deadlineWords(this.#deadlineMs)}`;
+      this.#pending.delete(id);
+      waiting.reject(new GateError(words, { kind: 'deadline' }));
+      this.#fail(new GateError(`the gate Worker was ended when a call ran past its deadline (${words})`, { kind: 'deadline' }));
+    }, this.#deadlineMs);
+  }
+
   #settle({ id, ok, value, error }) {
     const waiting = this.#pending.get(id);
     if (!waiting) return;
+    clearTimeout(waiting.timer);
     this.#pending.delete(id);
     if (ok) waiting.resolve(value);
     else waiting.reject(rebuildError(error));
@@ -157,7 +190,10 @@ export class WorkerGate {
     if (this.#failure) return;
     this.#failure = error;
     this.#thread.terminate();
-    for (const waiting of this.#pending.values()) waiting.reject(error);
+    for (const waiting of this.#pending.values()) {
+      clearTimeout(waiting.timer);
+      waiting.reject(error);
+    }
     this.#pending.clear();
   }
 
@@ -174,7 +210,7 @@ export class WorkerGate {
       if (this.#failure) throw this.#failure;
       const id = this.#nextId++;
       return await new Promise((resolve, reject) => {
-        this.#pending.set(id, { resolve, reject });
+        this.#pending.set(id, { resolve, reject, op, timer: undefined });
         try {
           this.#thread.post({ id, op, args });
         } catch (error) {
@@ -237,9 +273,10 @@ export class WorkerGate {
  * and `workerUrl`, the URL of `worker-thread.js` when a bundler moved it.
  */
 export async function createWorkerGate(options = {}) {
-  const { workerUrl, ...rest } = options ?? {};
+  const { workerUrl, deadlineMs, ...rest } = options ?? {};
+  const deadline = checkDeadline(deadlineMs);
   const crossing = crossingOptions(rest);
-  const gate = new WorkerGate(await spawn(workerUrl));
+  const gate = new WorkerGate(await spawn(workerUrl), deadline);
   try {
     await gate._request('init', [crossing]);
   } catch (error) {
@@ -257,7 +294,8 @@ let sharedOptions = {};
 
 /** Sets the options the shared Worker gate is made with; the current one, if any, is ended. */
 export function configure(options = {}) {
-  const { workerUrl, ...rest } = options ?? {};
+  const { workerUrl, deadlineMs, ...rest } = options ?? {};
+  checkDeadline(deadlineMs);
   crossingOptions(rest); // checked now
   sharedOptions = { ...(options ?? {}) };
   terminate();

@@ -122,6 +122,31 @@ describe('admitDocument', () => {
   });
 });
 
+describe('the walks close their holes', () => {
+  it('refuses a PDF that is not whole, in words', async () => {
+    const whole = minimalPdf();
+    for (const [bytes, words] of [
+      [new TextEncoder().encode('%PDF-1.4\n'), /%%EOF/],
+      [whole.slice(0, whole.length - 20), /%%EOF/],
+      [new TextEncoder().encode(new TextDecoder().decode(whole).replace('/Root 1 0 R', '/Root 1 0 R /Encrypt 9 0 R')), /encrypted/],
+    ]) {
+      const v = await mediagate.admitDocument(bytes, 'application/pdf');
+      assert.equal(v.ok, false);
+      assert.equal(v.reason, 'undecodable');
+      assert.match(v.message, words);
+    }
+  });
+
+  it('refuses a repeated key in an image_url holder and a disguised data: URL', async () => {
+    const png = b64(readFileSync(PNG_FILE));
+    const svg = b64(SVG_BYTES);
+    const text = `[{"type":"image_url","image_url":{"url":"data:image/png;base64,${png}","url":"data:image/png;base64,${svg}"}},` +
+      `{"type":"image_url","image_url":{"url":"\\u0000 Da\\tta:image/png;base64,${svg}"}}]`;
+    const { refused } = await mediagate.admitToolResult('t', text);
+    assert.deepEqual(refused.map((r) => r.reason), ['undecodable', 'magic_mismatch']);
+  });
+});
+
 describe('admitToolResult', () => {
   const png = readFileSync(PNG_FILE);
   const mcpContent = () => [
@@ -185,7 +210,7 @@ describe('gate instances', () => {
     assert.equal(a.trapped, false);
   });
 
-  it('instantiate with no imports at all: the component imports nothing, jco made no shim', async () => {
+  it('instantiate with no imports but the memory limit hooks: the component imports nothing, jco made no shim', async () => {
     const asked = new Set();
     const recording = new Proxy({}, {
       get(target, key) {
@@ -198,11 +223,19 @@ describe('gate instances', () => {
       const module = await WebAssembly.compile(readFileSync(join(PKG_DIR, 'dist', 'generated', name)));
       modules.push([name, module]);
       return module;
-    }, recording);
+    }, recording, (module, imports) => {
+      // The only imports are the memory limit hooks the build adds (src/index.js gives them).
+      const env = Object.fromEntries(WebAssembly.Module.imports(module).map((i) => [i.name, (...a) => a[a.length - 1]]));
+      return WebAssembly.instantiate(module, { ...imports, env });
+    });
     assert.equal(typeof root.admission.admitImage, 'function');
     assert.deepEqual([...asked], [], 'the glue asked the import object for nothing');
     assert.deepEqual(modules.map(([name]) => name), ['mediagate.core.wasm']);
-    for (const [name, module] of modules) assert.deepEqual(WebAssembly.Module.imports(module), [], `${name} imports`);
+    for (const [name, module] of modules) {
+      const imported = WebAssembly.Module.imports(module);
+      assert.deepEqual([...new Set(imported.map((i) => `${i.module}/${i.kind}`))], ['env/function'], `${name} imports`);
+      for (const hook of ['memory_grow_pre', 'memory_grow_post']) assert.ok(imported.some((i) => i.name === hook), `${name} imports ${hook}`);
+    }
   });
 
   it('turn a trap into a GateError naming the trap, then refuse to run', () => {
@@ -215,10 +248,13 @@ describe('gate instances', () => {
     const gate = new mediagate.Gate(api);
     assert.throws(
       () => gate.admitImage(new Uint8Array([1]), 'image/png'),
-      (e) => e instanceof mediagate.GateError && /admit-image: the gate trapped: unreachable/.test(e.message),
+      (e) =>
+        e instanceof mediagate.GateError &&
+        e.kind === 'trap' &&
+        e.message === 'admit-image: the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)',
     );
     assert.equal(gate.trapped, true);
-    assert.throws(() => gate.admitImage(new Uint8Array([1]), 'image/png'), /trapped earlier/);
+    assert.throws(() => gate.admitImage(new Uint8Array([1]), 'image/png'), /stopped earlier/);
   });
 
   it('take null options as the defaults', async () => {

@@ -46,6 +46,13 @@ def doc_command(program: str) -> list[str]:
     return shlex.split(found[0])
 
 
+def doc_exports() -> dict[str, str]:
+    """The `export NAME=VALUE` lines of docs/serving.md's ```sh blocks (the environment a command needs)."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", SERVING.read_text(), re.MULTILINE | re.DOTALL)
+    found = [line for block in blocks for line in block.splitlines() if line.startswith("export ")]
+    return dict(shlex.split(line)[1].split("=", 1) for line in found)
+
+
 def substitute(args: list[str], old: str, new: str) -> list[str]:
     assert args.count(old) == 1, f"{old!r} is not in the documented command line {args} exactly once"
     return [new if a == old else a for a in args]
@@ -82,10 +89,12 @@ def request(method: str, url: str, body: bytes | None = None, content_type: str 
         return e.code, e.read()
 
 
-def serve_and_check(args: list[str], port: int, cli_verdict: dict, log_path, cwd=None):
+def serve_and_check(args: list[str], port: int, cli_verdict: dict, log_path, cwd=None, env=None):
     """Starts the engine, waits until it answers, checks two routes, stops it (its process group)."""
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(
+            args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         started = time.monotonic()
@@ -136,4 +145,6 @@ def test_the_documented_jco_serve_command_serves_the_gate(component, cli_verdict
     args = [str(jco)] + args[2:]
     args = substitute(args, "8080", str(port))
     args = substitute(args, DOC_COMPONENT, str(component))
-    serve_and_check(args, port, cli_verdict, tmp_path / "jco.log", cwd=ROOT / "js")
+    env = {**os.environ, **doc_exports()}
+    assert env.get("JCO_RUN_ARGS", "").startswith("--wasm-max-mem-pages="), "the jco line caps instance memory"
+    serve_and_check(args, port, cli_verdict, tmp_path / "jco.log", cwd=ROOT / "js", env=env)

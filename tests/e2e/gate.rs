@@ -333,6 +333,62 @@ fn a_planted_cache_file_is_not_deserialised() {
     assert!(!file.exists(), "no file written into a directory others can write");
 }
 
+/// A digest is not a MAC: a file with the right name and a valid digest that this cache did not
+/// write (a checkout, an unpacked archive, a copy: mode 0644, the user's own) is not deserialised,
+/// nor is one under a directory someone else could swap, nor a second link to a file.
+#[cfg(unix)]
+#[test]
+fn a_cache_file_this_cache_did_not_write_is_not_deserialised() {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    use mediagate::cache::{Origin, check_file, key, load};
+    const EMPTY: &[u8] = b"\0asm\x0d\x00\x01\x00";
+    let chmod = |p: &std::path::Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    let mode = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(p).unwrap().mode() & 0o777
+    };
+    let runtime = Runtime::new(RuntimeConfig { cache_dir: None, pooling: false, ..RuntimeConfig::default() }).unwrap();
+    let engine = runtime.engine();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("cache");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    let file = dir.join(format!("{}.cwasm", key(engine, EMPTY)));
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+
+    // The user's own file, valid digest, mode 0644: refused, recompiled, replaced by a 0600 file.
+    chmod(&file, 0o644);
+    let why = check_file(&dir, &file).unwrap_err().to_string();
+    assert!(why.contains("mode 644") && why.contains("0600"), "{why}");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+
+    // A second link to the file (it can be changed through a name in another directory).
+    let other = root.path().join("other.cwasm");
+    fs::hard_link(&file, &other).unwrap();
+    assert!(check_file(&dir, &file).unwrap_err().to_string().contains("links"));
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache, "replaced by a file of its own");
+
+    // A directory that only its owner can write but others can read is narrowed to 0700.
+    chmod(&dir, 0o755);
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+    assert_eq!(mode(&dir), 0o700);
+
+    // A directory above it that others can write (no sticky bit): they could swap the cache
+    // directory, so nothing is read or written.
+    chmod(root.path(), 0o777);
+    let why = check_file(&dir, &file).unwrap_err().to_string();
+    assert!(why.contains("directory above it") && why.contains("sticky"), "{why}");
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Compiled);
+    // With the sticky bit (as /tmp), others cannot rename what is not theirs: trusted again.
+    chmod(root.path(), 0o1777);
+    assert_eq!(load(engine, EMPTY, Some(&dir)).unwrap().1, Origin::Cache);
+    chmod(root.path(), 0o700);
+}
+
 /// The binary carries both components precompiled: loading them compiles nothing and touches no
 /// cache.
 #[test]

@@ -376,3 +376,34 @@ async fn a_workspace_whose_own_path_is_not_utf8_is_a_clear_error() {
     assert!(s.server.requests().is_empty());
     s.works("icon.png").await;
 }
+
+/// A workspace is resolved and opened once: a directory renamed away and replaced by a symlink to
+/// somewhere else after it was opened is not followed — calls keep reading the directory opened.
+/// (A path given per call is resolved for that call, and so reads wherever it points now.)
+#[tokio::test]
+async fn an_opened_workspace_is_not_looked_up_again() {
+    use mediagate::tool::WorkspaceDir;
+    let s = Setup::new().await;
+    let parent = tempfile::tempdir().unwrap();
+    let path = parent.path().join("project");
+    std::fs::create_dir(&path).unwrap();
+    std::fs::copy(icon_path(), path.join("only-inside.png")).unwrap();
+    let opened = WorkspaceDir::open(&path).unwrap();
+    assert_eq!(opened.path(), std::fs::canonicalize(&path).unwrap());
+
+    std::fs::rename(&path, parent.path().join("moved")).unwrap();
+    symlink(s.outside.path(), &path).unwrap();
+
+    let before = s.server.requests().len();
+    let call = s.tool.read_image(&opened, "only-inside.png", None, Arc::new(|_, _| {}));
+    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap(), "fine");
+    let call = s.tool.read_image(&opened, "secret.png", None, Arc::new(|_, _| {}));
+    let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
+    assert_eq!(err.code, NotFound, "{}", err.message);
+    let call = s.tool.admit_file(&opened, "secret.png", None, s.tool.default_options());
+    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err().code, NotFound);
+    assert_eq!(s.server.requests().len(), before + 1, "only the file inside reached the VLM");
+    // The path looked up now leads elsewhere; the opened workspace never went there.
+    let call = s.tool.read_image(&path, "only-inside.png", None, Arc::new(|_, _| {}));
+    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err().code, NotFound);
+}

@@ -33,6 +33,18 @@ impl Mcp {
         if let Some(url) = vlm_url {
             command.args(["--vlm-url", url, "--vlm-model", "test-vlm"]);
         }
+        Mcp::spawn(command, json!({}))
+    }
+
+    /// `command` started and initialised, the client declaring `capabilities`.
+    /// Without `--workspace`, started in `dir`, for a client that declares `roots`.
+    fn start_with_roots(dir: &Path) -> Mcp {
+        let mut command = mediagate_command();
+        command.arg("mcp").current_dir(dir);
+        Mcp::spawn(command, json!({"roots": {"listChanged": true}}))
+    }
+
+    fn spawn(mut command: std::process::Command, capabilities: Value) -> Mcp {
         let mut child = command
             .env_remove("MEDIAGATE_VLM_URL")
             .stdin(Stdio::piped())
@@ -54,7 +66,7 @@ impl Mcp {
         });
         let mut mcp = Mcp { child, stdin: Some(stdin), incoming };
         mcp.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw-lines", "version": "0"}}}));
         let answer = mcp.recv();
         assert_eq!(answer["id"], "init", "{answer}");
@@ -355,11 +367,13 @@ async fn an_endless_reply_gives_bounded_progress_and_the_capped_answer() {
     let (is_error, text) = tool_text(answer);
     assert!(!is_error, "{text}");
     assert!(
-        text.starts_with("all work and no play") && text.contains("mediagate cut the reply here"),
+        text.starts_with("all work and no play")
+            && text.contains(" characters cut from the middle by mediagate …]")
+            && text.ends_with("(it did not end within 1000000 characters, and mediagate stopped reading it); the answer above is incomplete]"),
         "{}",
         &text[text.len() - 200..]
     );
-    assert!(text.chars().count() <= 200_000);
+    assert_eq!(text.chars().count(), 200_000);
     let last = notifications.last().unwrap()["params"]["message"].as_str().unwrap();
     assert!(text.ends_with(last.trim_start_matches('…')), "the last progress is the end of the answer");
     tokio::time::timeout(HANG, hung_up.recv()).await.expect("the server never hung up on the VLM");
@@ -392,4 +406,95 @@ fn view_image_and_read_image_take_a_page() {
     let read = call(&mut mcp, "r1", "read_image", json!({"path": "icon.png", "page": 1}));
     let (is_error, text) = tool_text(&read);
     assert!(is_error && text.contains("no vision model"), "{text}");
+}
+
+/// Without `--workspace` the client's roots are the workspace — but a root of `/` or of the home
+/// directory is refused as the start directory is: it would hand the model the whole disk or every
+/// secret at home. A project root beside them is served.
+#[test]
+fn a_client_root_of_slash_or_home_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let home_dir = std::fs::canonicalize(home.path()).unwrap();
+    let project = home_dir.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let img = image::RgbImage::from_fn(8, 8, |x, y| image::Rgb([x as u8 * 30, y as u8 * 30, 200]));
+    img.save(project.join("icon.png")).unwrap();
+    let uri = |p: &Path| url::Url::from_directory_path(p).unwrap().to_string();
+
+    let mut command = mediagate_command();
+    command.arg("mcp").current_dir(&project).env("HOME", &home_dir).env_remove("MEDIAGATE_VLM_URL");
+    let mut mcp = Mcp::spawn(command, json!({"roots": {"listChanged": true}}));
+    let answer_roots = |mcp: &mut Mcp, roots: Vec<String>| {
+        let ask = mcp.recv();
+        assert_eq!(ask["method"], "roots/list", "{ask}");
+        let roots: Vec<Value> = roots.into_iter().map(|u| json!({"uri": u})).collect();
+        mcp.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": roots}}));
+    };
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"});
+    for (n, roots) in [vec!["file:///".to_string()], vec![uri(&home_dir)], vec!["file:///".into(), uri(&home_dir)]]
+        .into_iter()
+        .enumerate()
+    {
+        if n > 0 {
+            mcp.send(&changed);
+        }
+        answer_roots(&mut mcp, roots.clone());
+        let id = json!(format!("slash-or-home-{n}"));
+        mcp.call(id.clone(), "icon.png", None);
+        let (is_error, text) = tool_text(mcp.until_answer(&id).last().unwrap());
+        assert!(is_error && text.contains("will not serve") && text.contains("--workspace"), "{roots:?}: {text}");
+    }
+    // Beside the project's root they are left out, and the project is served (no VLM here: the
+    // answer says so, which comes after the workspace was settled).
+    mcp.send(&changed);
+    answer_roots(&mut mcp, vec!["file:///".into(), uri(&home_dir), uri(&project)]);
+    let id = json!("project");
+    mcp.call(id.clone(), "icon.png", None);
+    let (_, text) = tool_text(mcp.until_answer(&id).last().unwrap());
+    assert!(!text.contains("will not serve"), "{text}");
+}
+
+/// A client that declares roots and does not answer `roots/list`: calls wait for it, but only so
+/// many and holding only so much; past that each is refused at once, in words. The answer, when it
+/// comes with the id written as a string (`"0"` for `0`), is still the answer, and the waiting
+/// calls run.
+#[test]
+fn calls_waiting_for_the_clients_roots_are_bounded_and_an_answer_under_a_string_id_releases_them() {
+    let ws = workspace();
+    let mut mcp = Mcp::start_with_roots(ws.path());
+    let ask = mcp.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let asked_id = ask["id"].clone();
+    assert!(asked_id.is_number(), "rmcp asks with a number: {ask}");
+    // 12 calls of 1 MB of arguments each: the first 8 (8 MB) may wait, the others are refused.
+    let filler = "f".repeat(1 << 20);
+    for id in 0..12 {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "view_image", "arguments": {"path": "icon.png", "filler": filler}}}));
+    }
+    let mut refused = Vec::new();
+    while refused.len() < 5 {
+        let message = mcp.recv();
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("already wait for them"), "{message}");
+        refused.push(message["id"].as_i64().unwrap());
+    }
+    // 7 or 8 wait (8 × 1 MB of text and its JSON framing is just over 8 MiB with the 8th).
+    assert!(refused.iter().all(|&id| id >= 7), "the later calls are refused: {refused:?}");
+    let rss = mcp.status_bytes("VmRSS");
+    assert!(rss < 400 << 20, "RSS {} MiB while calls wait", rss >> 20);
+    // The roots, under the id written as a string.
+    let root = url::Url::from_directory_path(ws.path().canonicalize().unwrap()).unwrap();
+    mcp.send(&json!({"jsonrpc": "2.0", "id": asked_id.to_string(), "result": {"roots": [{"uri": root.as_str()}]}}));
+    let mut answered = 0;
+    while answered + refused.len() < 12 {
+        let message = mcp.recv();
+        if message.get("method").is_some() {
+            continue;
+        }
+        // Past the wait, the call runs: its filler is not an argument `view_image` takes.
+        let (is_error, text) = tool_text(&message);
+        assert!(is_error && text.contains("invalid arguments for view_image"), "{message}");
+        answered += 1;
+    }
 }

@@ -226,19 +226,56 @@ async fn the_reply_reaches_the_sink_while_it_streams() {
     assert!(seen[0].0.duration_since(started) >= Duration::from_millis(pause - 50));
 }
 
+/// Replies of each length around the cap, through the real component and a loopback model: the
+/// answer's length, head, marker and tail exact, the unique last line always in it, and the live
+/// stream (its notices taken out) the answer.
 #[tokio::test]
-async fn an_answer_over_the_cap_is_cut_at_the_cap() {
-    let piece_text = "0123456789".repeat(1000);
-    let texts: Vec<&str> = (0..25).map(|_| piece_text.as_str()).collect();
-    let server = VlmServer::start(vec![openai_reply(&texts, 0)]).await;
+async fn replies_up_to_the_cap_are_whole_and_longer_ones_cut_in_the_middle() {
+    for n in [199_999, 200_000, 200_001, 300_000, 999_999] {
+        let text = reply_of(n);
+        let pieces = split_text(&text, 8_191);
+        let texts: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        let server = VlmServer::start(vec![openai_reply(&texts, 0)]).await;
+        let ws = workspace();
+        let rec = Recorder::default();
+        let answer = tool(openai(&server)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+        assert!(answer.ends_with(&format!("\nthe last line of the {n}-character reply")), "{n}");
+        assert_eq!(answer.chars().count(), n.min(200_000), "{n}");
+        if n > 200_000 {
+            let head: String = text.chars().take(100_000).collect();
+            let marker = answer[head.len()..].split_inclusive("…]\n\n").next().unwrap();
+            let cut: usize = marker
+                .strip_prefix("\n\n[… ")
+                .and_then(|m| m.strip_suffix(" characters cut from the middle by mediagate …]\n\n"))
+                .unwrap_or_else(|| panic!("{n}: {marker:?}"))
+                .parse()
+                .unwrap();
+            let tail = &answer[head.len() + marker.len()..];
+            assert!(answer.starts_with(&head) && text.ends_with(tail), "{n}");
+            assert_eq!(100_000 + cut + tail.chars().count(), n, "{n}: the marker states what was cut");
+        }
+        assert_eq!(answer, expected_cut(&text, ""), "{n}");
+        assert_eq!(without_notices(&rec.texts(ChunkKind::Content), "answer"), answer, "{n}");
+    }
+}
+
+/// Long reasoning in the Anthropic dialect is cut the same way on the live stream, and none of it
+/// reaches the answer.
+#[tokio::test]
+async fn long_reasoning_is_cut_the_same_way_and_kept_out_of_the_answer() {
+    let thought = reply_of(300_000);
+    let answer_text = reply_of(250_000);
+    let pieces = split_text(&answer_text, 16_384);
+    let texts: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let server = VlmServer::start(vec![anthropic_reply(&thought, &texts)]).await;
+    let mut config = VlmConfig::new(Api::Anthropic, server.anthropic_url(), "test-vlm");
+    config.api_key = Some("sk-ant-test".into());
     let ws = workspace();
     let rec = Recorder::default();
-    let answer = tool(openai(&server)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
-    assert!(answer.chars().count() <= 200_000);
-    let marker = answer.find("[… mediagate cut the reply here").expect("a marker at the end");
-    assert_eq!(marker, 199_902, "after 199,900 characters and a blank line");
-    assert!(answer[..199_900].chars().all(|c| c.is_ascii_digit()) && answer.starts_with("0123456789"));
-    assert_eq!(rec.texts(ChunkKind::Content), answer, "the live stream is the answer");
+    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    assert_eq!(answer, expected_cut(&answer_text, ""));
+    assert_eq!(without_notices(&rec.texts(ChunkKind::Reasoning), "reasoning"), expected_cut(&thought, ""));
+    assert_eq!(without_notices(&rec.texts(ChunkKind::Content), "answer"), answer);
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! A model that never stops streaming, and one that echoes the API key: the live stream and the
-//! answer stay bounded (the guest stops pulling past the cap and hangs up), and the key never
-//! reaches the answer, the sink or the terminal, however the model splits it.
+//! answer stay bounded (the guest reads to its read bound, keeps the head and the last characters
+//! read, and hangs up), and the key never reaches the answer, the sink or the terminal, however
+//! the model splits it.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -15,9 +16,8 @@ use mediagate::vlm::{Api, ChunkKind, VlmConfig};
 use serde_json::json;
 
 const KEY: &str = "sk-runaway-0123456789abcdef";
-/// The answer's cap, marker included.
+/// The answer's cap, marker and note included.
 const ANSWER_CAP_CHARS: usize = 200_000;
-const CUT: &str = "mediagate cut the reply here: it went on past 199900 characters and the rest was not read";
 
 fn config(url: String) -> VlmConfig {
     let mut c = VlmConfig::new(Api::OpenAi, url, "test-vlm");
@@ -72,33 +72,61 @@ async fn hung_up(rx: &mut tokio::sync::mpsc::UnboundedReceiver<u64>) -> u64 {
         .unwrap()
 }
 
+/// What an endless reply of `text` owes: the first 1,000,000 characters read, cut in the middle,
+/// and the note that the reply did not end.
+fn endless_answer(text: &str) -> String {
+    let read: String = text.chars().cycle().take(1_000_000).collect();
+    expected_cut(&read, RUNAWAY_NOTE)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_endless_reply_is_cut_at_the_cap_and_the_stream_closed() {
-    let (server, mut written) = endless_server("all work and no play ").await;
+async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_stream_closed() {
     let ws = workspace();
+    // What a short reply costs the guest, to compare the endless one with.
+    let short = VlmServer::start(vec![openai_reply(&["A small icon."], 0)]).await;
+    let tool = ReadImageTool::new(runtime(), Some(config(short.openai_url()))).unwrap();
+    let (answer, short_stats) =
+        tool.read_image_page_with_stats(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap();
+    assert_eq!(answer.unwrap(), "A small icon.");
+
+    let (server, mut written) = endless_server("all work and no play ").await;
     let tool = ReadImageTool::new(runtime(), Some(config(server.openai_url()))).unwrap();
     let rec = Recorder::default();
-    let answer = tool
-        .read_image(ws.path(), "icon.png", None, rec.sink())
+    let started = std::time::Instant::now();
+    let (answer, stats) = tool
+        .read_image_page_with_stats(ws.path(), "icon.png", None, None, rec.sink())
         .await
-        .expect("no deadline: the guest stops pulling instead of running into it")
-        .expect("the capped answer, not an error");
-    assert!(answer.starts_with("all work and no play all work"), "{}", &answer[..100]);
-    assert!(answer.ends_with(&format!("[… {CUT} …]")), "{}", &answer[answer.len() - 200..]);
-    assert!(answer.chars().count() <= ANSWER_CAP_CHARS, "{}", answer.chars().count());
-    // The live stream carried exactly the answer, nothing past the cap.
-    assert_eq!(rec.text(), answer);
+        .expect("no deadline: the guest stops pulling instead of running into it");
+    let answer = answer.expect("the cut answer, not an error");
+    let took = started.elapsed();
+    assert_eq!(answer, endless_answer("all work and no play "));
+    assert_eq!(answer.chars().count(), ANSWER_CAP_CHARS);
+    // The live stream carried the head, the notices, and then the rest of the answer.
+    assert_eq!(without_notices(&rec.text(), "answer"), answer);
     let bytes = hung_up(&mut written).await;
-    eprintln!("the endless server wrote {bytes} bytes before the client hung up; {} sink writes", rec.writes());
-    // The answer is ~200 KB of text in ~9,500 events of ~100 bytes on the wire: what was read
-    // past that is what sat in socket buffers when the client hung up.
+    eprintln!(
+        "endless reply: guest peak memory {} bytes (a short reply: {}), {took:?} wall time, the server wrote \
+         {bytes} bytes before the client hung up; {} sink writes",
+        stats.peak_memory,
+        short_stats.peak_memory,
+        rec.writes()
+    );
+    // 1,000,000 characters in ~47,600 events of ~100 bytes on the wire: what was read past that
+    // is what sat in socket buffers when the client hung up.
     assert!(bytes < 64 << 20, "{bytes} bytes were read from an endless reply");
+    // The head and the ring are ~1 MB whatever the reply's length: the guest grew by no more.
+    assert!(
+        stats.peak_memory <= short_stats.peak_memory + (4 << 20),
+        "the endless reply took the guest to {} bytes, a short one to {}",
+        stats.peak_memory,
+        short_stats.peak_memory
+    );
 
     // The next call on the same tool is unaffected.
     let (server2, mut written2) = endless_server("again ").await;
     let tool2 = ReadImageTool::new(runtime(), Some(config(server2.openai_url()))).unwrap();
     let answer = tool2.read_image(ws.path(), "icon.png", Some("q"), Recorder::default().sink()).await.unwrap().unwrap();
-    assert!(answer.ends_with(&format!("[… {CUT} …]")));
+    assert_eq!(answer, endless_answer("again "));
     hung_up(&mut written2).await;
 }
 
@@ -122,8 +150,10 @@ async fn read_image_on_the_command_line_writes_a_bounded_stream() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     eprintln!("read-image wrote {} bytes to stdout", stdout.len());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.trim_end().ends_with(&format!("[… {CUT} …]")), "{}", &stdout[stdout.len() - 200..]);
-    assert!(stdout.chars().count() <= ANSWER_CAP_CHARS + 1, "{} characters", stdout.chars().count());
+    // stdout is the live stream: the answer with the notices that it paused and will be cut.
+    let stdout = stdout.strip_suffix('\n').unwrap();
+    assert_eq!(without_notices(stdout, "answer"), endless_answer("all work and no play "));
+    assert!(stdout.contains("the answer is longer than 200000 characters, so it will be cut in the middle"));
     hung_up(&mut written).await;
 }
 
@@ -183,4 +213,42 @@ fn run_read_image(dir: &Path, url: &str) -> std::process::Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
+}
+
+/// A model that streams steadily past the reply deadline before the read bound: the deadline
+/// ends it, and the answer is the same middle cut of what was read, noted as not ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_still_streaming_at_the_reply_deadline_is_cut_the_same_way() {
+    const EVENT_TEXT: &str = "a steady stream of text, one event every few milliseconds\n";
+    let server = RawServer::start(|_, mut stream| async move {
+        if read_request(&mut stream).await.is_none() {
+            return;
+        }
+        write_raw(&mut stream, &sse_head_chunked()).await;
+        let events = http_chunk(&openai_data(json!({"content": EVENT_TEXT.repeat(50)})));
+        loop {
+            use tokio::io::AsyncWriteExt;
+            if stream.write_all(&events).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+    })
+    .await;
+    let mut c = config(server.openai_url());
+    c.max_reply_time = Duration::from_secs(3);
+    let ws = workspace();
+    let tool = ReadImageTool::new(runtime(), Some(c)).unwrap();
+    let answer = tool.read_image(ws.path(), "icon.png", None, Recorder::default().sink()).await.unwrap().unwrap();
+    let note = "\n\n[mediagate: the reply was cut off (the vision model timed out: the reply took longer than 3s in all); \
+                the answer above is incomplete]";
+    let kept = answer.strip_suffix(note).unwrap_or_else(|| panic!("{}", &answer[answer.len() - 300..]));
+    let (head, rest) = kept.split_once("\n\n[… ").expect("cut in the middle: ~0.6 MB arrive in 3 s");
+    let (cut, tail) = rest.split_once(" characters cut from the middle by mediagate …]\n\n").unwrap();
+    let read = head.chars().count() + cut.parse::<usize>().unwrap() + tail.chars().count();
+    assert_eq!(head.chars().count(), 100_000);
+    assert_eq!(answer.chars().count(), ANSWER_CAP_CHARS);
+    assert_eq!(read % EVENT_TEXT.chars().count(), 0, "whole events were read: {read} characters");
+    assert!(read < 1_000_000, "the deadline came first: {read} characters");
+    assert!(EVENT_TEXT.repeat(50).repeat(2).contains(tail.get(tail.len() - 3_000..).unwrap()));
 }

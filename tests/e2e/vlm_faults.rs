@@ -975,3 +975,138 @@ async fn a_reply_that_is_not_an_event_stream_is_a_clear_error() {
     let server = VlmServer::start(vec![reply]).await;
     succeeds(&openai_tool(server.openai_url()), ws.path(), "typed").await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Where a key may go, and what an error may show
+
+/// `mediagate read-image` against `url` with `env` set, the workspace `dir` (run off the async
+/// runtime: it blocks).
+async fn read_image_cli(dir: &Path, url: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = mediagate_command();
+    command
+        .args(["read-image", "icon.png", "--workspace", dir.to_str().unwrap(), "--vlm-url", url])
+        .args(["--vlm-model", "test-vlm"])
+        .env_remove("MEDIAGATE_VLM_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap()
+}
+
+/// With the environment naming a proxy (every variable reqwest and curl read), the key still goes
+/// straight to the configured URL: the proxy, a loopback listener that counts connections, is
+/// never contacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_environments_proxy_never_sees_the_key() {
+    let server = VlmServer::start(vec![good()]).await;
+    let proxy = RawServer::start(|_, stream| async move { drop(stream) }).await;
+    let proxy_url = format!("http://{}", proxy.addr);
+    let ws = workspace();
+    let mut env = vec![("MEDIAGATE_VLM_API_KEY", KEY)];
+    for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+        env.push((name, proxy_url.as_str()));
+    }
+    let out = read_image_cli(ws.path(), &server.openai_url(), &env).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "fine");
+    assert_eq!(server.requests()[0].headers["authorization"], format!("Bearer {KEY}"));
+    assert_eq!(proxy.connections(), 0, "the proxy from the environment was contacted");
+}
+
+/// `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` are the user's global keys: a configuration naming
+/// another URL (a repository's MCP configuration, say) does not collect them. The provider's 401
+/// then says which variable was withheld and what to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vendors_keys_go_only_to_the_vendors_apis() {
+    let ws = workspace();
+    let collector = VlmServer::start(vec![good()]).await;
+    let out = read_image_cli(ws.path(), &collector.openai_url(), &[("OPENAI_API_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!collector.requests()[0].headers.contains_key("authorization"), "OPENAI_API_KEY was sent");
+    let out = read_image_cli(
+        ws.path(),
+        &collector.anthropic_url(),
+        &[("ANTHROPIC_API_KEY", KEY), ("MEDIAGATE_VLM_API", "anthropic")],
+    )
+    .await;
+    assert!(!collector.requests()[1].headers.contains_key("x-api-key"), "ANTHROPIC_API_KEY was sent: {out:?}");
+
+    let refusing = VlmServer::start(vec![error_reply(401, json!({"error": {"message": "no key"}}), &[])]).await;
+    let out = read_image_cli(ws.path(), &refusing.openai_url(), &[("OPENAI_API_KEY", KEY)]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no key") && stderr.contains("OPENAI_API_KEY"), "{stderr}");
+    assert!(stderr.contains("MEDIAGATE_VLM_API_KEY") && !stderr.contains(KEY), "{stderr}");
+
+    // MEDIAGATE_VLM_API_KEY is this configuration's own key: it goes to the URL it names.
+    let own = VlmServer::start(vec![good()]).await;
+    let out = read_image_cli(ws.path(), &own.openai_url(), &[("MEDIAGATE_VLM_API_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(own.requests()[0].headers["authorization"], format!("Bearer {KEY}"));
+}
+
+/// Connect errors and transport errors, which the model reads as tool errors, name the server
+/// without the user, password or query of the configured URL.
+#[tokio::test]
+async fn errors_show_the_url_without_its_credentials() {
+    let ws = workspace();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut c = config(Api::OpenAi, format!("http://me:pw-secret@{closed}/v1?key=query-secret"));
+    c.max_retries = 0;
+    let err = fails_with(&tool(c), ws.path(), &["could not be reached", "connection refused"]).await;
+    assert!(err.message.contains(&format!("{closed}/v1")), "{}", err.message);
+    assert!(!err.message.contains("secret") && !err.message.contains("me@"), "{}", err.message);
+
+    // A peer that hangs up: reqwest's own message names the URL; it is shown without them too.
+    let hangs_up = RawServer::start(|_, stream| async move { drop(stream) }).await;
+    let mut c = config(Api::OpenAi, format!("http://me:pw-secret@{}/v1?key=query-secret", hangs_up.addr));
+    c.max_retries = 0;
+    let err = fails_with(&tool(c), ws.path(), &[]).await;
+    assert!(!err.message.contains("secret") && !err.message.contains("me@"), "{}", err.message);
+}
+
+/// A base URL with a query (`?api-version=…`, as some gateways want) gets the endpoint's path
+/// before the query, not inside it.
+#[tokio::test]
+async fn a_base_url_with_a_query_gets_the_path_before_it() {
+    let server = VlmServer::start(vec![good()]).await;
+    let ws = workspace();
+    succeeds(&openai_tool(format!("{}?api-version=2024-10-21", server.openai_url())), ws.path(), "fine").await;
+    assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+}
+
+/// A provider echoing the key in a body that is not JSON, the key straddling the point where the
+/// message is cut: redacted first, so not even its start comes back.
+#[tokio::test]
+async fn a_key_straddling_the_cut_of_an_error_body_is_redacted_whole() {
+    let ws = workspace();
+    for before in [490, 495, 499] {
+        let body = format!("{}{KEY} is not valid", "x".repeat(before));
+        let script = Script {
+            status: 401,
+            headers: vec![("content-type".into(), "text/plain".into())],
+            pieces: vec![piece(0, body)],
+        };
+        let server = VlmServer::start(vec![script]).await;
+        let err = fails_with(&openai_tool(server.openai_url()), ws.path(), &["401"]).await;
+        assert!(!err.message.contains(&KEY[..4]), "{before}: {}", err.message);
+    }
+}
+
+/// A key refused for plain http is said in words, not as a Rust debug value — by the library and
+/// by the command line.
+#[tokio::test]
+async fn a_refused_plain_http_key_is_said_in_words() {
+    let e = match ReadImageTool::new(runtime(), Some(config(Api::OpenAi, "http://192.0.2.1/v1".into()))) {
+        Ok(_) => panic!("a key over plain http was accepted"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(e.contains("refusing to send the API key in clear text"), "{e}");
+    assert!(!e.contains("Unreachable") && !e.contains("(\""), "{e}");
+    let ws = workspace();
+    let out = read_image_cli(ws.path(), "http://192.0.2.1/v1", &[("MEDIAGATE_VLM_API_KEY", KEY)]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("clear text") && !stderr.contains("Unreachable"), "{stderr}");
+}

@@ -36,25 +36,47 @@ async function freePort() {
   });
 }
 
+/** The CLI host's memory limit per instance (docs/serving.md gives both engines this cap). */
+export const MEMORY_BYTES = 536870912;
+/** jco serve's one-shot request Workers kept ready (docs/serving.md's line). */
+export const JCO_WORKER_POOL = 8;
+
 /**
- * The command line that serves `component` on `port` under `engine`: the lines docs/serving.md
- * documents (the per-instance memory cap and request timeout for wasmtime; a fresh instance per
- * request for jco), so what is tested and measured is what a user runs.
+ * The command line that serves `component` on `port` under `engine`, as [command, args, env]: the
+ * lines docs/serving.md documents (the per-instance memory cap and request timeout for wasmtime;
+ * the same memory cap for jco, whose Node takes it as a V8 flag through JCO_RUN_ARGS, and each
+ * request in a one-shot Worker, so that a trap ends that request only), so what is tested and
+ * measured is what a user runs. `memoryBytes` lowers the cap (a test that makes an instance run
+ * out of memory on an ordinary image); it is the documented number otherwise.
  */
-export function commandLine(engine, component, port) {
+export function commandLine(engine, component, port, { memoryBytes = MEMORY_BYTES } = {}) {
   if (engine === 'wasmtime') {
     const bin = process.env.MEDIAGATE_WASMTIME;
     if (!bin) throw new Error('MEDIAGATE_WASMTIME is not set (tests/http/test.sh sets it from scripts/wasmtime-cli.sh)');
     return [
       bin,
-      ['serve', '--addr', `127.0.0.1:${port}`, '-W', 'max-memory-size=536870912', '-W', 'timeout=180s', component],
+      ['serve', '--addr', `127.0.0.1:${port}`, '-W', `max-memory-size=${memoryBytes}`, '-W', 'timeout=180s', component],
+      {},
     ];
   }
   if (engine === 'jco') {
     const jco = existsSync(JCO) ? JCO : join(REPO_ROOT, 'js', 'node_modules', '.bin', 'jco');
     return [
       process.execPath,
-      [jco, 'serve', component, '--port', String(port), '--host', '127.0.0.1', '--isolate-requests', 'instance'],
+      [
+        jco,
+        'serve',
+        component,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--isolate-requests',
+        'worker',
+        '--isolate-worker-pool-size',
+        String(JCO_WORKER_POOL),
+      ],
+      { JCO_RUN_ARGS: `--wasm-max-mem-pages=${memoryBytes / 65536}` },
     ];
   }
   throw new Error(`unknown engine ${engine}`);
@@ -81,11 +103,11 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
  * Starts `engine` serving the component; resolves once `GET /healthz` answers 200 (at most
  * `readyMs`). Returns { engine, url, pid, command, stop() }.
  */
-export async function startEngine(engine, { readyMs = 120_000 } = {}) {
+export async function startEngine(engine, { readyMs = 120_000, memoryBytes } = {}) {
   const component = componentPath();
   const port = await freePort();
-  const [cmd, args] = commandLine(engine, component, port);
-  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, args, env] = commandLine(engine, component, port, { memoryBytes });
+  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   started.add(child);
   let output = '';
   const keep = (d) => {
@@ -118,7 +140,7 @@ export async function startEngine(engine, { readyMs = 120_000 } = {}) {
     engine,
     url,
     pid: child.pid,
-    command: [cmd, ...args].join(' '),
+    command: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args].join(' '),
     output: () => output,
     stop: () => stopEngine(child),
   };

@@ -165,6 +165,39 @@ for (const name of engineNames()) {
       assert.equal(q.json.refused.length, 1);
     });
 
+    test('a Content-Encoding the gate does not decode is 415; identity passes', async () => {
+      const { gzipSync } = await import('node:zlib');
+      const png = readFileSync(join(CORPUS, 'pngsuite', 'basn2c08.png'));
+      const post = (path, body, type, encoding) =>
+        fetch(engine.url + path, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': type, 'content-encoding': encoding },
+          signal: AbortSignal.timeout(60_000),
+        }).then(async (r) => ({ status: r.status, text: await r.text() }));
+      // A gzip-compressed PNG, and a raw PNG labelled gzip: neither is judged as something it is not.
+      for (const [body, encoding] of [[gzipSync(png), 'gzip'], [png, 'gzip'], [png, 'br'], [png, 'identity, gzip']]) {
+        const r = await post('/v1/admit', body, 'image/png', encoding);
+        assert.equal(r.status, 415, `${encoding}: ${r.text}`);
+        assert.match(JSON.parse(r.text).error.message, /Content-Encoding/);
+      }
+      assert.equal((await post('/v1/admit-tool-result?tool=t', gzipSync('[]'), 'application/json', 'gzip')).status, 415);
+      assert.equal((await post('/v1/admit-request?api=openai', '{}', 'application/json', 'deflate')).status, 415);
+      assert.equal((await post('/v1/admit', png, 'image/png', 'identity')).status, 200);
+    });
+
+    test('repeated keys and disguised data: URLs in a tool result are refused in their slots', async () => {
+      const b64 = (b) => Buffer.from(b).toString('base64');
+      const png = b64(readFileSync(join(CORPUS, 'pngsuite', 'basn2c08.png')));
+      const svg = b64('<svg xmlns="http://www.w3.org/2000/svg"/>');
+      const body = `[{"type":"image_url","image_url":{"url":"data:image/png;base64,${png}","url":"data:image/png;base64,${svg}"}},` +
+        `{"type":"image_url","image_url":{"url":"\\u0000 Da\\tta:image/png;base64,${svg}"}}]`;
+      const r = await call(engine.url, '/v1/admit-tool-result?tool=t', { body, type: 'application/json' });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json.refused.map((x) => x.reason), ['undecodable', 'magic_mismatch']);
+      assert.ok(!r.text.includes(svg));
+    });
+
     test('malformed JSON is 400 on both JSON routes; a non-JSON type 415', async () => {
       for (const path of ['/v1/admit-tool-result?tool=t', '/v1/admit-request?api=openai']) {
         assertError(await call(engine.url, path, { body: '{"messages": [', type: 'application/json' }), 400);

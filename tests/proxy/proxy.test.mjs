@@ -266,3 +266,139 @@ describe("bad input and faulty servers", () => {
     await p.done;
   });
 });
+
+describe("media on every path of every message", () => {
+  const started = async (server, proxyArgs) => {
+    const p = rawProxy(server, proxyArgs);
+    await p.request(0, "initialize", INIT);
+    const init = await p.response();
+    await p.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    return { p, init };
+  };
+  const refusedWords = /\[mediagate\].*(magic_mismatch|mime_unsupported)/;
+
+  test("a task's result (callToolStream, taskSupport optional) is gated like a tools/call result", T, async () => {
+    const client = await connect(peer("tasks.mjs"));
+    try {
+      const { tools } = await client.listTools();
+      assert.equal(tools[0].execution.taskSupport, "optional");
+      const kinds = [];
+      let result;
+      for await (const message of client.experimental.tasks.callToolStream({ name: "picture", arguments: {} })) {
+        kinds.push(message.type);
+        if (message.type === "result") result = message.result;
+        if (message.type === "error") throw message.error;
+      }
+      assert.ok(kinds.includes("taskCreated"), `took the task path: ${kinds}`);
+      assert.equal(result.content[0].text, "the picture:");
+      assert.equal(result.content[1].type, "text", JSON.stringify(result));
+      assert.match(result.content[1].text, refusedWords);
+      assert.match(result.content[1].text, /task /);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("icons: a data: URL in serverInfo and tools/list is checked, a refused one replaced by words", T, async () => {
+    const { p, init } = await started(peer("media-paths.mjs"));
+    assert.match(init.result.serverInfo.icons[0].src, refusedWords);
+    await p.request(1, "tools/list");
+    const { result } = await p.response();
+    assert.equal(result.tools[0].name, "act");
+    assert.match(result.tools[0].icons[0].src, refusedWords);
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a sampling/createMessage request from the server: its image is gated before the client's model", T, async () => {
+    const { p } = await started(peer("media-paths.mjs"));
+    await p.request(1, "tools/call", { name: "sample", arguments: {} });
+    const asked = await p.next();
+    assert.equal(asked.method, "sampling/createMessage");
+    assert.equal(asked.params.messages[0].content.type, "text");
+    assert.match(asked.params.messages[0].content.text, refusedWords);
+    await p.send(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { role: "assistant", model: "m", content: { type: "text", text: "seen" } } }) + "\n");
+    assert.match((await p.response()).result.content[0].text, /client answered:.*seen/);
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a notification and an error's data: their images are gated", T, async () => {
+    const { p } = await started(peer("media-paths.mjs"));
+    await p.request(1, "tools/call", { name: "notify", arguments: {} });
+    const note = await p.next();
+    assert.equal(note.method, "notifications/message");
+    assert.equal(note.params.data.type, "text");
+    assert.match(note.params.data.text, refusedWords);
+    assert.equal((await p.response()).result.content[0].text, "notified");
+    await p.request(2, "tools/call", { name: "error-data", arguments: {} });
+    const failed = await p.response();
+    assert.equal(failed.error.message, "failed");
+    assert.equal(failed.error.data.type, "text");
+    assert.match(failed.error.data.text, refusedWords);
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("resources/read: an item with type/data and no blob is gated; `contents` twice is refused", T, async () => {
+    const { p } = await started(peer("media-paths.mjs"));
+    await p.request(1, "resources/read", { uri: "typed://" });
+    const typed = (await p.response()).result;
+    assert.deepEqual(Object.keys(typed.contents[0]).sort(), ["mimeType", "text", "uri"]);
+    assert.equal(typed.contents[0].uri, "typed://");
+    assert.match(typed.contents[0].text, refusedWords);
+    assert.deepEqual(typed.contents[1], { uri: "typed://", text: "kept" });
+    await p.request(2, "resources/read", { uri: "twice://" });
+    const twice = await p.response();
+    assert.equal(twice.error.code, -32603);
+    assert.match(twice.error.message, /repeats the key `contents`/);
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a server line with both method and result is not passed: the server is stopped", T, async () => {
+    const { p } = await started(peer("media-paths.mjs"));
+    await p.request(1, "tools/call", { name: "method-and-result", arguments: {} });
+    const m = await p.next();
+    assert.equal(m.id, 1);
+    assert.equal(m.error.code, -32603);
+    assert.match(m.error.message, /both `method` and `result`/);
+    assert.equal(await p.done, 1);
+  });
+});
+
+describe("ids and a server that stops reading", () => {
+  test("an answer the server writes under 1 for the client's \"1\" reaches the client as \"1\"", T, async () => {
+    const p = rawProxy(peer("faulty.mjs", "number-ids"));
+    await p.request("1", "initialize", INIT);
+    const m = await p.response();
+    assert.equal(p.raw(m).includes('"id":"1"'), true, p.raw(m));
+    assert.equal(m.result.serverInfo.name, "faulty-number-ids");
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+
+  test("a server that stops reading its input: timeouts still come, later requests are refused at once", T, async () => {
+    const p = rawProxy(peer("faulty.mjs", "deaf"), ["--timeout", "2", "--max-message", "1000000"]);
+    await p.request(0, "initialize", INIT);
+    assert.equal((await p.response()).id, 0);
+    // The server reads nothing more: about 3 MB of requests fill the pipe and the proxy's queue.
+    const filler = "f".repeat(100_000);
+    for (let id = 1; id <= 30; id++) await p.request(id, "tools/call", { name: "act", arguments: { filler } });
+    const answers = new Map();
+    const started = Date.now();
+    while (answers.size < 30) {
+      const m = await p.response();
+      answers.set(m.id, m.error);
+    }
+    const codes = new Set([...answers.values()].map((e) => e.code));
+    assert.ok(codes.has(-32001), "the forwarded requests time out");
+    assert.ok(codes.has(-32603), "the ones that did not fit are refused");
+    const refused = [...answers.values()].find((e) => e.code === -32603);
+    assert.match(refused.message, /is not reading its input/);
+    assert.ok(Date.now() - started < 20_000);
+    // The client gone, the server (still not reading) is given its grace period, then stopped.
+    p.child.stdin.end();
+    assert.equal(await p.done, 0);
+  });
+});

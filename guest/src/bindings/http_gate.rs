@@ -42,6 +42,10 @@ fn answer(request: &IncomingRequest) -> Response {
         Ok(v) => v,
         Err(r) => return r,
     };
+    let content_encoding = match one_header(&headers, "content-encoding") {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
     drop(headers);
     let method = method_name(request.method());
     let path = request.path_with_query().unwrap_or_else(|| "/".to_string());
@@ -50,6 +54,7 @@ fn answer(request: &IncomingRequest) -> Response {
         path_with_query: &path,
         content_type: content_type.as_deref(),
         content_length: content_length.as_deref(),
+        content_encoding: content_encoding.as_deref(),
     };
     let plan = match http_gate::plan(&head) {
         Ok(p) => p,

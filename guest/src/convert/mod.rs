@@ -18,6 +18,8 @@ pub mod pdf;
 mod raster;
 #[cfg(feature = "convert")]
 pub mod svg;
+#[cfg(feature = "convert")]
+mod tiff_layouts;
 
 use crate::image_gate::Budget;
 #[cfg(feature = "convert")]

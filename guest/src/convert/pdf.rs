@@ -9,10 +9,13 @@
 //!   protection) and those are rendered; one that needs a password is refused in words.
 //! - Hostile input is bounded before hayro sees a page ([`check_streams`]): every stream of the
 //!   file is looked at once — an image larger than [`crate::limits::DECODE_MAX_PIXELS`] (by its
-//!   dictionary, and a JPEG's by its frame header) is refused, and Flate / RunLength data are
-//!   inflated into a counter (not kept) up to a per-stream and a per-file cap, so a zlib bomb is
-//!   refused instead of exhausting the sandbox's memory. Form XObject recursion is bounded by
-//!   hayro (depth 50), as is its page-tree walk.
+//!   dictionary, and by the size its data declares: a JPEG's frame header, JBIG2 segments, a JPEG
+//!   2000 header, CCITT's parameters) is refused, and each filter chain (Flate, LZW, RunLength,
+//!   ASCIIHex, ASCII85) is decoded stage by stage within a per-stream cap, the last stage counted
+//!   and not kept, and a per-file cap, so a decompression bomb is refused instead of exhausting
+//!   the sandbox's memory. Then the page's content is walked ([`check_page_work`]): operators,
+//!   painting operators and form draws counted with each form's work multiplied by the times it is
+//!   drawn (fan-out), a form cycle refused, inline images' sizes checked.
 
 use std::sync::Arc;
 
@@ -43,6 +46,26 @@ pub const STREAM_DECODED_MAX: u64 = DECODE_MAX_ALLOC;
 /// Bytes all the streams of one file may decode to together (the check's CPU is bounded too).
 pub const FILE_DECODED_MAX: u64 = 512 * 1024 * 1024;
 
+/// Bytes one image of a page may take to draw: its decoded samples and the RGBA copy hayro paints
+/// from. In the convert component a 7000x7000 grey image (49 MB of samples, 245 MB by this count)
+/// drew; the same in RGB (147 MB of samples) ran out of the 512 MiB memory.
+pub const IMAGE_MEMORY_MAX: u64 = 256 * 1024 * 1024;
+
+/// Operators one page executes, its form XObjects counted each time they are drawn (a form drawn
+/// ten times from a form drawn ten times counts a hundred times). In the convert component a
+/// million operators filling small rectangles rendered in 0.42 s.
+pub const MAX_PAGE_OPERATORS: u64 = 1_000_000;
+/// Painting operators (fills, strokes, shadings, text shows, images and forms drawn) one page
+/// executes, forms counted as above. hayro records each painted shape's coverage before it
+/// rasterises: in the convert component 4,000 strokes across an A4 page took 0.63 s and 290 MB
+/// of the host's RSS, 10,000 ran out of the 512 MiB memory; 6,000 leaves room for the page.
+pub const MAX_PAGE_PAINTS: u64 = 6_000;
+/// Form XObjects one page draws, each time counted: drawing one costs about 0.1 ms in the convert
+/// component (10,000 single-rectangle forms, 1.14 s).
+pub const MAX_PAGE_FORMS: u64 = 5_000;
+/// How deep form XObjects may draw each other (hayro stops at 50).
+const MAX_FORM_DEPTH: u32 = 50;
+
 /// How many pages the PDF has.
 pub fn page_count(bytes: &[u8]) -> Result<u32, PageError> {
     let pdf = open(bytes)?;
@@ -60,6 +83,7 @@ pub fn render_page(bytes: &[u8], page: u32, max_side: u32) -> Result<(RgbaImage,
     }
     check_streams(&pdf, bytes.len() as u64)?;
     let p = &pages[(page - 1) as usize];
+    check_page_work(p, page, bytes.len() as u64)?;
     let (image, dpi) = render(p, page, max_side.clamp(1, u32::from(u16::MAX)), bytes.len() as u64)?;
     if image.pixels().all(|px| px.0 == [255, 255, 255, 255]) {
         return Err(PageError::Blank { page });
@@ -144,18 +168,54 @@ fn check_image(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
     if !is_image {
         return Ok(());
     }
+    check_image_size(stream, raw)
+}
+
+/// An image stream's size by its dictionary and, for the image codecs, by the header its data
+/// carries — what the decoder allocates for, whatever the dictionary says: a JPEG's frame header,
+/// a JBIG2 page-information or region segment, a JPEG 2000 `ihdr` box or SIZ marker, and the
+/// CCITT parameters' columns and rows. Inline images (abbreviated keys) too.
+fn check_image_size(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
+    let dict = stream.dict();
     let side = |long: &[u8], short: &[u8]| dict.get::<u32>(long).or_else(|| dict.get::<u32>(short)).unwrap_or(0);
     let mut dims = vec![(side(b"Width", b"W"), side(b"Height", b"H"))];
-    if stream.filters().iter().any(|f| matches!(f, Filter::DctDecode)) {
-        // The frame header, not the dictionary, is what the JPEG decoder allocates for.
-        let data = stream.raw_data();
-        let mut decoder = jpeg_decoder::Decoder::new(&data[..]);
-        if decoder.read_info().is_ok()
-            && let Some(info) = decoder.info()
-        {
-            dims.push((u32::from(info.width), u32::from(info.height)));
+    let filters = stream.filters();
+    let data = stream.raw_data();
+    for filter in &filters {
+        match filter {
+            Filter::DctDecode => {
+                // The frame header, not the dictionary, is what the JPEG decoder allocates for.
+                let mut decoder = jpeg_decoder::Decoder::new(&data[..]);
+                if decoder.read_info().is_ok()
+                    && let Some(info) = decoder.info()
+                {
+                    dims.push((u32::from(info.width), u32::from(info.height)));
+                }
+            }
+            Filter::Jbig2Decode => {
+                dims.extend(jbig2_sizes(&data));
+                let globals = dict
+                    .get::<hayro::hayro_syntax::object::Dict<'_>>(b"DecodeParms")
+                    .or_else(|| dict.get::<hayro::hayro_syntax::object::Dict<'_>>(b"DP"))
+                    .and_then(|p| p.get::<Stream<'_>>(b"JBIG2Globals"));
+                if let Some(globals) = globals {
+                    dims.extend(jbig2_sizes(&globals.raw_data()));
+                }
+            }
+            Filter::JpxDecode => dims.extend(jpx_sizes(&data)),
+            Filter::CcittFaxDecode => {
+                let params = dict
+                    .get::<hayro::hayro_syntax::object::Dict<'_>>(b"DecodeParms")
+                    .or_else(|| dict.get::<hayro::hayro_syntax::object::Dict<'_>>(b"DP"))
+                    .unwrap_or_default();
+                let columns = params.get::<u32>(b"Columns").unwrap_or(1728);
+                let rows = params.get::<u32>(b"Rows").unwrap_or(0);
+                dims.push((columns, rows.max(dims[0].1)));
+            }
+            _ => {}
         }
     }
+    let sample_bits = image_sample_bits(dict);
     for (w, h) in dims {
         let pixels = u64::from(w) * u64::from(h);
         if pixels > DECODE_MAX_PIXELS {
@@ -166,35 +226,200 @@ fn check_image(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
                 format!("the PDF holds a {w}x{h} image, over the gate's decode limit of {DECODE_MAX_PIXELS} pixels"),
             ));
         }
+        let bytes = pixels.saturating_mul(sample_bits).div_ceil(8).saturating_add(pixels.saturating_mul(4));
+        if bytes > IMAGE_MEMORY_MAX {
+            return Err(refused(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(IMAGE_MEMORY_MAX),
+                format!(
+                    "the PDF holds a {w}x{h} image that needs about {bytes} bytes to draw (its samples and their \
+                     RGBA copy), over the gate's {IMAGE_MEMORY_MAX}"
+                ),
+            ));
+        }
     }
     Ok(())
 }
 
-/// What a stream's first decompressing filter expands to, counted without keeping it (Flate,
-/// RunLength; the text encodings only shrink). Past [`STREAM_DECODED_MAX`]: refused.
+/// Bits per pixel of an image's decoded samples: components × bits per component, by its
+/// colour space (an ICC profile's `N`); what the dictionary does not say counts as 4 × 8.
+fn image_sample_bits(dict: &hayro::hayro_syntax::object::Dict<'_>) -> u64 {
+    let name = |n: &[u8]| -> Option<u64> {
+        match n {
+            b"DeviceGray" | b"G" | b"CalGray" | b"Indexed" | b"I" | b"Separation" | b"Pattern" => Some(1),
+            b"DeviceRGB" | b"RGB" | b"CalRGB" | b"Lab" => Some(3),
+            b"DeviceCMYK" | b"CMYK" => Some(4),
+            _ => None,
+        }
+    };
+    if dict.get::<bool>(b"ImageMask").or_else(|| dict.get::<bool>(b"IM")) == Some(true) {
+        return 1;
+    }
+    let space = dict.get::<Object<'_>>(b"ColorSpace").or_else(|| dict.get::<Object<'_>>(b"CS"));
+    let components = match space {
+        Some(Object::Name(n)) => name(n.as_ref()),
+        Some(Object::Array(a)) => {
+            let mut items = a.iter::<Object<'_>>();
+            match items.next() {
+                Some(Object::Name(n)) if n.as_ref() == b"ICCBased" => match items.next() {
+                    Some(Object::Stream(icc)) => icc.dict().get::<u32>(b"N").map(u64::from),
+                    _ => None,
+                },
+                Some(Object::Name(n)) => name(n.as_ref()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let bits = dict.get::<u32>(b"BitsPerComponent").or_else(|| dict.get::<u32>(b"BPC")).map_or(8, u64::from);
+    components.unwrap_or(4).clamp(1, 32) * bits.clamp(1, 16)
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The sizes JBIG2 data (the embedded organisation PDF uses: segments without a file header)
+/// declares: each page-information segment's page and each region segment's region. A segment
+/// whose length is unknown ends the walk (what came before is what can be read).
+fn jbig2_sizes(data: &[u8]) -> Vec<(u32, u32)> {
+    let mut sizes = Vec::new();
+    let mut at = 0usize;
+    while at + 11 <= data.len() && sizes.len() < 10_000 {
+        let number = be32(data, at).unwrap_or(0);
+        let flags = data[at + 4];
+        let kind = flags & 0x3f;
+        let mut p = at + 5;
+        let Some(&count_byte) = data.get(p) else { break };
+        let referred = if count_byte >> 5 == 7 {
+            let Some(long) = be32(data, p) else { break };
+            let n = (long & 0x1fff_ffff) as usize;
+            // The long form: a 29-bit count, then a retention bit per referred segment and one more.
+            p += 4 + (n + 1).div_ceil(8).min(data.len());
+            n
+        } else {
+            p += 1;
+            usize::from(count_byte >> 5)
+        };
+        let ref_size = if number <= 256 {
+            1
+        } else if number <= 65_536 {
+            2
+        } else {
+            4
+        };
+        p = p.saturating_add(referred.saturating_mul(ref_size));
+        p += if flags & 0x40 != 0 { 4 } else { 1 };
+        let Some(length) = be32(data, p) else { break };
+        p += 4;
+        // Page information (48) and the region segments (text 4-7, halftone 20-23, generic 36-39,
+        // refinement 40-43) begin with width and height.
+        if matches!(kind, 48 | 4..=7 | 20..=23 | 36..=39 | 40..=43)
+            && let (Some(w), Some(h)) = (be32(data, p), be32(data, p + 4))
+        {
+            // A page of unknown height (striped) says 0xffffffff: its stripes' regions bound it.
+            sizes.push((w, if kind == 48 && h == u32::MAX { 0 } else { h }));
+        }
+        if length == u32::MAX {
+            break;
+        }
+        at = p.saturating_add(length as usize);
+    }
+    sizes
+}
+
+/// The sizes JPEG 2000 data declares: a JP2 file's `ihdr` box (height, width) and a codestream's
+/// SIZ marker (the image area less its offset).
+fn jpx_sizes(data: &[u8]) -> Vec<(u32, u32)> {
+    let mut sizes = Vec::new();
+    let head = &data[..data.len().min(64 * 1024)];
+    if let Some(i) = head.windows(4).position(|w| w == b"ihdr")
+        && let (Some(h), Some(w)) = (be32(head, i + 4), be32(head, i + 8))
+    {
+        sizes.push((w, h));
+    }
+    if let Some(i) = head.windows(4).position(|w| w == [0xff, 0x4f, 0xff, 0x51])
+        && let (Some(x), Some(y), Some(xo), Some(yo)) =
+            (be32(head, i + 8), be32(head, i + 12), be32(head, i + 16), be32(head, i + 20))
+    {
+        sizes.push((x.saturating_sub(xo), y.saturating_sub(yo)));
+    }
+    sizes
+}
+
+/// What a stream decodes to over its whole filter chain (Flate inside Flate, ASCIIHex then Flate,
+/// LZW, RunLength, ASCII85), each stage decoded within [`STREAM_DECODED_MAX`] and the last only
+/// counted (not kept); an image codec ends the chain (its size is [`check_image_size`]'s).
+/// Past the cap: refused.
 fn decoded_len(stream: &Stream<'_>, raw: u64) -> Result<u64, PageError> {
     let filters = stream.filters();
-    let Some(first) = filters.first() else { return Ok(0) };
-    let data = stream.raw_data();
-    let len = match first {
-        Filter::FlateDecode => inflated_len(&data, STREAM_DECODED_MAX + 1),
-        Filter::RunLengthDecode => run_length_len(&data),
-        _ => 0,
+    let dict = stream.dict();
+    let params: Vec<Option<hayro::hayro_syntax::object::Dict<'_>>> = match dict
+        .get::<hayro::hayro_syntax::object::Array<'_>>(b"DecodeParms")
+        .or_else(|| dict.get::<hayro::hayro_syntax::object::Array<'_>>(b"DP"))
+    {
+        Some(array) => array.iter::<Object<'_>>().map(|o| o.into_dict()).collect(),
+        None => vec![
+            dict.get::<hayro::hayro_syntax::object::Dict<'_>>(b"DecodeParms")
+                .or_else(|| dict.get::<hayro::hayro_syntax::object::Dict<'_>>(b"DP")),
+        ],
     };
-    if len > STREAM_DECODED_MAX {
-        return Err(refused(
-            Reason::DimensionsTooLarge,
-            raw,
-            Some(STREAM_DECODED_MAX),
-            format!("a stream of the PDF decodes to more than {STREAM_DECODED_MAX} bytes (a decompression bomb?)"),
-        ));
+    let mut data = stream.raw_data();
+    let mut len = 0u64;
+    let cap = STREAM_DECODED_MAX;
+    for (i, filter) in filters.iter().enumerate() {
+        let last = i + 1 == filters.len();
+        let early_change = params.get(i).and_then(|p| p.as_ref()).and_then(|p| p.get::<i32>(b"EarlyChange")) != Some(0);
+        let mut out = Sink { kept: (!last).then(Vec::new), len: 0, cap: cap + 1 };
+        match filter {
+            Filter::FlateDecode => inflate(&data, &mut out),
+            Filter::LzwDecode => lzw(&data, early_change, &mut out),
+            Filter::RunLengthDecode => run_length(&data, &mut out),
+            Filter::AsciiHexDecode => ascii_hex(&data, &mut out),
+            Filter::Ascii85Decode => ascii85(&data, &mut out),
+            Filter::Crypt => continue,
+            _ => break,
+        }
+        len = out.len;
+        if len > cap {
+            return Err(refused(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(cap),
+                format!("a stream of the PDF decodes to more than {cap} bytes (a decompression bomb?)"),
+            ));
+        }
+        if let Some(kept) = out.kept {
+            data = std::borrow::Cow::Owned(kept);
+        }
     }
     Ok(len)
 }
 
-/// Bytes a zlib (or raw deflate) stream inflates to, up to `cap` (then `cap`). Corrupt data
-/// counts what came out before the error (hayro keeps the same prefix).
-fn inflated_len(data: &[u8], cap: u64) -> u64 {
+/// Where a filter stage's output goes: counted, kept only if another stage follows, stopped at
+/// `cap` bytes.
+struct Sink {
+    kept: Option<Vec<u8>>,
+    len: u64,
+    cap: u64,
+}
+
+impl Sink {
+    /// Take `bytes`; false once the cap is reached (the stage stops).
+    fn put(&mut self, bytes: &[u8]) -> bool {
+        let room = self.cap.saturating_sub(self.len).min(bytes.len() as u64) as usize;
+        if let Some(kept) = &mut self.kept {
+            kept.extend_from_slice(&bytes[..room]);
+        }
+        self.len += room as u64;
+        self.len < self.cap
+    }
+}
+
+/// A zlib (or raw deflate) stream inflated into `out`. Corrupt data gives what came out before
+/// the error (hayro keeps the same prefix).
+fn inflate(data: &[u8], out: &mut Sink) {
     use miniz_oxide::inflate::TINFLStatus;
     use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
     let zlib = data.len() >= 2 && data[0] & 0x0f == 8 && (u16::from(data[0]) << 8 | u16::from(data[1])) % 31 == 0;
@@ -204,7 +429,7 @@ fn inflated_len(data: &[u8], cap: u64) -> u64 {
     }
     let mut decomp = DecompressorOxide::new();
     let mut window = vec![0u8; 32 * 1024];
-    let (mut pos_in, mut pos_out, mut total) = (0usize, 0usize, 0u64);
+    let (mut pos_in, mut pos_out) = (0usize, 0usize);
     loop {
         let (status, used_in, used_out) = decompress(
             &mut decomp,
@@ -214,35 +439,251 @@ fn inflated_len(data: &[u8], cap: u64) -> u64 {
             flags | inflate_flags::TINFL_FLAG_IGNORE_ADLER32,
         );
         pos_in += used_in;
-        total += used_out as u64;
-        pos_out = (pos_out + used_out) % window.len();
-        if total >= cap {
-            return cap;
+        if !out.put(&window[pos_out..pos_out + used_out]) {
+            return;
         }
+        pos_out = (pos_out + used_out) % window.len();
         match status {
             TINFLStatus::HasMoreOutput => continue,
-            _ => return total,
+            _ => return,
         }
     }
 }
 
-/// Bytes RunLengthDecode data expands to (PDF 7.4.5), without expanding it.
-fn run_length_len(data: &[u8]) -> u64 {
-    let (mut i, mut total) = (0usize, 0u64);
-    while let Some(&n) = data.get(i) {
-        match n {
-            128 => break,
-            0..=127 => {
-                total += u64::from(n) + 1;
-                i += usize::from(n) + 2;
-            }
-            _ => {
-                total += 257 - u64::from(n);
-                i += 2;
-            }
+/// PDF's LZW (MSB first, 8-bit symbols; `EarlyChange` 1 unless the parameters say 0) into `out`.
+fn lzw(data: &[u8], early_change: bool, out: &mut Sink) {
+    let mut decoder = if early_change {
+        weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+    } else {
+        weezl::decode::Decoder::new(weezl::BitOrder::Msb, 8)
+    };
+    let mut buffer = vec![0u8; 32 * 1024];
+    let mut input = data;
+    loop {
+        let result = decoder.decode_bytes(input, &mut buffer);
+        input = &input[result.consumed_in..];
+        if !out.put(&buffer[..result.consumed_out]) {
+            return;
+        }
+        match result.status {
+            Ok(weezl::LzwStatus::Ok) if result.consumed_in + result.consumed_out > 0 => continue,
+            _ => return,
         }
     }
-    total
+}
+
+fn run_length(data: &[u8], out: &mut Sink) {
+    let mut i = 0usize;
+    while let Some(&n) = data.get(i) {
+        let more = match n {
+            128 => break,
+            0..=127 => {
+                let end = (i + usize::from(n) + 2).min(data.len());
+                let more = out.put(&data[(i + 1).min(end)..end]);
+                i += usize::from(n) + 2;
+                more
+            }
+            _ => {
+                let byte = data.get(i + 1).copied().unwrap_or(0);
+                i += 2;
+                out.put(&[byte; 257][..257 - usize::from(n)])
+            }
+        };
+        if !more {
+            return;
+        }
+    }
+}
+
+fn ascii_hex(data: &[u8], out: &mut Sink) {
+    let mut decoded = Vec::with_capacity(data.len() / 2 + 1);
+    let mut high = None;
+    for &c in data {
+        let v = match c {
+            b'>' => break,
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => continue,
+        };
+        match high.take() {
+            None => high = Some(v),
+            Some(h) => decoded.push(h << 4 | v),
+        }
+    }
+    if let Some(h) = high {
+        decoded.push(h << 4);
+    }
+    out.put(&decoded);
+}
+
+fn ascii85(data: &[u8], out: &mut Sink) {
+    let mut decoded = Vec::with_capacity(data.len());
+    let (mut group, mut n) = (0u64, 0usize);
+    for &c in data {
+        match c {
+            b'~' => break,
+            b'z' if n == 0 => decoded.extend_from_slice(&[0; 4]),
+            b'!'..=b'u' => {
+                group = group * 85 + u64::from(c - b'!');
+                n += 1;
+                if n == 5 {
+                    decoded.extend_from_slice(&(group as u32).to_be_bytes());
+                    (group, n) = (0, 0);
+                }
+            }
+            _ => {}
+        }
+        if decoded.len() as u64 >= out.cap {
+            break;
+        }
+    }
+    if n > 1 {
+        for _ in n..5 {
+            group = group * 85 + 84;
+        }
+        decoded.extend_from_slice(&(group as u32).to_be_bytes()[..n - 1]);
+    }
+    out.put(&decoded);
+}
+
+/// What one page executes, forms counted each time they are drawn, and the inline images it
+/// holds, before hayro runs it (see [`MAX_PAGE_OPERATORS`], [`MAX_PAGE_PAINTS`], [`MAX_PAGE_FORMS`]).
+fn check_page_work(page: &Page<'_>, number: u32, raw: u64) -> Result<(), PageError> {
+    let mut walk = PageWork { raw, memo: std::collections::HashMap::new(), open: Vec::new() };
+    let content = page.page_stream().unwrap_or(&[]);
+    let work = walk.stream(content, page.resources(), 0)?;
+    let over = |what: &str, n: u64, limit: u64| {
+        refused(
+            Reason::DimensionsTooLarge,
+            raw,
+            Some(limit),
+            format!("page {number} is too costly to render: it executes {n} {what}; the limit is {limit}"),
+        )
+    };
+    if work.operators > MAX_PAGE_OPERATORS {
+        return Err(over("operators (forms counted each time they are drawn)", work.operators, MAX_PAGE_OPERATORS));
+    }
+    if work.paints > MAX_PAGE_PAINTS {
+        return Err(over(
+            "painting operators (fills, strokes, text, images; forms counted each time they are drawn)",
+            work.paints,
+            MAX_PAGE_PAINTS,
+        ));
+    }
+    if work.forms > MAX_PAGE_FORMS {
+        return Err(over("form XObject draws", work.forms, MAX_PAGE_FORMS));
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Default)]
+struct Work {
+    operators: u64,
+    paints: u64,
+    forms: u64,
+}
+
+impl Work {
+    fn add(&mut self, other: Work, times: u64) {
+        self.operators = self.operators.saturating_add(other.operators.saturating_mul(times));
+        self.paints = self.paints.saturating_add(other.paints.saturating_mul(times));
+        self.forms = self.forms.saturating_add(other.forms.saturating_mul(times));
+    }
+}
+
+struct PageWork {
+    raw: u64,
+    /// A form's work, by object: counted once however often it is drawn.
+    memo: std::collections::HashMap<(u32, i32), Work>,
+    /// The forms being counted (a form that draws itself is refused).
+    open: Vec<(u32, i32)>,
+}
+
+impl PageWork {
+    fn stream(
+        &mut self,
+        content: &[u8],
+        resources: &hayro::hayro_syntax::page::Resources<'_>,
+        depth: u32,
+    ) -> Result<Work, PageError> {
+        use hayro::hayro_syntax::content::UntypedIter;
+        let mut work = Work::default();
+        let mut draws: std::collections::HashMap<Vec<u8>, u64> = std::collections::HashMap::new();
+        let mut ops = UntypedIter::new(content);
+        while let Some(op) = ops.next() {
+            work.operators += 1;
+            let name: &[u8] = op.operator.as_ref();
+            match name {
+                b"S" | b"s" | b"f" | b"F" | b"f*" | b"B" | b"B*" | b"b" | b"b*" | b"sh" | b"Tj" | b"TJ" | b"'"
+                | b"\"" => work.paints += 1,
+                b"BI" => {
+                    work.paints += 1;
+                    for operand in op.operands() {
+                        if let Object::Stream(image) = operand {
+                            check_image_size(image, self.raw)?;
+                        }
+                    }
+                }
+                b"Do" => {
+                    if let Some(Object::Name(n)) = op.operands().next() {
+                        *draws.entry(n.as_ref().to_vec()).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+            if work.operators > MAX_PAGE_OPERATORS {
+                return Ok(work);
+            }
+        }
+        for (name, times) in draws {
+            work.paints = work.paints.saturating_add(times);
+            let Some(xobject) = resources.get_x_object(&Name::new_unescaped(&name)) else { continue };
+            if xobject.dict().get::<Name<'_>>(b"Subtype").is_none_or(|n| n.as_ref() != b"Form") {
+                continue;
+            }
+            work.forms = work.forms.saturating_add(times);
+            let inner = self.form(&xobject, resources, depth + 1)?;
+            work.add(inner, times);
+        }
+        Ok(work)
+    }
+
+    fn form(
+        &mut self,
+        form: &Stream<'_>,
+        parent: &hayro::hayro_syntax::page::Resources<'_>,
+        depth: u32,
+    ) -> Result<Work, PageError> {
+        let id = form.obj_id();
+        let key = (id.obj_number, id.gen_number);
+        if let Some(work) = self.memo.get(&key) {
+            return Ok(*work);
+        }
+        if self.open.contains(&key) || depth > MAX_FORM_DEPTH {
+            return Err(refused(
+                Reason::DimensionsTooLarge,
+                self.raw,
+                None,
+                format!(
+                    "the PDF's form XObjects draw each other in a cycle or more than {MAX_FORM_DEPTH} deep; the \
+                     page cannot be rendered"
+                ),
+            ));
+        }
+        // hayro decodes the form with the same bound; what does not decode draws nothing.
+        let Ok(content) = form.decoded() else { return Ok(Work::default()) };
+        let own = form.dict().get::<hayro::hayro_syntax::object::Dict<'_>>(b"Resources");
+        self.open.push(key);
+        let work = match own {
+            Some(dict) => self.stream(&content, &hayro::hayro_syntax::page::Resources::new(dict), depth),
+            None => self.stream(&content, parent, depth),
+        };
+        self.open.pop();
+        let work = work?;
+        self.memo.insert(key, work);
+        Ok(work)
+    }
 }
 
 /// Render `page` fitted into `max_side`² at most [`MAX_DPI`]; the image and the dpi used.

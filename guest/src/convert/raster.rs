@@ -45,6 +45,14 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     if let Some((width, height)) = declared_bmp_size(bytes, source) {
         check_side(raw, name, width, height)?;
     }
+    if source == Source::Tiff && super::tiff_layouts::is_ours(bytes) {
+        return decode_tiff_layout(bytes, budget);
+    }
+    if source == Source::Ico
+        && let Some(png) = ico_png_entry_not_rgba(bytes)
+    {
+        return decode_ico_png_entry(bytes, png, budget);
+    }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(decode_limits());
     let decoder = reader.into_decoder().map_err(|e| header_refusal(raw, name, e))?;
@@ -70,6 +78,70 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
 }
 
+/// The entry of an ICO the image crate picks (the most bits per pixel, then the most pixels; the
+/// last entry first, then the others in order, a tie keeping the one found first) when it is a
+/// PNG that is not 8-bit RGBA: the image crate's ICO decoder takes only those, though icon
+/// writers (Pillow, for one) store RGB, grey and palette PNGs.
+fn ico_png_entry_not_rgba(bytes: &[u8]) -> Option<&[u8]> {
+    let count = usize::from(u16::from_le_bytes(bytes.get(4..6)?.try_into().ok()?));
+    let mut best: Option<((u16, u64), &[u8])> = None;
+    for i in (0..count).rev().take(1).chain(0..count.saturating_sub(1)) {
+        let e = bytes.get(6 + 16 * i..6 + 16 * (i + 1))?;
+        let side = |b: u8| if b == 0 { 256u64 } else { u64::from(b) };
+        let bits = u16::from_le_bytes(e[6..8].try_into().ok()?);
+        let size = u32::from_le_bytes(e[8..12].try_into().ok()?) as usize;
+        let offset = u32::from_le_bytes(e[12..16].try_into().ok()?) as usize;
+        let data = bytes.get(offset..offset.checked_add(size)?)?;
+        let score = (bits, side(e[0]) * side(e[1]));
+        if best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, data));
+        }
+    }
+    let (_, data) = best?;
+    // PNG signature, then IHDR: bit depth at 24, colour type at 25.
+    let png = data.starts_with(b"\x89PNG\r\n\x1a\n") && data.len() > 25;
+    (png && !(data[24] == 8 && data[25] == 6)).then_some(data)
+}
+
+/// That PNG entry decoded with the gate's PNG decoder, under the same header checks.
+fn decode_ico_png_entry(bytes: &[u8], png: &[u8], budget: &mut Budget) -> Result<Made, Refusal> {
+    let raw = bytes.len() as u64;
+    let mut reader = ImageReader::with_format(Cursor::new(png), ImageFormat::Png);
+    reader.limits(decode_limits());
+    let decoder = reader.into_decoder().map_err(|e| header_refusal(raw, "ICO", e))?;
+    let (width, height) = decoder.dimensions();
+    check_header(raw, "ICO", width, height, decoder.total_bytes(), budget)?;
+    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_refusal(raw, "ICO", e))?;
+    let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
+    let note = format!("decoded from ICO {width}x{height}, the largest of its {entries} entries");
+    Ok(Made {
+        image: eight_bit(image),
+        source_dimensions: Dimensions { width, height },
+        from: Source::Ico.mime(),
+        note,
+    })
+}
+
+/// A TIFF layout the image crate does not take (`tiff_layouts`), under the same header checks.
+fn decode_tiff_layout(bytes: &[u8], budget: &mut Budget) -> Result<Made, Refusal> {
+    use super::tiff_layouts;
+    let raw = bytes.len() as u64;
+    let undecodable =
+        |e: String| Refusal::new(Reason::Undecodable, raw, None, format!("the TIFF cannot be decoded: {e}"));
+    let header = tiff_layouts::header(bytes).map_err(undecodable)?;
+    let (width, height) = (header.width, header.height);
+    check_side(raw, "TIFF", width, height)?;
+    check_header(raw, "TIFF", width, height, header.decoded, budget)?;
+    let image = tiff_layouts::decode(bytes).map_err(undecodable)?;
+    let note = format!("decoded from TIFF {width}x{height} (its first page)");
+    Ok(Made {
+        image: eight_bit(image),
+        source_dimensions: Dimensions { width, height },
+        from: Source::Tiff.mime(),
+        note,
+    })
+}
+
 /// Pixel layouts a TIFF decodes to unchanged (8 or 16 bits per sample, integer, no CMYK or 1-bit
 /// expansion): those the image crate would copy as they are.
 pub(super) fn tiff_in_one_buffer(color: ColorType, original: ExtendedColorType) -> bool {
@@ -80,8 +152,8 @@ pub(super) fn tiff_in_one_buffer(color: ColorType, original: ExtendedColorType) 
 /// A TIFF's first page decoded by the `tiff` crate into one buffer that becomes the image: the
 /// image crate's decoder decodes into a buffer of its own and copies it whole, so a 12 MP page
 /// would be held twice (72 MB instead of 36). Same limits (the decode's bytes, the rest of the
-/// decoder's bound for the compressed strips and tags), same pixels. A planar TIFF (one plane
-/// per channel) goes the image crate's way, which interleaves it.
+/// decoder's bound for the compressed strips and tags), same pixels. Chunky pages only: a planar
+/// one (one plane per channel) is `tiff_layouts`'s, and is refused here.
 pub(super) fn decode_tiff_in_one_buffer(
     bytes: &[u8],
     width: u32,
@@ -100,12 +172,6 @@ pub(super) fn decode_tiff_in_one_buffer(
     limits.intermediate_buffer_size = usize::try_from(DECODE_MAX_ALLOC.saturating_sub(decoded)).unwrap_or(usize::MAX);
     limits.ifd_value_size = limits.intermediate_buffer_size;
     let mut decoder = Decoder::new(Cursor::new(bytes)).map_err(tiff_error)?.with_limits(limits);
-    let planar = decoder.find_tag_unsigned::<u16>(tiff::tags::Tag::PlanarConfiguration).map_err(tiff_error)?;
-    if planar == Some(2) {
-        let mut reader = ImageReader::with_format(Cursor::new(bytes), ImageFormat::Tiff);
-        reader.limits(decode_limits());
-        return DynamicImage::from_decoder(reader.into_decoder()?);
-    }
     let color = decoder.colortype().map_err(tiff_error)?;
     let mut buffer = DecodingResult::U8(Vec::new());
     let layout = decoder.read_image_to_buffer(&mut buffer).map_err(tiff_error)?;

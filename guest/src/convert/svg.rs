@@ -42,6 +42,20 @@ pub const MAX_XML_NODES: u32 = 1_000_000;
 pub const MAX_EXPANDED_ELEMENTS: u64 = 200_000;
 /// Characters of text after `<use>` expansion (each is shaped and outlined).
 pub const MAX_EXPANDED_TEXT_CHARS: u64 = 200_000;
+/// How deep elements may nest, counted along children and along references (`url(#…)`, `href`)
+/// to patterns, masks, clip paths, markers, filters and `<use>` targets, each element once per
+/// chain. usvg and resvg recurse once per level on the guest's 1 MiB stack (the linear-memory
+/// stack `wasm32-unknown-unknown` links with): measured in the convert component, nested `<g>`
+/// (plain, with opacity, filter, mask or clip-path alike) trapped from 350 levels (352 on this
+/// count), nested patterns from 161 (324), markers from 181 (363), `<tspan>` from 383; 200 leaves
+/// room for the rest of the call stack and for hosts whose native wasm stack is smaller (V8).
+pub const MAX_NESTING_DEPTH: u32 = 200;
+/// The sum over unbroken runs of text (a run ends where a `<text>`, `<tspan>` or `<textPath>`
+/// gives a position, or at a `<textPath>`) of the run's characters squared: laying a run out costs
+/// in the square of its length (in the convert component 10,000 characters in one run took 0.19 s,
+/// 20,000 0.62 s, 40,000 2.42 s; the same 40,000 in runs of 100, 0.20 s). 4·10^8 is one run of
+/// 20,000 characters, about 0.6 s.
+pub const MAX_TEXT_RUN_SQUARES: u64 = 400_000_000;
 /// CSS rules × elements: usvg matches every rule against every element.
 pub const MAX_CSS_MATCHES: u64 = 50_000_000;
 /// Nodes of the usvg tree, text outlines, clip paths, masks, patterns included.
@@ -55,6 +69,16 @@ pub const MAX_DASHES: u64 = 1_000_000;
 /// out (found by fuzzing: a control point at -6e36). A million pixels is 500 times the largest
 /// canvas; geometry that far out draws nothing on it.
 pub const MAX_PATH_REACH: f32 = 1_000_000.0;
+/// The outline work of filling and stroking, in units of about 0.1 µs in the convert component:
+/// a stroked segment costs [`STROKE_SEGMENT_WORK`] and each output pixel of its control polygon
+/// one more (the stroker and the scan converter follow the curve's length); a filled segment
+/// [`FILL_SEGMENT_WORK`] and 0.08 per pixel (190,000 glyphs in short runs, about 2.5 million
+/// filled segments, took 0.9 s). Measured there: 350,000 stroked 6-pixel curves took
+/// 1.38 s, 20,000 stroked 570-pixel ones 0.86 s, 20,000 stroked 3,400-pixel ones 5.6 s, the same
+/// filled 0.58 s. 12·10^6 is about 1.2 s.
+pub const MAX_OUTLINE_WORK: f64 = 12_000_000.0;
+pub const STROKE_SEGMENT_WORK: f64 = 40.0;
+pub const FILL_SEGMENT_WORK: f64 = 2.0;
 /// Pixel operations the render may take, estimated before it starts (about a second natively).
 pub const MAX_PIXEL_WORK: u64 = 1_000_000_000;
 /// Pixels alive at once (nested layers, masks, filter results, pattern tiles): 48 M × 4 bytes.
@@ -121,6 +145,7 @@ pub fn render(bytes: &[u8], max_side: u32) -> Result<image::RgbaImage, Refusal> 
         }
         e => undecodable(raw, format!("its XML is malformed ({e})")),
     })?;
+    check_nesting(&doc, raw)?;
     check_expansion(&doc, raw)?;
 
     let embedded_error: Arc<Mutex<Option<String>>> = Arc::default();
@@ -235,6 +260,110 @@ fn is_shape(node: roxmltree::Node) -> bool {
     matches!(node.tag_name().name(), "path" | "line" | "polyline" | "polygon")
 }
 
+/// The ids a value names with `url(#id)` (any attribute or CSS text: `fill`, `mask`, `style`, …).
+fn url_refs(value: &str) -> impl Iterator<Item = &str> {
+    value.split("url(").skip(1).filter_map(|rest| {
+        let rest = rest.trim_start().trim_start_matches(['"', '\'']).strip_prefix('#')?;
+        let end = rest.find(|c: char| c == ')' || c == '"' || c == '\'' || c.is_whitespace()).unwrap_or(rest.len());
+        Some(&rest[..end])
+    })
+}
+
+/// The nesting usvg and resvg will recurse through, measured before they do: the longest chain of
+/// elements along children and references ([`MAX_NESTING_DEPTH`]). A reference cycle counts once
+/// (usvg drops the link that closes it). References written in a stylesheet are not tied to
+/// elements here: each target one names (other than a gradient, which draws no content) adds its
+/// own depth, as if every chain went through all of them.
+fn check_nesting(doc: &roxmltree::Document, raw: usize) -> Result<(), Refusal> {
+    let mut ids: HashMap<&str, roxmltree::NodeId> = HashMap::new();
+    for node in doc.descendants().filter(|n| n.is_element()) {
+        if let Some(id) = node.attribute("id") {
+            ids.entry(id).or_insert(node.id());
+        }
+    }
+    let references = |node: roxmltree::Node<'_, '_>| -> Vec<roxmltree::NodeId> {
+        let mut out: Vec<roxmltree::NodeId> = node
+            .attributes()
+            .flat_map(|a| url_refs(a.value()))
+            .chain(href(node).and_then(|h| h.strip_prefix('#')))
+            .filter_map(|id| ids.get(id).copied())
+            .collect();
+        out.dedup();
+        out
+    };
+    // Post-order over children and references, iteratively (no recursion on hostile depth).
+    // state: 0 unseen, 1 open, 2 done.
+    let len = doc.descendants().count() + 1;
+    let mut depth = vec![0u32; len];
+    let mut state = vec![0u8; len];
+    let mut stack = vec![(doc.root(), false)];
+    while let Some((node, closing)) = stack.pop() {
+        let i = node.id().get_usize();
+        if !closing {
+            if state[i] != 0 {
+                continue;
+            }
+            state[i] = 1;
+            stack.push((node, true));
+            stack.extend(node.children().filter(|c| c.is_element()).map(|c| (c, false)));
+            stack.extend(references(node).into_iter().filter_map(|t| doc.get_node(t)).map(|t| (t, false)));
+            continue;
+        }
+        let done = |n: roxmltree::NodeId| if state[n.get_usize()] == 2 { depth[n.get_usize()] } else { 0 };
+        let below = node
+            .children()
+            .filter(|c| c.is_element())
+            .map(|c| c.id())
+            .chain(references(node))
+            .map(done)
+            .max()
+            .unwrap_or(0);
+        depth[i] = below.saturating_add(u32::from(node.is_element()));
+        state[i] = 2;
+    }
+    let mut deepest = depth[doc.root().id().get_usize()];
+    let mut styled: Vec<roxmltree::NodeId> = doc
+        .descendants()
+        .filter(|n| n.tag_name().namespace() == Some(SVG_NS) && n.tag_name().name() == "style")
+        .flat_map(|n| n.children().filter_map(|c| c.text()).flat_map(url_refs).collect::<Vec<_>>())
+        .filter_map(|id| ids.get(id).copied())
+        .filter(|&t| doc.get_node(t).is_some_and(|n| !n.tag_name().name().ends_with("Gradient")))
+        .collect();
+    styled.sort_unstable_by_key(|t| t.get_usize());
+    styled.dedup();
+    for t in styled {
+        deepest = deepest.saturating_add(depth[t.get_usize()]);
+    }
+    if deepest > MAX_NESTING_DEPTH {
+        return Err(too_complex(
+            raw,
+            format!(
+                "its elements nest {deepest} deep (through groups, text and references to patterns, masks, clip \
+                 paths, markers, filters and <use>); the renderer recurses once per level, and the limit is \
+                 {MAX_NESTING_DEPTH}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The sum of the squares of a `<text>` element's unbroken runs (see [`MAX_TEXT_RUN_SQUARES`]).
+fn text_run_squares(text: roxmltree::Node) -> u64 {
+    let (mut run, mut squares) = (0u64, 0u64);
+    for node in text.descendants() {
+        if node.is_element() {
+            let positioned = node.attribute("x").is_some() || node.attribute("y").is_some();
+            if positioned || node.tag_name().name() == "textPath" {
+                squares = squares.saturating_add(run.saturating_mul(run));
+                run = 0;
+            }
+        } else if let Some(t) = node.text() {
+            run += t.chars().count() as u64;
+        }
+    }
+    squares.saturating_add(run.saturating_mul(run))
+}
+
 /// What usvg will build from the parsed document, counted before it does: `<use>` instances
 /// (each counts its target again, recursively; a cycle counts nothing, as usvg drops it), marker
 /// instances (a marker's content per vertex of a shape that may carry one), text characters, and
@@ -244,11 +373,13 @@ fn check_expansion(doc: &roxmltree::Document, raw: usize) -> Result<(), Refusal>
     struct Count {
         elements: u64,
         chars: u64,
+        run_squares: u64,
     }
     impl Count {
         fn add(&mut self, other: Count, times: u64) {
             self.elements = self.elements.saturating_add(other.elements.saturating_mul(times));
             self.chars = self.chars.saturating_add(other.chars.saturating_mul(times));
+            self.run_squares = self.run_squares.saturating_add(other.run_squares.saturating_mul(times));
         }
     }
 
@@ -306,6 +437,9 @@ fn check_expansion(doc: &roxmltree::Document, raw: usize) -> Result<(), Refusal>
             let mut count = Count::default();
             if node.is_element() {
                 count.elements = 1;
+                if node.tag_name().name() == "text" {
+                    count.run_squares = text_run_squares(node);
+                }
             } else if let Some(text) = node.text() {
                 count.chars = text.chars().count() as u64;
             }
@@ -350,6 +484,17 @@ fn check_expansion(doc: &roxmltree::Document, raw: usize) -> Result<(), Refusal>
             format!("it has {} characters of text once expanded; the limit is {MAX_EXPANDED_TEXT_CHARS}", total.chars),
         ));
     }
+    if total.run_squares > MAX_TEXT_RUN_SQUARES {
+        let run = (total.run_squares as f64).sqrt().round();
+        return Err(too_complex(
+            raw,
+            format!(
+                "its text runs unbroken for too long (as costly to lay out as one run of {run} characters; runs are \
+                 laid out up to {} characters, as text elements or <tspan>s with their own x or y break them)",
+                (MAX_TEXT_RUN_SQUARES as f64).sqrt().round()
+            ),
+        ));
+    }
     let matches = css_rules.saturating_mul(total.elements);
     if matches > MAX_CSS_MATCHES {
         return Err(too_complex(
@@ -364,6 +509,7 @@ fn check_expansion(doc: &roxmltree::Document, raw: usize) -> Result<(), Refusal>
 struct Cost {
     nodes: u64,
     segments: u64,
+    outline: f64,
     dashes: u64,
     work: u64,
     /// The costliest single item, for the refusal's words.
@@ -380,6 +526,7 @@ impl Cost {
         let mut cost = Cost {
             nodes: 0,
             segments: 0,
+            outline: 0.0,
             dashes: 0,
             work: 0,
             worst: (0, String::new()),
@@ -413,6 +560,16 @@ impl Cost {
             return Err(too_complex(
                 raw,
                 format!("its paths have {} segments; the limit is {MAX_PATH_SEGMENTS}", self.segments),
+            ));
+        }
+        if self.outline > MAX_OUTLINE_WORK {
+            return Err(too_complex(
+                raw,
+                format!(
+                    "filling and stroking its paths takes about {:.0} units of outline work (segments and their \
+                     length in pixels); the limit is {MAX_OUTLINE_WORK}",
+                    self.outline
+                ),
             ));
         }
         if self.work > MAX_PIXEL_WORK {
@@ -563,12 +720,18 @@ impl Cost {
             }
         }
         let segments = data.verbs().len() as u64;
+        let (sx, sy) = ts.get_scale();
+        let length_px = polyline_length(data) * f64::from(sx.abs().max(sy.abs()));
         let mut peak = 0;
         for (paint, stroke) in
             [(path.fill().map(|f| f.paint()), None), (path.stroke().map(|s| s.paint()), path.stroke())]
         {
             let Some(paint) = paint else { continue };
             self.segments = self.segments.saturating_add(segments);
+            self.outline += match stroke {
+                Some(_) => segments as f64 * STROKE_SEGMENT_WORK + length_px,
+                None => segments as f64 * FILL_SEGMENT_WORK + length_px * 0.08,
+            };
             let bbox = match stroke {
                 Some(_) => path.stroke_bounding_box(),
                 None => path.bounding_box(),
@@ -582,6 +745,7 @@ impl Cost {
                 let length = polyline_length(data);
                 let n = if period > 0.0 { (length / period as f64 * dashes.len() as f64).ceil() } else { 0.0 };
                 self.dashes = self.dashes.saturating_add(if n.is_finite() { n as u64 } else { u64::MAX });
+                self.outline += n * STROKE_SEGMENT_WORK;
                 self.segments = self.segments.saturating_add(if n.is_finite() { n as u64 } else { u64::MAX });
             }
             if let usvg::Paint::Pattern(pattern) = paint {
@@ -1035,6 +1199,80 @@ mod tests {
         // A dash of 0.0001 units along 1000 units: 10^7 dashes.
         let r = refused(&doc("", r#"<path d="M0 0h1000" stroke="black" stroke-dasharray="0.0001"/>"#));
         assert!(r.message.contains("dashes"), "{}", r.message);
+    }
+
+    #[test]
+    fn nesting_is_counted_along_children_and_references() {
+        let nested = |open: &str, levels: usize| {
+            doc(
+                r#"width="10" height="10""#,
+                &format!("{}<rect width=\"1\" height=\"1\"/>{}", open.repeat(levels), "</g>".repeat(levels)),
+            )
+        };
+        // The root, 198 groups and the rectangle: 200, the limit.
+        ok(&nested("<g>", 198));
+        let r = refused(&nested("<g>", 199));
+        assert_eq!(r.reason, Reason::DimensionsTooLarge);
+        assert!(r.message.contains("nest 201 deep"), "{}", r.message);
+        assert!(refused(&nested(r#"<g opacity=".5">"#, 400)).message.contains("nest"));
+        // A chain of patterns, each filling a rectangle with the one before: two per level.
+        let chain = |levels: usize| {
+            let mut body =
+                String::from(r#"<pattern id="p0" width="1" height="1"><rect width="1" height="1"/></pattern>"#);
+            for i in 1..levels {
+                body += &format!(
+                    r#"<pattern id="p{i}" width="1" height="1"><rect width="1" height="1" fill="url(#p{})"/></pattern>"#,
+                    i - 1
+                );
+            }
+            doc(
+                r#"width="10" height="10""#,
+                &format!(r#"{body}<rect width="10" height="10" fill="url('#p{}')"/>"#, levels - 1),
+            )
+        };
+        ok(&chain(99));
+        assert!(refused(&chain(100)).message.contains("nest 202 deep"));
+        // The same chain written in a stylesheet counts each target's depth.
+        let mut body = String::from("<style>");
+        for i in 1..150 {
+            body += &format!(".c{i} {{ fill: url(#p{}) }} ", i - 1);
+        }
+        body += "</style>";
+        for i in 0..150 {
+            body += &format!(
+                r#"<pattern id="p{i}" width="1" height="1"><rect class="c{i}" width="1" height="1"/></pattern>"#
+            );
+        }
+        assert!(refused(&doc("", &body)).message.contains("nest"));
+        // A reference cycle ends (usvg drops the closing link).
+        ok(&doc(
+            "",
+            r##"<pattern id="a" width="1" height="1"><rect width="1" height="1" fill="url(#b)"/></pattern>
+               <pattern id="b" width="1" height="1"><rect width="1" height="1" fill="url(#a)"/></pattern>
+               <rect width="10" height="10" fill="url(#a)"/>"##,
+        ));
+    }
+
+    #[test]
+    fn long_text_runs_and_outlines_are_refused() {
+        let r = refused(&doc("", &format!("<text>{}</text>", "x".repeat(30_000))));
+        assert!(r.message.contains("text runs unbroken"), "{}", r.message);
+        // The same characters broken into positioned runs: laid out.
+        let runs: String = (0..300).map(|i| format!(r#"<tspan x="0" y="{i}">{}</tspan>"#, "x".repeat(100))).collect();
+        ok(&doc("", &format!("<text font-size=\"1\">{runs}</text>")));
+        assert_eq!(
+            text_run_squares(
+                roxmltree::Document::parse("<text>ab<tspan x=\"1\">cde</tspan>f<textPath>gh</textPath></text>")
+                    .unwrap()
+                    .root_element()
+            ),
+            4 + 16 + 4
+        );
+        let r = refused(&doc(
+            "",
+            &format!(r#"<path d="M50 50{}" fill="none" stroke="black"/>"#, " c1 1 2 2 0 0".repeat(350_000)),
+        ));
+        assert!(r.message.contains("outline work"), "{}", r.message);
     }
 
     #[test]

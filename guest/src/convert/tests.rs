@@ -103,3 +103,6 @@ fn the_preflight_build_says_which_component_converts() {
 
 #[cfg(feature = "convert")]
 mod converters;
+
+#[cfg(feature = "convert")]
+mod layouts;

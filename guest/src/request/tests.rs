@@ -199,3 +199,50 @@ fn what_is_not_a_request_of_the_api_is_unusable() {
     let openai = r#"{"messages": [{"role": "system", "content": "x"}, {"role": "assistant", "content": null}]}"#;
     assert!(admit_request(Api::OpenAi, openai, &Options::default()).is_ok());
 }
+
+#[test]
+fn url_images_count_for_the_request_rules() {
+    let url = json!({"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}});
+    // 20 URL images and one 2500 px PNG: 21 images, so the 2000 px rule applies to the PNG.
+    let mut content: Vec<Value> = (0..20).map(|_| url.clone()).collect();
+    content.push(anthropic_image(&png(2500, 10)));
+    let a = admitted(admit_request(Api::Anthropic, &anthropic(content), &no_downsample()));
+    assert_eq!(a.changes.len(), 1, "{:?}", a.changes);
+    assert_eq!(a.changes[0].rule, Some("anthropic.many_images_max_side"));
+    // 100 URL images then a base64 one: the base64 one is image 101, refused in its slot.
+    let mut content: Vec<Value> = (0..100).map(|_| url.clone()).collect();
+    content.push(anthropic_image(&png(4, 4)));
+    let a = admitted(admit_request(Api::Anthropic, &anthropic(content), &Options::default()));
+    let got: Vec<_> = a.changes.iter().map(|c| (c.path.as_str(), c.rule)).collect();
+    assert_eq!(got, vec![("/messages/0/content/100", Some("anthropic.images_per_request"))]);
+    // 101 URL images: the last is refused in its slot; the request stays under the count.
+    let content: Vec<Value> = (0..101).map(|_| url.clone()).collect();
+    let a = admitted(admit_request(Api::Anthropic, &anthropic(content), &Options::default()));
+    assert_eq!(a.changes.len(), 1);
+    assert_eq!(request_value(&a)["messages"][0]["content"][100]["type"], "text");
+    // OpenAI's image_url URLs count for its 500.
+    let o = json!({"type": "image_url", "image_url": {"url": "https://example.com/a.png"}});
+    let text =
+        json!({"messages": [{"role": "user", "content": (0..4).map(|_| o.clone()).collect::<Vec<_>>()}]}).to_string();
+    let a = admitted(admit_request_under(Api::OpenAi, &SMALL_OPENAI, &text, &Options::default()));
+    assert_eq!(a.changes.iter().map(|c| c.rule).collect::<Vec<_>>(), vec![Some("test.images")]);
+}
+
+#[test]
+fn repeated_keys_and_disguised_data_urls_are_refused_in_a_request() {
+    let svg = b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>");
+    let png = format!("data:image/png;base64,{}", b64(&png(8, 8)));
+    let text = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"type":"image_url","image_url":{{"url":"{png}","url":"data:image/png;base64,{svg}"}}}},{{"type":"image_url","image_url":{{"url":" \tDA\nTA:image/png;base64,{svg}"}}}}]}}]}}"#
+    );
+    let a = admitted(admit_request(Api::OpenAi, &text, &Options::default()));
+    let got: Vec<_> = a.changes.iter().map(|c| (c.path.as_str(), c.reason)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("/messages/0/content/0", Some(Reason::Undecodable)),
+            ("/messages/0/content/1", Some(Reason::MagicMismatch)),
+        ]
+    );
+    assert!(!a.request.unwrap().contains(&svg));
+}

@@ -217,19 +217,28 @@ fn a_cut_stream_returns_the_partial_answer_marked() {
     assert!(e.message.contains("401") && e.message.contains("bad key"));
 }
 
-/// A model that never stops: every pull gets another chunk; pulls are counted.
+/// A model that never stops: every pull gets another chunk, numbered (so the tail read can be
+/// told apart); pulls are counted.
 struct EndlessVlm {
     kind: ChunkKind,
     text: String,
     pulls: std::rc::Rc<std::cell::Cell<usize>>,
 }
 
+impl EndlessVlm {
+    /// The chunk the `n`th pull (from 0) gets.
+    fn chunk(&self, n: usize) -> String {
+        format!("{}{n:09}\n", self.text)
+    }
+}
+
 struct EndlessReply<'a>(&'a EndlessVlm);
 
 impl Reply for EndlessReply<'_> {
     fn next_chunk(&mut self) -> Result<Option<Chunk>, VlmError> {
-        self.0.pulls.set(self.0.pulls.get() + 1);
-        Ok(Some(Chunk { kind: self.0.kind, text: self.0.text.clone() }))
+        let n = self.0.pulls.get();
+        self.0.pulls.set(n + 1);
+        Ok(Some(Chunk { kind: self.0.kind, text: self.0.chunk(n) }))
     }
 }
 
@@ -249,47 +258,163 @@ fn endless(kind: ChunkKind, text: &str) -> EndlessVlm {
     EndlessVlm { kind, text: text.to_string(), pulls: Default::default() }
 }
 
+/// A reply of exactly `n` characters (some of them two and three bytes long) whose last line
+/// names `n`, so a tail that reaches the answer is told apart from any other.
+fn reply_of(n: usize) -> String {
+    let last = format!("\nthe last line of the {n}-character reply");
+    let body_chars = n - last.chars().count();
+    let lines = (0..).map(|line| format!("line {line:06}: café ✓ naïve — 0123456789\n"));
+    let body: String = lines.flat_map(|l| l.chars().collect::<Vec<_>>()).take(body_chars).collect();
+    body + &last
+}
+
+/// The middle cut as the tool's plan states it, written out here independently: a text within
+/// 200,000 characters (the note at its end included) whole, else its first 100,000 characters,
+/// a marker that states the count cut, and as many last characters as fill 200,000 exactly.
+fn expected_cut(text: &str, note: &str) -> String {
+    let n = text.chars().count();
+    let budget = 200_000 - note.chars().count();
+    if n <= budget {
+        return format!("{text}{note}");
+    }
+    let marker = |cut: usize| format!("\n\n[… {cut} characters cut from the middle by mediagate …]\n\n");
+    let cut = (n - budget..).find(|&cut| cut == n - budget + marker(cut).chars().count()).unwrap();
+    let head: String = text.chars().take(100_000).collect();
+    let tail: String = text.chars().skip(100_000 + cut).collect();
+    format!("{head}{}{tail}{note}", marker(cut))
+}
+
+/// Pieces of `text` of about `size` bytes, split at character boundaries.
+fn pieces(text: &str, size: usize) -> Vec<Result<Chunk, VlmError>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut at = size.min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        out.push(content(&rest[..at]));
+        rest = &rest[at..];
+    }
+    out
+}
+
+/// The sink's text of one kind with the notices about live output taken out.
+fn streamed(sink: &RecordingSink, kind: ChunkKind) -> String {
+    let text: String = sink.0.borrow().iter().filter(|(k, _)| *k == kind).map(|(_, t)| t.as_str()).collect();
+    text.replacen(&pause_notice(kind), "", 1).replacen(&will_cut_notice(kind), "", 1)
+}
+
 #[test]
-fn a_reply_past_the_cap_is_cut_there_and_no_longer_read() {
-    let vlm = endless(ChunkKind::Content, &"é".repeat(10_000));
+fn replies_up_to_the_cap_are_whole_and_longer_ones_cut_in_the_middle_exactly() {
+    for n in [199_999, 200_000, 200_001, 300_000, 999_999] {
+        let text = reply_of(n);
+        let vlm = FakeVlm::replying(pieces(&text, 4_099));
+        let sink = RecordingSink::default();
+        let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap();
+        let last = format!("\nthe last line of the {n}-character reply");
+        assert!(answer.ends_with(&last), "{n}: the last line reached the answer");
+        if n <= 200_000 {
+            assert_eq!(answer, text, "{n}: whole");
+        } else {
+            assert_eq!(answer.chars().count(), 200_000, "{n}");
+            let head: String = text.chars().take(100_000).collect();
+            assert!(answer.starts_with(&head), "{n}: the head is the first 100,000 characters");
+            let marker_at = head.len();
+            let marker_end = answer[marker_at..].find(" …]\n\n").unwrap() + marker_at + " …]\n\n".len();
+            let marker = &answer[marker_at..marker_end];
+            let tail = &answer[marker_end..];
+            let stated: usize = marker
+                .strip_prefix("\n\n[… ")
+                .and_then(|m| m.strip_suffix(" characters cut from the middle by mediagate …]\n\n"))
+                .unwrap_or_else(|| panic!("{n}: marker {marker:?}"))
+                .parse()
+                .unwrap();
+            assert!(text.ends_with(tail), "{n}: the tail is the reply's last characters");
+            assert_eq!(100_000 + stated + tail.chars().count(), n, "{n}: the marker states exactly what was cut");
+        }
+        assert_eq!(answer, expected_cut(&text, ""), "{n}");
+        assert_eq!(streamed(&sink, ChunkKind::Content), answer, "{n}: the live stream, notices out, is the answer");
+        let live: String = sink.0.borrow().iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(live.contains(&pause_notice(ChunkKind::Content)), n > 100_000, "{n}");
+        assert_eq!(live.contains(&will_cut_notice(ChunkKind::Content)), n > 200_000, "{n}: the watcher is told");
+        let head: String = text.chars().take(100_000).collect();
+        assert!(live.starts_with(&head), "{n}: the head streamed live");
+        if n > 100_000 {
+            assert!(live[head.len()..].starts_with(&pause_notice(ChunkKind::Content)), "{n}: then the notice");
+        }
+    }
+}
+
+#[test]
+fn an_endless_reply_is_cut_at_the_read_bound_with_its_last_characters_and_a_note() {
+    let vlm = endless(ChunkKind::Content, "all work and no play ");
     let sink = RecordingSink::default();
     let answer = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap();
-    assert_eq!(vlm.pulls.get(), STREAM_CAP_CHARS.div_ceil(10_000), "not one chunk pulled past the cap");
-    let marker = cut_marker();
-    assert!(answer.ends_with(&marker), "{}", &answer[answer.len() - 200..]);
-    assert_eq!(answer.chars().count(), STREAM_CAP_CHARS + marker.chars().count());
-    assert!(answer.chars().count() <= ANSWER_CAP_CHARS);
-    assert!(answer[..answer.len() - marker.len()].chars().all(|c| c == 'é'));
-    // The live stream is the answer, chunk for chunk.
-    let streamed: String = sink.0.borrow().iter().map(|(_, t)| t.as_str()).collect();
-    assert_eq!(streamed, answer);
+    let chunk_chars = vlm.chunk(0).chars().count();
+    assert_eq!(vlm.pulls.get(), READ_BOUND_CHARS.div_ceil(chunk_chars), "not one chunk pulled past the bound");
+    let read: String = (0..vlm.pulls.get()).map(|n| vlm.chunk(n)).collect::<String>().chars().take(1_000_000).collect();
+    let note = "\n\n[mediagate: the reply was cut off (it did not end within 1000000 characters, and mediagate \
+                stopped reading it); the answer above is incomplete]";
+    assert_eq!(answer, expected_cut(&read, note));
+    assert_eq!(answer.chars().count(), 200_000);
+    assert_eq!(streamed(&sink, ChunkKind::Content), answer);
 }
 
 #[test]
-fn a_reply_that_ends_exactly_at_the_cap_is_whole() {
-    let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS))]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
-    assert_eq!(answer.len(), STREAM_CAP_CHARS);
-    let vlm = FakeVlm::replying(vec![content(&"x".repeat(STREAM_CAP_CHARS)), content("y")]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
-    assert_eq!(answer, format!("{}{}", "x".repeat(STREAM_CAP_CHARS), cut_marker()));
-}
-
-#[test]
-fn endless_reasoning_is_cut_and_named() {
+fn endless_reasoning_is_cut_the_same_way_and_named() {
     for vlm in [endless(ChunkKind::Reasoning, "hmm "), endless(ChunkKind::Content, "<think>hmm ")] {
         let sink = RecordingSink::default();
         let e = read_image(&ws_with_png(), &vlm, &sink, "shot.png", None, None).unwrap_err();
         assert_eq!(e.code, ToolErrorCode::VlmFailed);
-        assert!(e.message.contains("reasoned for more than 199900 characters without answering"), "{}", e.message);
-        let streamed: usize = sink.0.borrow().iter().map(|(_, t)| t.chars().count()).sum();
-        assert_eq!(streamed, STREAM_CAP_CHARS);
-        assert!(vlm.pulls.get() <= STREAM_CAP_CHARS / 4 + 2);
+        assert!(e.message.contains("reasoned for more than 1000000 characters without answering"), "{}", e.message);
+        assert!(vlm.pulls.get() <= READ_BOUND_CHARS / 10 + 1);
+        let reasoning = streamed(&sink, ChunkKind::Reasoning);
+        assert_eq!(reasoning.chars().count(), 200_000);
+        assert!(reasoning.contains(" characters cut from the middle by mediagate …]"));
+        assert_eq!(streamed(&sink, ChunkKind::Content), "", "nothing of it reached the answer");
     }
-    // Reasoning past the cap after some answer: the answer so far, marked.
-    let vlm = FakeVlm::replying(vec![content("The answer"), reasoning(&"r".repeat(STREAM_CAP_CHARS + 1))]);
+    // Reasoning that runs away after some answer: the answer so far, marked.
+    let vlm = FakeVlm::replying(vec![content("The answer"), reasoning(&"r".repeat(READ_BOUND_CHARS))]);
     let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
-    assert_eq!(answer, format!("The answer{}", cut_marker()));
+    assert!(answer.starts_with("The answer\n\n[mediagate: the reply was cut off (it did not end within"), "{answer}");
+}
+
+#[test]
+fn long_reasoning_is_cut_in_the_middle_and_never_mixed_into_the_answer() {
+    let thought = reply_of(300_000);
+    for script in [
+        vec![reasoning(&thought), content("A cat.")],
+        vec![content(&format!("<think>{thought}</think>A ")), content("cat.")],
+    ] {
+        let sink = RecordingSink::default();
+        let answer = read_image(&ws_with_png(), &FakeVlm::replying(script), &sink, "shot.png", None, None).unwrap();
+        assert_eq!(answer, "A cat.");
+        assert_eq!(streamed(&sink, ChunkKind::Reasoning), expected_cut(&thought, ""));
+        assert_eq!(streamed(&sink, ChunkKind::Content), "A cat.");
+    }
+}
+
+#[test]
+fn a_reply_that_ends_exactly_at_the_read_bound_is_not_a_runaway() {
+    let text = reply_of(READ_BOUND_CHARS);
+    let answer = read_image(
+        &ws_with_png(),
+        &FakeVlm::replying(pieces(&text, 65_536)),
+        &RecordingSink::default(),
+        "shot.png",
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(answer, expected_cut(&text, ""), "ended: no note");
+    let mut script = pieces(&text, 65_536);
+    script.push(content("!"));
+    let answer =
+        read_image(&ws_with_png(), &FakeVlm::replying(script), &RecordingSink::default(), "shot.png", None, None)
+            .unwrap();
+    assert!(answer.ends_with("characters, and mediagate stopped reading it); the answer above is incomplete]"));
+    assert!(answer.contains("the last line of the 1000000-character reply\n\n[mediagate: the reply was cut off"));
 }
 
 fn animated_gif() -> Vec<u8> {
@@ -341,18 +466,6 @@ fn a_reply_stopped_at_the_output_limit_is_marked_incomplete() {
     let e = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap_err();
     assert_eq!(e.code, ToolErrorCode::VlmFailed);
     assert!(e.message.contains("stopped before its reply was complete"), "{}", e.message);
-}
-
-#[test]
-fn a_reply_of_exactly_the_stream_cap_is_whole_and_one_more_character_is_cut() {
-    let exact = "a".repeat(STREAM_CAP_CHARS);
-    let vlm = FakeVlm::replying(vec![content(&exact[..1000]), content(&exact[1000..])]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
-    assert_eq!(answer, exact, "not marked as cut");
-    let vlm = FakeVlm::replying(vec![content(&exact), content("b")]);
-    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", None, None).unwrap();
-    assert_eq!(answer, format!("{exact}{}", cut_marker()));
-    assert!(answer.chars().count() <= ANSWER_CAP_CHARS);
 }
 
 #[test]

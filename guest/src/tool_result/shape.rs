@@ -18,6 +18,8 @@ use std::ops::Range;
 use serde_json::Value as Json;
 
 use super::scan::{Object, Scan, Value, string_at};
+use super::url::{self, MediaUrl};
+use crate::signature::PDF_MIME;
 use crate::verdict::{Admitted, Reason, Refusal};
 
 pub enum Payload {
@@ -25,6 +27,8 @@ pub enum Payload {
     Base64 { object: usize, key: &'static str },
     /// A `data:` URL string member of object `object`.
     DataUrl { object: usize, key: &'static str },
+    /// A URL the provider fetches: no bytes to judge; the block stands, counted as an image.
+    Fetched,
     /// The block cannot be judged: refused as it is.
     Refused(Refusal),
 }
@@ -50,6 +54,12 @@ impl Block {
 
     pub fn is_audio(&self) -> bool {
         matches!(self.block_type.to_ascii_lowercase().as_str(), "audio" | "input_audio")
+    }
+
+    /// An image a provider counts (one per request rule, the tool-result cap): an image block the
+    /// gate can judge, or one whose URL the provider fetches.
+    pub fn counts_as_image(&self) -> bool {
+        !self.is_document() && !self.is_audio() && !matches!(self.payload, Payload::Refused(_))
     }
 
     /// The type of the text block that replaces a refused one, in the same API's vocabulary.
@@ -119,9 +129,8 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
         mime_at: None,
         source_type_at: None,
     };
-    if let Some(key) = object.repeated_keys.first() {
-        block.payload =
-            refused(format!("the block repeats the key `{key}`; which value a client reads is not defined"));
+    if let Err(payload) = unrepeated(scan, id, "block") {
+        block.payload = payload;
         return Some(block);
     }
     match block_type.to_ascii_lowercase().as_str() {
@@ -130,8 +139,8 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
             let holder = object_member(object, "resource")?;
             let resource = &scan.objects[holder];
             resource.member("blob")?;
-            if let Some(key) = resource.repeated_keys.first() {
-                block.payload = refused(format!("the block's resource repeats the key `{key}`"));
+            if let Err(payload) = unrepeated(scan, holder, "block's `resource`") {
+                block.payload = payload;
                 return Some(block);
             }
             block.mime = string_member(text, resource, "mimeType");
@@ -149,16 +158,24 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
                     return Some(block);
                 }
             };
-            data_url(text, scan, holder, key, &mut block)?;
+            if let Err(payload) = unrepeated(scan, holder, "block's `image_url`") {
+                block.payload = payload;
+                return Some(block);
+            }
+            media_url(text, scan, holder, key, &mut block);
         }
         "file" => {
             let holder = object_member(object, "file")?;
             scan.objects[holder].member("file_data")?;
-            data_url(text, scan, holder, "file_data", &mut block)?;
+            if let Err(payload) = unrepeated(scan, holder, "block's `file`") {
+                block.payload = payload;
+                return Some(block);
+            }
+            file_data(text, scan, holder, &mut block);
         }
         "input_file" => {
             object.member("file_data")?;
-            data_url(text, scan, id, "file_data", &mut block)?;
+            file_data(text, scan, id, &mut block);
         }
         "input_audio" => {
             block.mime = Some("audio".into());
@@ -172,6 +189,18 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
         _ => return None,
     }
     Some(block)
+}
+
+/// An object the walk reads keys from must give each key once: every JSON parser in use reads
+/// the last copy of a repeated key, so the gate cannot check one copy and pass the object. Any
+/// repeated key refuses the block in its slot (its span is replaced whole, holder and all).
+fn unrepeated(scan: &Scan, holder: usize, what: &str) -> Result<(), Payload> {
+    match scan.objects[holder].repeated_keys.first() {
+        Some(key) => {
+            Err(refused(format!("the {what} repeats the key `{key}`; which value a client reads is not defined")))
+        }
+        None => Ok(()),
+    }
 }
 
 fn is_media_type(t: &str) -> bool {
@@ -221,8 +250,8 @@ fn inline_or_source(text: &str, scan: &Scan, id: usize, block: &mut Block) -> Op
         return Some(());
     };
     let source_object = &scan.objects[holder];
-    if let Some(key) = source_object.repeated_keys.first() {
-        block.payload = refused(format!("the block's source repeats the key `{key}`"));
+    if let Err(payload) = unrepeated(scan, holder, "block's `source`") {
+        block.payload = payload;
         return Some(());
     }
     match source_type.as_deref() {
@@ -234,8 +263,10 @@ fn inline_or_source(text: &str, scan: &Scan, id: usize, block: &mut Block) -> Op
             }
             block.payload = Payload::Base64 { object: holder, key: "data" };
         }
-        // Bytes the provider fetches or already holds, or text: nothing here to check.
-        Some("url" | "file" | "text" | "content") => return None,
+        // A URL: fetched by the provider, unless it is a data: URL (then the bytes are here).
+        Some("url") => media_url(text, scan, holder, "url", block),
+        // Bytes the provider already holds, or text: nothing here to check.
+        Some("file" | "text" | "content") => return None,
         Some(other) => {
             block.payload = refused(format!("the block's source type `{other}` carries nothing the gate can check"))
         }
@@ -244,42 +275,52 @@ fn inline_or_source(text: &str, scan: &Scan, id: usize, block: &mut Block) -> Op
     Some(())
 }
 
-/// A `data:` URL in member `key` of object `holder`; other URLs stand as they are.
-fn data_url(text: &str, scan: &Scan, holder: usize, key: &'static str, block: &mut Block) -> Option<()> {
+/// The URL in member `key` of object `holder`, read as [`url::classify`] reads it: a data URL is
+/// judged, an http(s) URL stands (counted as an image the request carries), anything else is
+/// refused.
+fn media_url(text: &str, scan: &Scan, holder: usize, key: &'static str, block: &mut Block) {
     let Some(url) = string_member(text, &scan.objects[holder], key) else {
         block.payload = refused(format!("the block's `{key}` is not a string"));
-        return Some(());
+        return;
     };
-    if !url.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("data:")) {
-        return None; // fetched by the provider
-    }
-    match parse_data_url(&url) {
-        Some((mime, _)) => {
+    match url::classify(&url) {
+        MediaUrl::Fetched => block.payload = Payload::Fetched,
+        MediaUrl::Data { mime, .. } => {
             block.mime = Some(mime);
             block.payload = Payload::DataUrl { object: holder, key };
         }
-        None => block.payload = refused("the block's data URL is not base64 (`data:<type>;base64,<data>`)"),
+        MediaUrl::Refused(why) => block.payload = refused(why),
     }
-    Some(())
 }
 
-/// `data:<type>[;param…];base64,<data>` → (type, data).
-fn parse_data_url(url: &str) -> Option<(String, &str)> {
-    let (head, data) = url.get(5..)?.split_once(',')?;
-    let mut params = head.split(';');
-    let mime = params.next()?.trim().to_string();
-    params.any(|p| p.trim().eq_ignore_ascii_case("base64")).then_some((mime, data))
+/// OpenAI's `file_data`: a data URL, or base64 without the `data:` prefix. The latter names no
+/// type; it is judged as the one document type the gate admits (the bytes must be a PDF).
+fn file_data(text: &str, scan: &Scan, holder: usize, block: &mut Block) {
+    let Some(data) = string_member(text, &scan.objects[holder], "file_data") else {
+        block.payload = refused("the block's `file_data` is not a string");
+        return;
+    };
+    if url::is_url(&data) {
+        media_url(text, scan, holder, "file_data", block);
+        if matches!(block.payload, Payload::Fetched) {
+            block.payload =
+                refused("the block's `file_data` is a URL; it takes the file's bytes (base64 or a data: URL)");
+        }
+    } else {
+        block.mime = Some(PDF_MIME.into());
+        block.payload = Payload::Base64 { object: holder, key: "file_data" };
+    }
 }
 
 /// The base64 text a payload holds.
 pub fn payload_text(text: &str, scan: &Scan, payload: &Payload) -> Option<String> {
     match payload {
         Payload::Base64 { object, key } => string_member(text, &scan.objects[*object], key),
-        Payload::DataUrl { object, key } => {
-            let url = string_member(text, &scan.objects[*object], key)?;
-            parse_data_url(&url).map(|(_, data)| data.to_string())
-        }
-        Payload::Refused(_) => None,
+        Payload::DataUrl { object, key } => match url::classify(&string_member(text, &scan.objects[*object], key)?) {
+            MediaUrl::Data { base64, .. } => Some(base64),
+            _ => None,
+        },
+        Payload::Fetched | Payload::Refused(_) => None,
     }
 }
 
@@ -296,7 +337,7 @@ pub fn rebuilt(scan: &Scan, block: &Block, admitted: &Admitted) -> Vec<(Range<us
             let url = format!("data:{};base64,{data}", admitted.mime);
             edits.extend(at(*object, key).map(|s| (s, quoted(&url))));
         }
-        Payload::Refused(_) => {}
+        Payload::Fetched | Payload::Refused(_) => {}
     }
     if let Some((object, key)) = block.mime_at {
         edits.extend(at(object, key).map(|s| (s, quoted(admitted.mime))));

@@ -246,7 +246,7 @@ fn openai_data_urls_are_gated() {
         {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(&good)), "detail": "high"}},
         {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(b"<svg/>"))}},
         {"type": "input_image", "image_url": format!("data:image/jpeg;base64,{}", b64(b"<html>"))},
-        {"type": "input_file", "filename": "a.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(b"%PDF-1.4 x"))},
+        {"type": "input_file", "filename": "a.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(&crate::test_images::pdf(0)))},
         {"type": "image_url", "image_url": {"url": "data:image/png,notbase64"}},
     ]);
     let (content, refused) = admit(&input);
@@ -255,7 +255,7 @@ fn openai_data_urls_are_gated() {
     assert_eq!(content[0]["image_url"]["detail"], "high");
     assert_eq!(content[1]["type"], "text");
     assert_eq!(content[2]["type"], "input_text", "the Responses API's own text type");
-    assert_eq!(content[3]["file_data"], format!("data:application/pdf;base64,{}", b64(b"%PDF-1.4 x")));
+    assert_eq!(content[3]["file_data"], format!("data:application/pdf;base64,{}", b64(&crate::test_images::pdf(0))));
     let reasons: Vec<_> = refused.iter().map(|r| (r.index, r.reason)).collect();
     assert_eq!(reasons, vec![(1, Reason::MagicMismatch), (2, Reason::MagicMismatch), (4, Reason::Undecodable)]);
 }
@@ -390,4 +390,128 @@ fn the_placeholder_names_the_unit_of_every_limit() {
     let text = a.content.unwrap();
     assert!(text.contains("dimensions_too_large") && text.contains("limit 8000 px per side"), "{text}");
     assert!(!text.contains("8000 bytes"), "{text}");
+}
+
+#[test]
+fn a_holder_whose_keys_repeat_is_refused_in_its_slot() {
+    // Every JSON parser in use reads the last copy of a repeated key: the gate must not check the
+    // first and pass the block. Each holder the walk reads, each key it reads there.
+    let png = format!("data:image/png;base64,{}", b64(&png(8, 8)));
+    let svg = format!("data:image/png;base64,{}", b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>"));
+    let raw_svg = b64(b"<svg/>");
+    let pdf = format!("data:application/pdf;base64,{}", b64(&crate::test_images::pdf(0)));
+    let cases = [
+        format!(r#"[{{"type":"image_url","image_url":{{"url":"{png}","url":"{svg}"}}}}]"#),
+        format!(r#"[{{"type":"image_url","image_url":{{"url":"{png}","detail":"low","\u0075rl":"{svg}"}}}}]"#),
+        format!(r#"[{{"type":"image_url","image_url":{{"url":"{png}"}},"image_url":{{"url":"{svg}"}}}}]"#),
+        format!(r#"[{{"type":"file","file":{{"file_data":"{pdf}","file_data":"{svg}"}}}}]"#),
+        format!(r#"[{{"type":"file","file":{{"filename":"a.pdf","filename":"b.pdf","file_data":"{pdf}"}}}}]"#),
+        format!(r#"[{{"type":"input_file","file_data":"{pdf}","file_data":"{svg}"}}]"#),
+        format!(r#"[{{"type":"input_image","image_url":"{png}","image_url":"{svg}"}}]"#),
+        format!(r#"[{{"type":"image","source":{{"type":"url","url":"{png}","url":"{svg}"}}}}]"#),
+        format!(
+            r#"[{{"type":"image","source":{{"type":"base64","media_type":"image/png","media_type":"image/svg+xml","data":"{raw_svg}"}}}}]"#
+        ),
+        format!(
+            r#"[{{"type":"resource","resource":{{"uri":"a","mimeType":"image/png","blob":"{raw_svg}","blob":"{raw_svg}"}}}}]"#
+        ),
+        format!(r#"[{{"type":"image","mimeType":"image/png","mimeType":"image/svg+xml","data":"{raw_svg}"}}]"#),
+    ];
+    for text in cases {
+        let a = admit_text(&text);
+        assert_eq!(a.refused.len(), 1, "{text:.120}");
+        assert_eq!(a.refused[0].reason, Reason::Undecodable, "{text:.120}");
+        let content: Value = serde_json::from_str(a.content.as_deref().unwrap()).unwrap();
+        let words = content[0]["text"].as_str().unwrap();
+        assert!(words.contains("repeats the key"), "{words}");
+        assert!(!a.content.unwrap().contains("base64,"), "{text:.120}");
+    }
+}
+
+#[test]
+fn data_urls_are_read_as_a_url_parser_reads_them() {
+    // Each variant is a data: URL to a WHATWG URL parser: the SVG inside must be refused.
+    let svg = b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>");
+    let variants = [
+        format!("data:image/png;base64,{svg}"),
+        format!("  data:image/png;base64,{svg}"),
+        format!("\\tdata:image/png;base64,{svg}"),
+        format!("\\u0000data:image/png;base64,{svg}"),
+        format!("\\u001f\\u0001data:image/png;base64,{svg}\\u0000 "),
+        format!("da\\tta:image/png;base64,{svg}"),
+        format!("dat\\ra:image/png;base64,{svg}"),
+        format!("d\\na\\r\\nta:image/png;base64,{svg}"),
+        format!("DATA:image/png;base64,{svg}"),
+        format!("DaTa:image/png;BASE64,{svg}"),
+    ];
+    for url in &variants {
+        for block in [
+            format!(r#"{{"type":"image_url","image_url":{{"url":"{url}"}}}}"#),
+            format!(r#"{{"type":"input_image","image_url":"{url}"}}"#),
+            format!(r#"{{"type":"image","source":{{"type":"url","url":"{url}"}}}}"#),
+        ] {
+            let a = admit_text(&format!("[{block}]"));
+            assert_eq!(a.refused.len(), 1, "{block}");
+            assert_eq!(a.refused[0].reason, Reason::MagicMismatch, "{block}");
+            assert!(!a.content.unwrap().contains(&svg), "{block}");
+        }
+    }
+    // A good PNG behind the same variants is admitted and written back canonical.
+    let good = b64(&png(8, 8));
+    let a = admit_text(&format!(
+        r#"[{{"type":"image_url","image_url":{{"url":"\u0000 Da\tta:image/png;base64,{good}"}}}}]"#
+    ));
+    assert!(a.refused.is_empty());
+    let content: Value = serde_json::from_str(&a.content.unwrap()).unwrap();
+    assert_eq!(content[0]["image_url"]["url"], format!("data:image/png;base64,{good}"));
+    // What might be data but is not plain base64, and schemes no provider fetches: refused.
+    for url in [
+        format!("data:image/png,{svg}"),
+        format!("data:image/png;base64;x=y,{svg}"),
+        format!("data:image/png;base64,{}%3D", &svg[..svg.len() - 1]),
+        format!("\\u00a0data:image/png;base64,{svg}"),
+        format!("da ta:image/png;base64,{svg}"),
+        svg.clone(),
+        "file:///etc/passwd".into(),
+    ] {
+        let a = admit_text(&format!(r#"[{{"type":"image_url","image_url":{{"url":"{url}"}}}}]"#));
+        assert_eq!(a.refused.len(), 1, "{url}");
+        assert_eq!(a.refused[0].reason, Reason::Undecodable, "{url}");
+    }
+}
+
+#[test]
+fn raw_base64_file_data_is_judged_as_a_pdf() {
+    let pdf = b64(&crate::test_images::pdf(0));
+    let svg = b64(b"<svg/>");
+    let input = json!([
+        {"type": "file", "file": {"filename": "a.pdf", "file_data": pdf}},
+        {"type": "file", "file": {"filename": "a.pdf", "file_data": svg}},
+        {"type": "input_file", "filename": "a.pdf", "file_data": svg},
+        {"type": "file", "file": {"file_data": "https://example.com/a.pdf"}},
+    ]);
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    assert_eq!(content[0]["file"]["file_data"], pdf, "a whole PDF stands, still raw base64");
+    let reasons: Vec<_> = refused.iter().map(|r| (r.index, r.reason)).collect();
+    assert_eq!(reasons, vec![(1, Reason::MagicMismatch), (2, Reason::MagicMismatch), (3, Reason::Undecodable)]);
+}
+
+#[test]
+fn a_tool_result_carries_at_most_its_cap_of_images() {
+    let cap = TOOL_RESULT_MAX_IMAGES as usize;
+    let tiny = b64(&png(1, 1));
+    // URL images count too: the provider counts them.
+    let mut blocks: Vec<Value> =
+        (0..10).map(|_| json!({"type": "image_url", "image_url": {"url": "https://example.com/a.png"}})).collect();
+    blocks.extend((10..cap + 5).map(|_| json!({"type": "image", "data": tiny, "mimeType": "image/png"})));
+    let a = admit_text(&Value::Array(blocks).to_string());
+    assert_eq!(a.refused.len(), 5);
+    assert!(a.refused.iter().all(|r| r.reason == Reason::RequestLimit && r.limit == Some(cap as u64)));
+    assert_eq!(a.refused[0].index as usize, cap);
+    let content: Value = serde_json::from_str(&a.content.unwrap()).unwrap();
+    assert!(content[cap]["text"].as_str().unwrap().contains(&format!("limit {cap} images")), "{}", content[cap]);
+    // URLs alone, under the cap: the content stands as it was given.
+    let urls = json!([{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]);
+    assert_eq!(admit(&urls), (None, vec![]));
 }

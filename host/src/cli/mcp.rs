@@ -14,7 +14,7 @@
 //! - Every line the client writes gets an answer or reaches rmcp exactly once (`mcp_framing`).
 //! - Stdout carries only protocol messages; the one status line goes to stderr.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -22,7 +22,7 @@ use std::time::Duration;
 use clap::Args;
 use mediagate::ReadImageTool;
 use mediagate::gate::AdmitOptions;
-use mediagate::tool::{Sink, ToolDefinition};
+use mediagate::tool::{Sink, ToolDefinition, WorkspaceDir};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -81,7 +81,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         Err(e) => return fail(e),
     };
     let vlm_line = match (&vlm, &vlm_error) {
-        (Some(c), _) => format!("{} at {}", c.model, c.base_url),
+        (Some(c), _) => format!("{} at {}", c.model, mediagate::vlm::shown_url(&c.base_url)),
         (None, Some(e)) => format!("misconfigured, read_image answers with this error: {e}"),
         (None, None) => "none (read_image answers that no vision model is configured)".to_string(),
     };
@@ -284,7 +284,7 @@ impl ServerHandler for McpServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != self.view.name && request.name != self.definition.name {
@@ -296,13 +296,23 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let workspace = match self.workspace_for(&request, &context).await {
+        // While a call waits for the client's roots it holds its arguments as JSON text, counted
+        // against what waiting calls may hold, not as a parsed tree (many times the text's size).
+        let arguments = request.arguments.take().unwrap_or_default();
+        let path = arguments.get("path").and_then(|p| p.as_str()).unwrap_or("").to_string();
+        let held = serde_json::Value::Object(arguments).to_string();
+        let workspace = match self.workspace_for(&path, held.len(), &request, &context).await {
             Ok(dir) => dir,
             Err(Unresolved::AskForRoots(ask)) => return Ok(ask.into()),
             Err(Unresolved::Refused(why)) => return Ok(tool_error(why).into()),
         };
+        let arguments: JsonObject = match serde_json::from_str(&held) {
+            Ok(a) => a,
+            Err(e) => return Ok(tool_error(format!("error: the call's arguments cannot be read back: {e}")).into()),
+        };
+        drop(held);
         if request.name == self.view.name {
-            return Ok(self.view_image_call(&workspace, request.arguments.unwrap_or_default(), &context).await.into());
+            return Ok(self.view_image_call(&workspace, arguments, &context).await.into());
         }
         if let Some(e) = &self.vlm_error {
             return Ok(tool_error(format!(
@@ -311,7 +321,6 @@ impl ServerHandler for McpServer {
             ))
             .into());
         }
-        let arguments = request.arguments.unwrap_or_default();
         let arguments: ReadImageArguments = match serde_json::from_value(serde_json::Value::Object(arguments)) {
             Ok(a) => a,
             Err(e) => {
@@ -341,19 +350,20 @@ impl McpServer {
     /// absolute `path`, else the first), or the start directory.
     async fn workspace_for(
         &self,
+        path: &str,
+        held: usize,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<PathBuf, Unresolved> {
-        let path = request.arguments.as_ref().and_then(|a| a.get("path")).and_then(|p| p.as_str()).unwrap_or("");
+    ) -> Result<WorkspaceDir, Unresolved> {
         // From 2026-07-28 a server may not send requests; it asks for input in its result instead.
         let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let offers_roots = context.client_capabilities().is_some_and(|c| c.roots.is_some());
-        self.workspace.for_call(path, stateless, offers_roots, request.input_responses.as_ref()).await
+        self.workspace.for_call(path, held, stateless, offers_roots, request.input_responses.as_ref()).await
     }
 
     async fn read_image(
         &self,
-        workspace: &Path,
+        workspace: &WorkspaceDir,
         arguments: ReadImageArguments,
         progress: Option<Progress>,
     ) -> CallToolResult {
@@ -449,7 +459,7 @@ fn view_image_tool() -> Tool {
 impl McpServer {
     async fn view_image_call(
         &self,
-        workspace: &Path,
+        workspace: &WorkspaceDir,
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {

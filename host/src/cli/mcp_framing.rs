@@ -35,6 +35,11 @@ const IN_QUEUE: usize = 64;
 /// different ids).
 type InFlight = Arc<Mutex<HashSet<String>>>;
 
+/// The ids of rmcp's own requests to the client (`roots/list`) not answered yet: a client that
+/// answers `1` as `"1"` (or the reverse) is still answering it. At most [`MAX_ASKED`] are kept.
+type Asked = Arc<Mutex<HashSet<RequestId>>>;
+const MAX_ASKED: usize = 256;
+
 /// The transport for rmcp (a sink of its messages, a stream of the client's) and the tasks that
 /// read stdin and write stdout. `writer` ends once rmcp and the reader are done and every line
 /// is written.
@@ -55,22 +60,30 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let in_flight: InFlight = Arc::default();
+    let asked: Asked = Arc::default();
     let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
     let (in_tx, mut in_rx) = mpsc::channel::<ClientJsonRpcMessage>(IN_QUEUE);
     let writer = tokio::spawn(write_lines(output, out_rx));
-    tokio::spawn(read_lines(input, in_tx, out_tx.clone(), in_flight.clone()));
+    tokio::spawn(read_lines(input, in_tx, out_tx.clone(), in_flight.clone(), asked.clone()));
     let sink = Box::pin(futures_util::sink::unfold(
-        (out_tx, in_flight),
-        |(out, in_flight), message: ServerJsonRpcMessage| async move {
+        (out_tx, in_flight, asked),
+        |(out, in_flight, asked), message: ServerJsonRpcMessage| async move {
             // Freed before the answer is written: a client may reuse the id as soon as it reads it.
             if let Some(id) = answered_id(&message) {
                 in_flight.lock().expect("never poisoned").remove(&id_key(id));
+            }
+            if let JsonRpcMessage::Request(request) = &message {
+                let mut asked = asked.lock().expect("never poisoned");
+                if asked.len() >= MAX_ASKED {
+                    asked.clear(); // requests that long unanswered have timed out in rmcp
+                }
+                asked.insert(request.id.clone());
             }
             let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
             out.send(line)
                 .await
                 .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
-            Ok::<_, std::io::Error>((out, in_flight))
+            Ok::<_, std::io::Error>((out, in_flight, asked))
         },
     ));
     let stream = futures_util::stream::poll_fn(move |cx| in_rx.poll_recv(cx));
@@ -144,6 +157,7 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
     to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
     out: mpsc::Sender<String>,
     in_flight: InFlight,
+    asked: Asked,
 ) {
     let mut buf = Vec::new();
     loop {
@@ -161,7 +175,7 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
                 PARSE_ERROR,
                 format!("Parse error: the message is {n} bytes, over the limit of {MAX_LINE_BYTES} bytes"),
             )),
-            Line::Whole => check(&buf, &in_flight),
+            Line::Whole => check(&buf, &in_flight, &asked),
         };
         match verdict {
             Ok(None) => {}
@@ -180,7 +194,7 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
 }
 
 /// A line's fate: `Ok(Some)` to rmcp, `Ok(None)` ignored (blank), `Err` the answer to write.
-fn check(line: &[u8], in_flight: &InFlight) -> Result<Option<ClientJsonRpcMessage>, String> {
+fn check(line: &[u8], in_flight: &InFlight, asked: &Asked) -> Result<Option<ClientJsonRpcMessage>, String> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
@@ -203,8 +217,22 @@ fn check(line: &[u8], in_flight: &InFlight) -> Result<Option<ClientJsonRpcMessag
     };
     // The id, when it is one JSON-RPC allows; else the answer carries `null`.
     let id = object.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()).cloned();
-    let message: ClientJsonRpcMessage = serde_json::from_value(value)
+    let mut message: ClientJsonRpcMessage = serde_json::from_value(value)
         .map_err(|e| error_line(id.clone(), INVALID_REQUEST, format!("Invalid request: {e}")))?;
+    let answered = match &mut message {
+        JsonRpcMessage::Response(r) => Some(&mut r.id),
+        JsonRpcMessage::Error(e) => e.id.as_mut(),
+        _ => None,
+    };
+    if let Some(id) = answered {
+        let mut asked = asked.lock().expect("never poisoned");
+        if !asked.remove(id)
+            && let Some(other) = same_digits(id)
+            && asked.remove(&other)
+        {
+            *id = other;
+        }
+    }
     match &message {
         JsonRpcMessage::Request(request) => {
             let key = id_key(&request.id);
@@ -227,6 +255,14 @@ fn check(line: &[u8], in_flight: &InFlight) -> Result<Option<ClientJsonRpcMessag
         _ => {}
     }
     Ok(Some(message))
+}
+
+/// The id written the other way: `1` for `"1"`, `"1"` for `1`.
+fn same_digits(id: &RequestId) -> Option<RequestId> {
+    match id {
+        RequestId::Number(n) => Some(RequestId::String(n.to_string().into())),
+        RequestId::String(s) => s.parse::<i64>().ok().filter(|n| n.to_string() == **s).map(RequestId::Number),
+    }
 }
 
 fn error_line(id: Option<Value>, code: i64, message: String) -> String {
@@ -264,7 +300,9 @@ mod tests {
     #[test]
     fn bad_lines_are_answered_and_good_ones_pass() {
         let in_flight = InFlight::default();
-        let answer = |line: &[u8]| -> Value { serde_json::from_str(&check(line, &in_flight).unwrap_err()).unwrap() };
+        let asked = Asked::default();
+        let answer =
+            |line: &[u8]| -> Value { serde_json::from_str(&check(line, &in_flight, &asked).unwrap_err()).unwrap() };
         let deep = [vec![b'['; 200], vec![b']'; 200]].concat();
         for bad in [&b"not json"[..], b"\xff\xfe{}", b"{\"jsonrpc\":", &deep] {
             let a = answer(bad);
@@ -274,18 +312,42 @@ mod tests {
         assert_eq!(a["error"]["code"], -32600);
         let a = answer(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":7}"#);
         assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(3), Some(-32600)), "{a}");
-        assert!(check(b"  \r", &in_flight).unwrap().is_none());
+        assert!(check(b"  \r", &in_flight, &asked).unwrap().is_none());
         let ping = br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#;
-        assert!(check(ping, &in_flight).unwrap().is_some());
+        assert!(check(ping, &in_flight, &asked).unwrap().is_some());
         let a = answer(ping);
         assert_eq!(a["id"], "a");
         assert!(a["error"]["message"].as_str().unwrap().contains("duplicate request id \"a\""), "{a}");
         // Another id, and the same digits as a number, are different requests.
-        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &in_flight).unwrap().is_some());
-        assert!(check(br#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#, &in_flight).unwrap().is_some());
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &in_flight, &asked).unwrap().is_some());
+        assert!(check(br#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#, &in_flight, &asked).unwrap().is_some());
         // A cancellation frees the id.
         let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#;
-        assert!(check(cancel, &in_flight).unwrap().is_some());
-        assert!(check(ping, &in_flight).unwrap().is_some());
+        assert!(check(cancel, &in_flight, &asked).unwrap().is_some());
+        assert!(check(ping, &in_flight, &asked).unwrap().is_some());
+    }
+
+    #[test]
+    fn an_answer_to_the_servers_request_is_matched_whatever_way_its_id_is_written() {
+        let in_flight = InFlight::default();
+        let asked = Asked::default();
+        asked.lock().unwrap().insert(RequestId::Number(1));
+        asked.lock().unwrap().insert(RequestId::String("7".into()));
+        let id_of = |line: &[u8]| match check(line, &in_flight, &asked).unwrap().unwrap() {
+            JsonRpcMessage::Response(r) => r.id,
+            JsonRpcMessage::Error(e) => e.id.unwrap(),
+            _ => panic!("not an answer"),
+        };
+        // rmcp asked with `1`: the client's `"1"` reaches it as `1`; `7` as `"7"`.
+        assert_eq!(id_of(br#"{"jsonrpc":"2.0","id":"1","result":{"roots":[]}}"#), RequestId::Number(1));
+        assert_eq!(
+            id_of(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}"#),
+            RequestId::String("7".into())
+        );
+        assert!(asked.lock().unwrap().is_empty());
+        // Nothing asked with that id: left as written (rmcp drops it), and `"01"` is not `1`.
+        asked.lock().unwrap().insert(RequestId::Number(1));
+        assert_eq!(id_of(br#"{"jsonrpc":"2.0","id":"01","result":{}}"#), RequestId::String("01".into()));
+        assert_eq!(id_of(br#"{"jsonrpc":"2.0","id":"2","result":{}}"#), RequestId::String("2".into()));
     }
 }

@@ -5,6 +5,7 @@ mod mcp;
 mod mcp_framing;
 mod mcp_roots;
 mod proxy;
+mod proxy_inspect;
 mod read_image;
 mod report;
 mod request;

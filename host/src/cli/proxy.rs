@@ -1,32 +1,39 @@
 //! `mediagate proxy -- COMMAND [ARGS…]`: a stdio MCP proxy in front of any MCP server.
 //!
 //! It starts `COMMAND`, forwards every message both ways line by line (the MCP stdio framing:
-//! one JSON-RPC message per line), and passes three kinds of answer through the gate's
-//! tool-result seat before the client sees them: the `result` of `tools/call`, the `contents` of
-//! `resources/read` and the `messages` of `prompts/get`. Every media block, wherever it sits, is
-//! admitted (possibly downsampled) or replaced in its slot by the gate's text placeholder.
-//! Everything else — notifications, progress, cancellation, pings, server-initiated requests and
-//! the client's answers to them — passes through byte for byte, and a gated answer is the
-//! server's line byte for byte outside the blocks the gate changed (spliced, not re-serialised).
+//! one JSON-RPC message per line), and passes every message the server sends through the gate's
+//! walk before the client sees it, whatever its method and wherever the media sits in it: answers
+//! (`tools/call`, `tasks/result` of a task-augmented call, `resources/read`, `prompts/get` and
+//! any other), server-initiated requests (`sampling/createMessage`), notifications, `error.data`,
+//! and the media shapes without a block `type` (resource contents with a `blob`, `data:` URLs such
+//! as icons). Every media block is admitted (possibly downsampled) or replaced in its slot by the
+//! gate's text placeholder; a line is the server's byte for byte outside the blocks the gate
+//! changed (spliced, not re-serialised), and a message with no `type`, `blob` or `data:` URL costs
+//! no gate call. The client's messages pass to the server as they came.
 //!
 //! Defined answers (fail closed; the proxy never hangs on a peer):
 //! - a client line that is not JSON: `-32700`; a batch, or an object that is not a JSON-RPC message
-//!   (repeated keys included): `-32600`; a line over `--max-message` bytes: `-32600` — none is
-//!   forwarded;
+//!   (repeated keys, both `method` and `result`, included): `-32600`; a line over `--max-message`
+//!   bytes: `-32600` — none is forwarded;
 //! - a request the server has not answered within `--timeout` seconds: `-32001` to the client and
-//!   `notifications/cancelled` to the server;
+//!   `notifications/cancelled` to the server; a request the server is not reading its input for
+//!   (`--max-message` bytes already wait for it): `-32603` at once, not forwarded;
 //! - the server exits or closes its stdout: every open request gets `-32603` naming the exit, then
 //!   the proxy exits 1;
-//! - the server writes a line that is not a JSON-RPC message: its output can no longer be trusted
-//!   to frame messages, so every open request gets `-32603`, the server is stopped, the proxy exits 1;
+//! - the server writes a line that is not a JSON-RPC message (both `method` and `result` included):
+//!   its output can no longer be trusted to frame messages, so every open request gets `-32603`, the
+//!   server is stopped, the proxy exits 1;
 //! - the server sends a message over `--max-message` bytes: it is discarded without being held and
 //!   every open request gets `-32603` (which request it answered cannot be known unread);
-//! - a gated answer the gate cannot check (a sandbox fault) is refused: an `isError` tool result,
-//!   or `-32603` for `resources/read` and `prompts/get`.
+//! - a server message the gate cannot pass — a key repeated in any object (every JSON parser in use
+//!   reads the last copy), JSON the gate cannot read, media inside media, a sandbox fault — is not
+//!   forwarded: an answer becomes an `isError` tool result or `-32603`, a request is answered
+//!   `-32603` to the server, a notification is dropped (each said on stderr).
+//! - an answer is sent under the id the client wrote, even when the server wrote `"1"` as `1`.
 //!
 //! Memory is bounded: one line of at most `--max-message` bytes per direction is held at a time,
-//! and the channels between the reader threads, the gate and the writers are bounded (a flood of
-//! notifications waits for the client to read).
+//! and each channel between the reader threads, the gate and the writers holds at most
+//! `--max-message` bytes (a flood of notifications waits for the client to read).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -39,9 +46,12 @@ use mediagate::Gate;
 use mediagate::gate::{AdmitOptions, ToolResultAdmission};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
 use tokio::time::Instant;
 
+use super::proxy_inspect::{self, Inspection};
 use super::{GateArgs, fail};
 
 /// JSON-RPC error codes the proxy answers with.
@@ -51,8 +61,9 @@ const INTERNAL_ERROR: i64 = -32603;
 /// The code the official SDKs use for a request that timed out.
 const REQUEST_TIMEOUT: i64 = -32001;
 
-/// Messages in flight per channel between the threads and the gate.
-const CHANNEL_DEPTH: usize = 16;
+/// What each message costs a channel's byte budget besides its bytes (so that a flood of tiny
+/// messages is bounded too).
+const MESSAGE_OVERHEAD: usize = 64;
 /// How long the server may take to exit after its stdin closed before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// How much of a garbage line is quoted in the error.
@@ -96,12 +107,15 @@ pub async fn proxy(args: ProxyArgs) -> u8 {
         return fail("the MCP server's stdio could not be piped");
     };
     let max = args.max_message;
-    let (client_tx, client_rx) = mpsc::channel(CHANNEL_DEPTH);
-    let (server_tx, server_rx) = mpsc::channel(CHANNEL_DEPTH);
-    let (to_client, to_client_rx) = mpsc::channel(CHANNEL_DEPTH);
-    let (to_server, to_server_rx) = mpsc::channel(CHANNEL_DEPTH);
-    std::thread::spawn(move || read_lines(std::io::stdin().lock(), max, client_tx));
-    std::thread::spawn(move || read_lines(child_out, max, server_tx));
+    // Each of the four channels holds at most `--max-message` bytes (and one message however large).
+    let (client_tx, client_rx) = channel(max);
+    let (server_tx, server_rx) = channel(max);
+    let (to_client, to_client_rx) = channel(max);
+    let (to_server, to_server_rx) = channel(max);
+    let runtime = tokio::runtime::Handle::current();
+    let server_runtime = runtime.clone();
+    std::thread::spawn(move || read_lines(std::io::stdin().lock(), max, client_tx, &runtime));
+    std::thread::spawn(move || read_lines(child_out, max, server_tx, &server_runtime));
     let client_writer = std::thread::spawn(move || write_lines(std::io::stdout().lock(), to_client_rx));
     std::thread::spawn(move || write_lines(child_in, to_server_rx));
 
@@ -124,6 +138,63 @@ pub async fn proxy(args: ProxyArgs) -> u8 {
     code
 }
 
+/// A message and its share of its channel's byte budget, given back when it is dropped.
+struct Budgeted<T> {
+    item: T,
+    _share: OwnedSemaphorePermit,
+}
+
+/// A channel bounded in bytes: a message takes its length (and [`MESSAGE_OVERHEAD`]) from the
+/// budget until the receiver drops it; one larger than the whole budget takes all of it.
+#[derive(Clone)]
+struct Sender<T> {
+    tx: mpsc::UnboundedSender<Budgeted<T>>,
+    budget: Arc<Semaphore>,
+    bytes: u32,
+}
+
+type Receiver<T> = mpsc::UnboundedReceiver<Budgeted<T>>;
+
+fn channel<T>(bytes: usize) -> (Sender<T>, Receiver<T>) {
+    let bytes = u32::try_from(bytes.max(MESSAGE_OVERHEAD)).unwrap_or(u32::MAX);
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Sender { tx, budget: Arc::new(Semaphore::new(bytes as usize)), bytes }, rx)
+}
+
+/// Why a message was not queued.
+#[derive(Debug, PartialEq, Eq)]
+enum SendError {
+    /// The budget is spent: the receiver is not keeping up (only from `try_send`).
+    Full,
+    Closed,
+}
+
+impl<T> Sender<T> {
+    fn share(&self, len: usize) -> u32 {
+        u32::try_from(len.saturating_add(MESSAGE_OVERHEAD)).unwrap_or(u32::MAX).min(self.bytes)
+    }
+
+    /// Waits for room in the budget, then queues.
+    async fn send(&self, item: T, len: usize) -> Result<(), SendError> {
+        let share = self.budget.clone().acquire_many_owned(self.share(len)).await.map_err(|_| SendError::Closed)?;
+        self.tx.send(Budgeted { item, _share: share }).map_err(|_| SendError::Closed)
+    }
+
+    /// Queues only if the budget has room now.
+    fn try_send(&self, item: T, len: usize) -> Result<(), SendError> {
+        let share = self.budget.clone().try_acquire_many_owned(self.share(len)).map_err(|e| match e {
+            TryAcquireError::NoPermits => SendError::Full,
+            TryAcquireError::Closed => SendError::Closed,
+        })?;
+        self.tx.send(Budgeted { item, _share: share }).map_err(|_| SendError::Closed)
+    }
+
+    /// From a thread outside the runtime.
+    fn blocking_send(&self, item: T, len: usize, runtime: &tokio::runtime::Handle) -> Result<(), SendError> {
+        runtime.block_on(self.send(item, len))
+    }
+}
+
 /// One line read from a peer.
 enum Line {
     Message(Vec<u8>),
@@ -135,7 +206,7 @@ enum Line {
 
 /// Reads newline-delimited messages, each at most `max` bytes held; longer lines are discarded as
 /// they stream past. Blank lines are skipped.
-fn read_lines(reader: impl Read, max: usize, tx: mpsc::Sender<Line>) {
+fn read_lines(reader: impl Read, max: usize, tx: Sender<Line>, runtime: &tokio::runtime::Handle) {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
     let mut length: u64 = 0;
@@ -144,16 +215,16 @@ fn read_lines(reader: impl Read, max: usize, tx: mpsc::Sender<Line>) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.blocking_send(Line::End(Some(e.to_string())));
+                let _ = tx.blocking_send(Line::End(Some(e.to_string())), 0, runtime);
                 return;
             }
         };
         if available.is_empty() {
             // End of stream: a last line without its newline still counts.
-            if length > 0 && !finish_line(&mut line, &mut length, max, &tx) {
+            if length > 0 && !finish_line(&mut line, &mut length, max, &tx, runtime) {
                 return;
             }
-            let _ = tx.blocking_send(Line::End(None));
+            let _ = tx.blocking_send(Line::End(None), 0, runtime);
             return;
         }
         let (chunk, ends_line) = match available.iter().position(|&b| b == b'\n') {
@@ -168,31 +239,39 @@ fn read_lines(reader: impl Read, max: usize, tx: mpsc::Sender<Line>) {
         }
         let used = chunk.len() + usize::from(ends_line);
         reader.consume(used);
-        if ends_line && !finish_line(&mut line, &mut length, max, &tx) {
+        if ends_line && !finish_line(&mut line, &mut length, max, &tx, runtime) {
             return;
         }
     }
 }
 
 /// Sends the line just completed; false when the receiver is gone.
-fn finish_line(line: &mut Vec<u8>, length: &mut u64, max: usize, tx: &mpsc::Sender<Line>) -> bool {
+fn finish_line(
+    line: &mut Vec<u8>,
+    length: &mut u64,
+    max: usize,
+    tx: &Sender<Line>,
+    runtime: &tokio::runtime::Handle,
+) -> bool {
     let total = std::mem::take(length);
     let message = std::mem::take(line);
     if total > max as u64 {
-        return tx.blocking_send(Line::TooLong(total)).is_ok();
+        return tx.blocking_send(Line::TooLong(total), 0, runtime).is_ok();
     }
     let trimmed = message.trim_ascii();
     if trimmed.is_empty() {
         return true;
     }
     let message = if trimmed.len() == message.len() { message } else { trimmed.to_vec() };
-    tx.blocking_send(Line::Message(message)).is_ok()
+    let len = message.len();
+    tx.blocking_send(Line::Message(message), len, runtime).is_ok()
 }
 
 /// Writes each message and a newline, flushing after each; ends when the channel closes or the
 /// peer stops reading.
-fn write_lines(mut writer: impl Write, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(message) = rx.blocking_recv() {
+fn write_lines(mut writer: impl Write, mut rx: Receiver<Vec<u8>>) {
+    // The message keeps its share of the budget until it is written.
+    while let Some(Budgeted { item: message, _share }) = rx.blocking_recv() {
         if writer.write_all(&message).and_then(|()| writer.write_all(b"\n")).and_then(|()| writer.flush()).is_err() {
             return;
         }
@@ -212,8 +291,30 @@ enum Seat {
     None,
 }
 
+impl Seat {
+    /// What the gate's words name the answer by.
+    fn label(&self) -> Option<&str> {
+        match self {
+            Seat::ToolResult(l) | Seat::Resource(l) | Seat::Prompt(l) => Some(l),
+            Seat::None => None,
+        }
+    }
+}
+
+/// A server line through the gate.
+#[derive(Default)]
+struct GatedLine {
+    line: Vec<u8>,
+    /// A block inside `result.structuredContent` was refused and replaced.
+    refused_in_structured: bool,
+    /// The items of `result.contents` the gate's walk replaced whole (by text with no `uri`).
+    replaced_contents: Vec<usize>,
+}
+
 struct PendingRequest {
     method: String,
+    /// The id as the client sent it, echoed in every answer.
+    id: Value,
     seat: Seat,
     deadline: Option<Instant>,
 }
@@ -227,9 +328,9 @@ struct Proxy {
     name: String,
     /// The client's requests the server has not answered, by their id's JSON text.
     pending: HashMap<String, PendingRequest>,
-    to_client: mpsc::Sender<Vec<u8>>,
+    to_client: Sender<Vec<u8>>,
     /// `None` once the client has gone (the server's stdin is closed).
-    to_server: Option<mpsc::Sender<Vec<u8>>>,
+    to_server: Option<Sender<Vec<u8>>>,
 }
 
 /// The members of a JSON-RPC message the proxy reads; repeated members are refused by serde.
@@ -257,6 +358,8 @@ struct Params {
     uri: Option<String>,
     #[serde(rename = "requestId")]
     request_id: Option<Value>,
+    #[serde(rename = "taskId")]
+    task_id: Option<Value>,
 }
 
 impl Envelope<'_> {
@@ -264,12 +367,6 @@ impl Envelope<'_> {
     fn params(&self) -> Params {
         self.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default()
     }
-}
-
-/// A gated answer: the new `result` text to splice into the server's line, or a result rebuilt.
-enum Gated {
-    Splice(String),
-    Rebuilt(Value),
 }
 
 /// Tells `"id": null` (present) from no `id` at all.
@@ -310,6 +407,14 @@ fn lone_surrogates_mended(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 
 fn parse(line: &[u8]) -> Parsed<'_> {
     match serde_json::from_slice::<Envelope>(line) {
+        // A request or notification that is also an answer, or an answer both ways: which one a
+        // peer acts on is not defined, so it is no message.
+        Ok(e) if e.method.is_some() && (e.result.is_some() || e.error.is_some()) => {
+            Parsed::NotMessage("the object has both `method` and `result` or `error`".into())
+        }
+        Ok(e) if e.result.is_some() && e.error.is_some() => {
+            Parsed::NotMessage("the object has both `result` and `error`".into())
+        }
         Ok(e) if e.method.is_some() || e.result.is_some() || e.error.is_some() => Parsed::Message(e),
         Ok(_) => Parsed::NotMessage("the object has no `method`, `result` or `error`".into()),
         Err(e) => {
@@ -346,16 +451,11 @@ fn quote(line: &[u8]) -> String {
 }
 
 impl Proxy {
-    async fn run(
-        mut self,
-        mut client: mpsc::Receiver<Line>,
-        mut server: mpsc::Receiver<Line>,
-        child: &mut Child,
-    ) -> u8 {
+    async fn run(mut self, mut client: Receiver<Line>, mut server: Receiver<Line>, child: &mut Child) -> u8 {
         loop {
             let next_deadline = self.pending.values().filter_map(|p| p.deadline).min();
             tokio::select! {
-                line = client.recv() => match line {
+                line = client.recv() => match line.map(|l| l.item) {
                     Some(Line::Message(m)) => self.on_client(m).await,
                     Some(Line::TooLong(n)) => {
                         let message = format!(
@@ -370,7 +470,7 @@ impl Proxy {
                         return self.drain_after_client(&mut server, child).await;
                     }
                 },
-                line = server.recv() => match line {
+                line = server.recv() => match line.map(|l| l.item) {
                     Some(Line::Message(m)) => {
                         if let Err(why) = self.on_server(m).await {
                             self.fail_pending(&why).await;
@@ -408,12 +508,12 @@ impl Proxy {
 
     /// After the client closed its end: the server's remaining messages are read (answers still
     /// pass the gate, though nobody may read them) until it exits or the grace period ends.
-    async fn drain_after_client(&mut self, server: &mut mpsc::Receiver<Line>, child: &mut Child) -> u8 {
+    async fn drain_after_client(&mut self, server: &mut Receiver<Line>, child: &mut Child) -> u8 {
         let grace = tokio::time::sleep(EXIT_GRACE);
         tokio::pin!(grace);
         loop {
             tokio::select! {
-                line = server.recv() => match line {
+                line = server.recv() => match line.map(|l| l.item) {
                     Some(Line::Message(_)) | Some(Line::TooLong(_)) => continue,
                     Some(Line::End(_)) | None => break,
                 },
@@ -428,14 +528,17 @@ impl Proxy {
         0
     }
 
+    /// Waits while the client is not reading: what it has not read it cannot act on.
     async fn send_client(&self, message: Vec<u8>) {
-        let _ = self.to_client.send(message).await;
+        let len = message.len();
+        let _ = self.to_client.send(message, len).await;
     }
 
-    async fn send_server(&self, message: Vec<u8>) {
-        if let Some(tx) = &self.to_server {
-            let _ = tx.send(message).await;
-        }
+    /// Never waits: a server that stops reading its input must not stop the proxy (timeouts,
+    /// answers to the client). `Err(Full)` when its queue is over budget; the message is dropped.
+    fn send_server(&self, message: Vec<u8>) -> Result<(), SendError> {
+        let len = message.len();
+        self.to_server.as_ref().map_or(Err(SendError::Closed), |tx| tx.try_send(message, len))
     }
 
     async fn on_client(&mut self, line: Vec<u8>) {
@@ -454,7 +557,7 @@ impl Proxy {
             };
             (envelope.id.clone(), envelope.method.clone(), envelope.params())
         };
-        match (method, id) {
+        let request = match (method, id) {
             (Some(method), Some(id)) => {
                 let key = id.to_string();
                 if self.pending.contains_key(&key) {
@@ -463,24 +566,43 @@ impl Proxy {
                 }
                 let seat = seat_of(&method, params);
                 let deadline = self.timeout.map(|t| Instant::now() + t);
-                self.pending.insert(key, PendingRequest { method, seat, deadline });
+                self.pending
+                    .insert(key.clone(), PendingRequest { method: method.clone(), id: id.clone(), seat, deadline });
+                Some((key, id, method))
             }
             (Some(method), None) if method == "notifications/cancelled" => {
                 // The client will not read the answer: it is dropped if it still comes.
                 if let Some(id) = params.request_id {
                     self.pending.remove(&id.to_string());
                 }
+                None
             }
-            _ => {}
+            _ => None,
+        };
+        match (self.send_server(line), request) {
+            (Ok(()), _) | (Err(_), None) => {}
+            (Err(e), Some((key, id, method))) => {
+                self.pending.remove(&key);
+                let why = match e {
+                    SendError::Full => format!(
+                        "the MCP server `{}` is not reading its input ({} bytes wait for it)",
+                        self.name, self.max
+                    ),
+                    SendError::Closed => format!("the MCP server `{}` has closed its input", self.name),
+                };
+                let message = format!("`{method}` was not forwarded: {why}");
+                self.send_client(error_response(&id, INTERNAL_ERROR, message)).await;
+            }
         }
-        self.send_server(line).await;
     }
 
-    /// A server message: answers to the client's requests pass the gate where they carry media;
-    /// everything else is forwarded as it came. `Err` when the line is not a JSON-RPC message.
+    /// A server message, whatever its method: every media block in it passes the gate before the
+    /// client sees it (answers, server-initiated requests such as `sampling/createMessage`,
+    /// notifications, `error.data`, icons). What the gate cannot check is refused, not forwarded.
+    /// `Err` when the line is not a JSON-RPC message.
     async fn on_server(&mut self, line: Vec<u8>) -> Result<(), String> {
         // What the proxy reads of the line, owned, so the line itself can be forwarded as it came.
-        let (id, is_answer, result) = {
+        let (id, method) = {
             let scanned = lone_surrogates_mended(&line);
             let envelope = match parse(&scanned) {
                 Parsed::Message(e) => e,
@@ -495,50 +617,86 @@ impl Proxy {
                     return Err(format!("the MCP server `{}` wrote a line that is not a message ({e})", self.name));
                 }
             };
-            let result = envelope.result.map(|r| span_of(&scanned, r));
-            (envelope.id.clone().unwrap_or(Value::Null), envelope.method.is_none(), result)
+            (envelope.id.clone(), envelope.method.clone())
         };
-        if !is_answer {
-            // A notification or a server-initiated request: untouched.
-            self.send_client(line).await;
-            return Ok(());
-        }
-        let Some(request) = self.pending.remove(&id.to_string()) else {
-            // Answered already (timed out or cancelled) or never asked: nobody reads it.
-            eprintln!("mediagate proxy: dropped an answer to {id}, which no open request has");
-            return Ok(());
-        };
-        let Some(span) = result else {
-            self.send_client(line).await; // an error answer
-            return Ok(());
-        };
-        // The server's own text (the mended copy differs only in ASCII hex digits: still UTF-8).
-        let result = String::from_utf8_lossy(&line[span.clone()]);
-        let gated = match &request.seat {
-            Seat::None => None,
-            Seat::ToolResult(tool) => self.gate_tool_result(tool, &result).await,
-            Seat::Resource(uri) => self.gate_resource(uri, &result).await,
-            Seat::Prompt(name) => self.gate_prompt(name, &result).await,
-        };
-        drop(result);
-        match gated {
-            None => self.send_client(line).await,
-            Some(Ok(Gated::Splice(text))) => {
-                let mut spliced = Vec::with_capacity(line.len() - span.len() + text.len());
-                spliced.extend_from_slice(&line[..span.start]);
-                spliced.extend_from_slice(text.as_bytes());
-                spliced.extend_from_slice(&line[span.end..]);
-                self.send_client(spliced).await
-            }
-            Some(Ok(Gated::Rebuilt(result))) => {
-                self.send_client(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string().into_bytes()).await
-            }
-            Some(Err(message)) => {
-                let message = format!("mediagate refused the answer to `{}`: {message}", request.method);
-                self.send_client(error_response(&id, INTERNAL_ERROR, message)).await
-            }
+        match (method, id) {
+            (None, id) => self.on_answer(id.unwrap_or(Value::Null), line).await,
+            (Some(method), Some(id)) => match self.gate_message(&method, line, &Seat::None).await {
+                Ok(gated) => self.send_client(gated.line).await,
+                Err(why) => {
+                    eprintln!("mediagate proxy: refused the server's `{method}` request: {why}");
+                    let message =
+                        format!("mediagate refused the request `{method}`: {why}; it was not passed to the client");
+                    let _ = self.send_server(error_response(&id, INTERNAL_ERROR, message));
+                }
+            },
+            (Some(method), None) => match self.gate_message(&method, line, &Seat::None).await {
+                Ok(gated) => self.send_client(gated.line).await,
+                Err(why) => eprintln!("mediagate proxy: dropped the server's `{method}` notification: {why}"),
+            },
         }
         Ok(())
+    }
+
+    /// An answer to one of the client's requests, through the gate in the seat its request chose.
+    async fn on_answer(&mut self, id: Value, mut line: Vec<u8>) {
+        // A server may write the client's id `"1"` back as `1` (or the reverse): the answer is
+        // still that request's, and the client gets it under the id it sent.
+        let same_digits = match &id {
+            Value::Number(n) => Some(Value::String(n.to_string()).to_string()),
+            Value::String(s) if s.parse::<u64>().is_ok_and(|n| n.to_string() == *s) => Some(s.clone()),
+            _ => None,
+        };
+        let key = id.to_string();
+        let request = match self.pending.remove(&key) {
+            Some(request) => request,
+            None => match same_digits.and_then(|other| self.pending.remove(&other)) {
+                Some(request) => {
+                    line = with_id(&line, &request.id).unwrap_or(line);
+                    request
+                }
+                None => {
+                    // Answered already (timed out or cancelled) or never asked: nobody reads it.
+                    eprintln!("mediagate proxy: dropped an answer to {id}, which no open request has");
+                    return;
+                }
+            },
+        };
+        let id = request.id.clone();
+        let label = request.seat.label().unwrap_or(&request.method).to_string();
+        let gated = match self.gate_message(&label, line, &request.seat).await {
+            Ok(gated) => gated,
+            Err(why) => {
+                let answer = match &request.seat {
+                    // A tool's caller reads a tool error; the model sees why.
+                    Seat::ToolResult(tool) => {
+                        let text =
+                            format!("[mediagate] The result of tool \"{tool}\" was not passed to the model: {why}.");
+                        let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+                        json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string().into_bytes()
+                    }
+                    _ => {
+                        let message = format!("mediagate refused the answer to `{}`: {why}", request.method);
+                        error_response(&id, INTERNAL_ERROR, message)
+                    }
+                };
+                return self.send_client(answer).await;
+            }
+        };
+        let line = match (&request.seat, gated.refused_in_structured) {
+            (Seat::ToolResult(tool), true) => match structured_content_withheld(&gated.line, tool) {
+                Ok(line) => line,
+                Err(e) => error_response(&id, INTERNAL_ERROR, e),
+            },
+            (Seat::Resource(uri), _) if !gated.replaced_contents.is_empty() => {
+                match contents_named(&gated.line, uri, &gated.replaced_contents) {
+                    Ok(line) => line,
+                    Err(e) => error_response(&id, INTERNAL_ERROR, e),
+                }
+            }
+            _ => gated.line,
+        };
+        self.send_client(line).await;
     }
 
     /// With `--convert` the convert component checks it: SVG, BMP, TIFF, ICO blocks (and an
@@ -559,120 +717,134 @@ impl Proxy {
         admitted.map_err(|e| format!("the gate could not check it ({e})"))
     }
 
-    /// A `tools/call` result through the seat: `None` when nothing changed; the gate's text (the
-    /// result byte for byte outside the blocks it changed) to splice in. A result the gate refused
-    /// whole becomes an `isError` result holding the gate's text; a block replaced inside
-    /// `structuredContent` withholds `structuredContent` (it may no longer match the tool's output
-    /// schema) and marks the result `isError`.
-    async fn gate_tool_result(&self, tool: &str, result: &str) -> Option<Result<Gated, String>> {
-        let admission = match self.admit(tool, result).await {
-            Ok(a) => a,
-            Err(e) => {
-                let message = format!("[mediagate] The result of tool \"{tool}\" was not passed to the model: {e}.");
-                let rebuilt = json!({"content": [{"type": "text", "text": message}], "isError": true});
-                return Some(Ok(Gated::Rebuilt(rebuilt)));
+    /// One server message through the gate, whole: the gate's walk (which finds every typed media
+    /// block, wherever it sits) over the entire line — `result`, `params`, `error.data` and any
+    /// other member alike — then the media shapes without a `type` ([`proxy_inspect`]). The line
+    /// is the server's byte for byte outside the blocks the gate changed. `Err`: the message
+    /// cannot be passed (a repeated key, not readable by the gate, a sandbox fault), in words.
+    async fn gate_message(&self, label: &str, line: Vec<u8>, seat: &Seat) -> Result<GatedLine, String> {
+        let mut text = String::from_utf8(line).map_err(|e| format!("it is not UTF-8 ({e})"))?;
+        let mut found = inspect_line(&text)?;
+        if let Some(key) = &found.repeated_key {
+            return Err(format!(
+                "an object in it repeats the key `{key}`; which copy a client reads is not defined, so no copy is \
+                 passed"
+            ));
+        }
+        let mut gated = GatedLine::default();
+        if found.typed {
+            let admission = self.admit(label, &text).await?;
+            if admission.refused.iter().any(|r| r.path.is_empty()) {
+                return Err(whole_refusal_words(admission.content.as_deref()));
             }
-        };
-        let content = admission.content?;
-        let whole = admission.refused.iter().any(|r| r.path.is_empty());
-        let in_structured = admission
-            .refused
+            for refused in &admission.refused {
+                gated.refused_in_structured |= refused.path.starts_with("/result/structuredContent");
+                if let Some(n) = refused.path.strip_prefix("/result/contents/").and_then(|n| n.parse().ok()) {
+                    gated.replaced_contents.push(n);
+                }
+            }
+            if let Some(content) = admission.content.filter(|c| *c != text) {
+                text = content;
+                found = inspect_line(&text)?;
+            }
+        }
+        if found.has_untyped_media() {
+            let (gated_text, refused_spans) = self.gate_untyped(label, &text, &found).await?;
+            text = gated_text;
+            if matches!(seat, Seat::ToolResult(_))
+                && let Some(s) = structured_span(&text)
+            {
+                gated.refused_in_structured |= refused_spans.iter().any(|r| s.start <= r.start && r.end <= s.end);
+            }
+        }
+        gated.line = text.into_bytes();
+        Ok(gated)
+    }
+
+    /// The media the gate's walk does not find by itself — objects with a `blob` (resource
+    /// contents) and `data:` URLs — each checked in one gate call as the block a client would make
+    /// of it: an admitted one is written back from the gate's bytes, a refused one replaced in its
+    /// slot (a blob's object by a text content of the same `uri`, a URL by the gate's words).
+    /// Returns the text and the spans (in `text`) of what was refused.
+    async fn gate_untyped(
+        &self,
+        label: &str,
+        text: &str,
+        found: &Inspection,
+    ) -> Result<(String, Vec<std::ops::Range<usize>>), String> {
+        enum Item<'a> {
+            Blob(Option<&'a str>),
+            DataUrl,
+        }
+        let mended = lone_surrogates_mended(text.as_bytes());
+        let mut items: Vec<(std::ops::Range<usize>, Item)> = found
+            .blobs
             .iter()
-            .any(|r| r.path == "/structuredContent" || r.path.starts_with("/structuredContent/"));
-        if !whole && !in_structured {
-            return Some(Ok(Gated::Splice(content)));
+            .map(|b| (b.span.clone(), Item::Blob(b.uri.as_deref())))
+            .chain(found.data_urls.iter().map(|r| (r.clone(), Item::DataUrl)))
+            .collect();
+        items.sort_by_key(|(span, _)| span.start);
+        if items.windows(2).any(|w| w[1].0.start < w[0].0.end) {
+            return Err("media sits inside other media in it (a `data:` URL or a blob inside a blob's object); \
+                        which a client reads is not defined"
+                .into());
         }
-        let mut gated: Value = match serde_json::from_str(&content) {
-            Ok(v) => v,
-            Err(e) => return Some(Err(format!("the gate's output cannot be rebuilt as JSON ({e})"))),
-        };
-        if whole {
-            // Refused whole: the gate's content is the placeholder block list.
-            return Some(Ok(Gated::Rebuilt(json!({"content": gated, "isError": true}))));
-        }
-        if let Some(object) = gated.as_object_mut() {
-            object.remove("structuredContent");
-            object.insert("isError".into(), Value::Bool(true));
-            let note = json!({
-                "type": "text",
-                "text": format!(
-                    "[mediagate] The structured result of tool \"{tool}\" was withheld: a media block in it was \
-                     refused and replaced, so it no longer matches the tool's output schema."
-                ),
+        let mut wrapped = Vec::with_capacity(items.len());
+        for (span, item) in &items {
+            wrapped.push(match item {
+                Item::Blob(_) => format!(r#"{{"type":"resource","resource":{}}}"#, &text[span.clone()]),
+                Item::DataUrl => {
+                    let url: String = serde_json::from_slice(&mended[span.clone()])
+                        .map_err(|e| format!("a `data:` URL in it cannot be read ({e})"))?;
+                    let url = proxy_inspect::as_url_parser_reads(&url);
+                    json!({"type": "image_url", "image_url": {"url": url}}).to_string()
+                }
             });
-            match object.get_mut("content").and_then(Value::as_array_mut) {
-                Some(content) => content.push(note),
-                None => {
-                    object.insert("content".into(), Value::Array(vec![note]));
-                }
-            }
         }
-        Some(Ok(Gated::Rebuilt(gated)))
-    }
-
-    /// `resources/read`: each content carrying a `blob` is checked as an embedded resource; a
-    /// refused one becomes a text content (same `uri`, `text/plain`) holding the gate's text.
-    async fn gate_resource(&self, uri: &str, result: &str) -> Option<Result<Gated, String>> {
-        let mut result: Value = match serde_json::from_str(result) {
-            Ok(v) => v,
-            // Nothing to rebuild when it carries no blob; otherwise the blob cannot be checked.
-            Err(_) if !result.contains("\"blob\"") => return None,
-            Err(e) => return Some(Err(format!("a blob in it cannot be read as JSON ({e})"))),
-        };
-        let contents = result.get_mut("contents")?.as_array_mut()?;
-        let blobs: Vec<usize> = (0..contents.len()).filter(|&i| contents[i].get("blob").is_some()).collect();
-        if blobs.is_empty() {
-            return None;
-        }
-        let wrapped: Vec<Value> =
-            blobs.iter().map(|&i| json!({"type": "resource", "resource": contents[i].clone()})).collect();
-        let admission = match self.admit(uri, &Value::Array(wrapped).to_string()).await {
-            Ok(a) => a,
-            Err(e) => return Some(Err(e)),
-        };
-        let content = admission.content?;
-        let gated: Value = match serde_json::from_str(&content) {
-            Ok(v) => v,
-            Err(e) => return Some(Err(format!("the gate's output is not JSON ({e})"))),
-        };
-        let whole = admission.refused.iter().find(|r| r.path.is_empty()).map(|_| gated.clone());
-        for (n, &i) in blobs.iter().enumerate() {
-            let block = match &whole {
-                Some(Value::Array(placeholder)) => placeholder.first().cloned().unwrap_or(Value::Null),
-                _ => gated.get(n).cloned().unwrap_or(Value::Null),
-            };
-            let item_uri = contents[i].get("uri").cloned().unwrap_or_else(|| Value::String(uri.to_string()));
-            contents[i] = match (block.get("type").and_then(Value::as_str), block.get("resource")) {
-                (Some("resource"), Some(resource)) if whole.is_none() => resource.clone(),
-                _ => {
-                    let text = block.get("text").and_then(Value::as_str).unwrap_or("[mediagate] refused");
-                    json!({"uri": item_uri, "mimeType": "text/plain", "text": text})
-                }
-            };
-        }
-        Some(Ok(Gated::Rebuilt(result)))
-    }
-
-    /// `prompts/get`: the messages through the seat; a result refused whole is an error.
-    async fn gate_prompt(&self, name: &str, result: &str) -> Option<Result<Gated, String>> {
-        let admission = match self.admit(name, result).await {
-            Ok(a) => a,
-            Err(e) => return Some(Err(e)),
-        };
+        let wrapped = format!("[{}]", wrapped.join(","));
+        let admission = self.admit(label, &wrapped).await?;
         if admission.refused.iter().any(|r| r.path.is_empty()) {
-            let reason = admission.refused[0].reason.as_str();
-            return Some(Err(format!("the prompt could not be read by the gate ({reason})")));
+            return Err(whole_refusal_words(admission.content.as_deref()));
         }
-        admission.content.map(|content| Ok(Gated::Splice(content)))
+        let gated: Vec<Value> = serde_json::from_str(admission.content.as_deref().unwrap_or(&wrapped))
+            .map_err(|e| format!("the gate's output for its media cannot be read back ({e})"))?;
+        let refused: std::collections::HashSet<String> = admission.refused.iter().map(|r| r.path.clone()).collect();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut refused_spans = Vec::new();
+        for (n, (span, item)) in items.iter().enumerate() {
+            let block = gated.get(n).ok_or("the gate's output for its media is short")?;
+            let was_refused = refused.contains(&format!("/{n}"));
+            let words = || block.get("text").and_then(Value::as_str).unwrap_or("[mediagate] refused").to_string();
+            let replacement = match (item, was_refused) {
+                (Item::Blob(uri), true) => {
+                    json!({"uri": uri.unwrap_or(label), "mimeType": "text/plain", "text": words()}).to_string()
+                }
+                (Item::DataUrl, true) => Value::String(words()).to_string(),
+                (Item::Blob(_), false) => {
+                    block.get("resource").map(Value::to_string).ok_or("the gate lost a resource")?
+                }
+                (Item::DataUrl, false) => {
+                    block.pointer("/image_url/url").map(Value::to_string).ok_or("the gate lost a data URL")?
+                }
+            };
+            out.push_str(&text[at..span.start]);
+            if was_refused {
+                refused_spans.push(out.len()..out.len() + replacement.len());
+            }
+            out.push_str(&replacement);
+            at = span.end;
+        }
+        out.push_str(&text[at..]);
+        Ok((out, refused_spans))
     }
 
     /// Every open request is answered with an error (the server can no longer answer it).
     async fn fail_pending(&mut self, why: &str) {
         let pending: Vec<(String, PendingRequest)> = self.pending.drain().collect();
-        for (key, request) in pending {
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+        for (_, request) in pending {
             let message = format!("`{}` was not answered: {why}", request.method);
-            self.send_client(error_response(&id, INTERNAL_ERROR, message)).await;
+            self.send_client(error_response(&request.id, INTERNAL_ERROR, message)).await;
         }
     }
 
@@ -684,7 +856,7 @@ impl Proxy {
         let seconds = self.timeout.map_or(0, |t| t.as_secs());
         for key in expired {
             let Some(request) = self.pending.remove(&key) else { continue };
-            let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
+            let id = request.id;
             let message = format!(
                 "the MCP server `{}` did not answer `{}` within {seconds} s (mediagate proxy --timeout); \
                  the request was cancelled",
@@ -695,7 +867,7 @@ impl Proxy {
             params.insert("requestId".into(), id);
             params.insert("reason".into(), Value::String(format!("timed out after {seconds} s in mediagate proxy")));
             let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
-            self.send_server(cancel.to_string().into_bytes()).await;
+            let _ = self.send_server(cancel.to_string().into_bytes());
         }
     }
 }
@@ -703,10 +875,104 @@ impl Proxy {
 fn seat_of(method: &str, params: Params) -> Seat {
     match method {
         "tools/call" => Seat::ToolResult(params.name.unwrap_or_default()),
+        // A task's result is the result of the `tools/call` that made the task.
+        "tasks/result" => Seat::ToolResult(match params.task_id {
+            Some(Value::String(id)) => format!("task {id}"),
+            Some(id) => format!("task {id}"),
+            None => "task".into(),
+        }),
         "resources/read" => Seat::Resource(params.uri.unwrap_or_default()),
         "prompts/get" => Seat::Prompt(params.name.unwrap_or_default()),
         _ => Seat::None,
     }
+}
+
+/// The line with its `id` member's value replaced by `id`.
+fn with_id(line: &[u8], id: &Value) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow)]
+        id: &'a RawValue,
+    }
+    let mended = lone_surrogates_mended(line);
+    let span = span_of(&mended, serde_json::from_slice::<Id>(&mended).ok()?.id);
+    Some([&line[..span.start], id.to_string().as_bytes(), &line[span.end..]].concat())
+}
+
+/// [`proxy_inspect::inspect`] over the line as the gate reads it (lone surrogates mended).
+fn inspect_line(text: &str) -> Result<Inspection, String> {
+    let mended = lone_surrogates_mended(text.as_bytes());
+    let mended = std::str::from_utf8(&mended).map_err(|e| format!("it is not UTF-8 ({e})"))?;
+    proxy_inspect::inspect(mended).map_err(|e| format!("it is not JSON the gate can read ({e})"))
+}
+
+/// The gate's words for a message it refused whole (its content is one text block).
+fn whole_refusal_words(content: Option<&str>) -> String {
+    let blocks: Option<Value> = content.and_then(|c| serde_json::from_str(c).ok());
+    match blocks.as_ref().and_then(|b| b.pointer("/0/text")).and_then(Value::as_str) {
+        Some(text) => text.trim_start_matches("[mediagate] ").trim_end_matches('.').to_string(),
+        None => "the gate could not read it".into(),
+    }
+}
+
+/// Where `result.structuredContent` sits in an answer line.
+fn structured_span(text: &str) -> Option<std::ops::Range<usize>> {
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Structured<'a> {
+        #[serde(borrow, rename = "structuredContent")]
+        structured: Option<&'a RawValue>,
+    }
+    let mended = lone_surrogates_mended(text.as_bytes());
+    let answer: Answer = serde_json::from_slice(&mended).ok()?;
+    let structured: Structured = serde_json::from_str(answer.result?.get()).ok()?;
+    Some(span_of(&mended, structured.structured?))
+}
+
+/// A tool result with a block refused inside `structuredContent`: that no longer matches the
+/// tool's output schema, so it is withheld and the result marked `isError`, with a note why.
+fn structured_content_withheld(line: &[u8], tool: &str) -> Result<Vec<u8>, String> {
+    let mut answer: Value =
+        serde_json::from_slice(line).map_err(|e| format!("the gate's output cannot be rebuilt as JSON ({e})"))?;
+    if let Some(object) = answer.get_mut("result").and_then(Value::as_object_mut) {
+        object.remove("structuredContent");
+        object.insert("isError".into(), Value::Bool(true));
+        let note = json!({
+            "type": "text",
+            "text": format!(
+                "[mediagate] The structured result of tool \"{tool}\" was withheld: a media block in it was \
+                 refused and replaced, so it no longer matches the tool's output schema."
+            ),
+        });
+        match object.get_mut("content").and_then(Value::as_array_mut) {
+            Some(content) => content.push(note),
+            None => {
+                object.insert("content".into(), Value::Array(vec![note]));
+            }
+        }
+    }
+    Ok(answer.to_string().into_bytes())
+}
+
+/// A `resources/read` answer whose items the gate replaced by text blocks: each is given the
+/// `uri` (the request's) and `mimeType` a resource content needs, so clients can read it.
+fn contents_named(line: &[u8], uri: &str, replaced: &[usize]) -> Result<Vec<u8>, String> {
+    let mut answer: Value =
+        serde_json::from_slice(line).map_err(|e| format!("the gate's output cannot be rebuilt as JSON ({e})"))?;
+    if let Some(contents) = answer.pointer_mut("/result/contents").and_then(Value::as_array_mut) {
+        for &n in replaced {
+            if let Some(item) = contents.get_mut(n).and_then(Value::as_object_mut) {
+                item.remove("type");
+                item.entry("uri").or_insert_with(|| Value::String(uri.to_string()));
+                item.insert("mimeType".into(), Value::String("text/plain".into()));
+            }
+        }
+    }
+    Ok(answer.to_string().into_bytes())
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -733,12 +999,14 @@ mod tests {
     use super::*;
 
     fn lines(input: &[u8], max: usize) -> Vec<String> {
-        let (tx, mut rx) = mpsc::channel(64);
+        let (tx, mut rx) = channel(1 << 20);
         let input = input.to_vec();
-        std::thread::spawn(move || read_lines(&input[..], max, tx)).join().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let handle = runtime.handle().clone();
+        std::thread::spawn(move || read_lines(&input[..], max, tx, &handle)).join().unwrap();
         let mut out = Vec::new();
         while let Ok(line) = rx.try_recv() {
-            out.push(match line {
+            out.push(match line.item {
                 Line::Message(m) => String::from_utf8(m).unwrap(),
                 Line::TooLong(n) => format!("too long: {n}"),
                 Line::End(e) => format!("end {e:?}"),
@@ -765,6 +1033,40 @@ mod tests {
         let Parsed::Message(e) = parse(b"{\"id\":null,\"error\":{}}") else { panic!() };
         assert_eq!(e.id, Some(Value::Null));
         assert!(matches!(parse(b"\"just a string\""), Parsed::NotMessage(_)));
+        // A request that is also an answer, or an answer both ways, is no message.
+        for both in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"notifications/message","result":{"content":[]}}"#[..],
+            br#"{"jsonrpc":"2.0","method":"x","error":{"code":1,"message":"m"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+        ] {
+            assert!(matches!(parse(both), Parsed::NotMessage(_)), "{}", String::from_utf8_lossy(both));
+        }
+    }
+
+    #[tokio::test]
+    async fn channels_are_bounded_in_bytes_and_a_full_one_says_so() {
+        let (tx, mut rx) = channel::<Vec<u8>>(1000);
+        tx.try_send(vec![0; 600], 600).unwrap();
+        assert_eq!(tx.try_send(vec![0; 600], 600), Err(SendError::Full), "600 + 600 bytes exceed 1000");
+        tx.try_send(vec![0; 100], 100).unwrap();
+        let first = rx.recv().await.unwrap();
+        assert_eq!(tx.try_send(vec![0; 600], 600), Err(SendError::Full), "held until dropped");
+        drop(first);
+        tx.try_send(vec![0; 600], 600).unwrap();
+        // One message larger than the whole budget takes all of it, and waits for an empty channel.
+        drop(rx.recv().await);
+        drop(rx.recv().await);
+        tx.try_send(vec![0; 5000], 5000).unwrap();
+        assert_eq!(tx.try_send(vec![0], 1), Err(SendError::Full));
+        drop(rx);
+        // The receiver gone, what it held is dropped and given back: the sender learns it is closed.
+        assert_eq!(tx.send(vec![0], 1).await, Err(SendError::Closed));
+    }
+
+    #[test]
+    fn an_answer_gets_the_id_the_client_sent() {
+        let line = br#"{"jsonrpc":"2.0","result":{"x":1e400},"id":1}"#;
+        assert_eq!(with_id(line, &json!("1")).unwrap(), br#"{"jsonrpc":"2.0","result":{"x":1e400},"id":"1"}"#);
     }
 
     #[test]

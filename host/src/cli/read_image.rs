@@ -53,8 +53,9 @@ pub enum ApiArg {
 
 impl VlmArgs {
     /// The configured VLM, or `None` when the deployment has none. The key comes only from the
-    /// environment (MEDIAGATE_VLM_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY), never a flag,
-    /// so it stays out of shell history and process listings.
+    /// environment (MEDIAGATE_VLM_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY at that vendor's
+    /// own API: `VlmConfig::resolve`), never a flag, so it stays out of shell history and process
+    /// listings.
     pub fn resolve(&self) -> Result<Option<VlmConfig>, String> {
         let api = self.vlm_api.map(|a| match a {
             ApiArg::Openai => Api::OpenAi,

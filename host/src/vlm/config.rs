@@ -38,14 +38,17 @@ pub struct VlmConfig {
     pub max_retry_wait: Duration,
     /// Bound on one SSE event's size.
     pub max_event_bytes: usize,
+    /// The vendor's key variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) that was set but not sent,
+    /// because the URL is not that vendor's API: named when the provider asks for a key.
+    pub withheld_key: Option<&'static str>,
 }
 
 impl std::fmt::Debug for VlmConfig {
-    // The key is never printed.
+    // The key is never printed, nor the URL's user, password or query.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VlmConfig")
             .field("api", &self.api)
-            .field("base_url", &self.base_url)
+            .field("base_url", &super::shown_url(&self.base_url))
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .finish_non_exhaustive()
@@ -66,12 +69,15 @@ impl VlmConfig {
             retry_backoff: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(30),
             max_event_bytes: 1 << 20,
+            withheld_key: None,
         }
     }
 
     /// Reads `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL`, `MEDIAGATE_VLM_API` (`openai` |
-    /// `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY` (falling back to
-    /// `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`), each overridden by the argument when given.
+    /// `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY`, each overridden by the argument
+    /// when given. Without `MEDIAGATE_VLM_API_KEY` the vendor's own variable (`OPENAI_API_KEY` /
+    /// `ANTHROPIC_API_KEY`) is the key only for that vendor's API (see [`vendor_key_variable`]):
+    /// a URL from someone else's configuration never collects the user's global key.
     /// `None` when no URL is configured: the deployment has no VLM.
     pub fn resolve(
         url: Option<String>,
@@ -94,14 +100,36 @@ impl VlmConfig {
         let model = model
             .or_else(|| env("MEDIAGATE_VLM_MODEL"))
             .ok_or("a VLM URL is configured but no model: set --vlm-model or MEDIAGATE_VLM_MODEL")?;
-        let fallback = match api {
+        let vendor_variable = match api {
             Api::OpenAi => "OPENAI_API_KEY",
             Api::Anthropic => "ANTHROPIC_API_KEY",
         };
+        let own_key = env("MEDIAGATE_VLM_API_KEY").filter(|k| !k.is_empty());
+        let vendor_key = env(vendor_variable).filter(|k| !k.is_empty());
+        let for_vendor = vendor_key_variable(api, &url) == Some(vendor_variable);
         let mut config = VlmConfig::new(api, url, model);
-        config.api_key = env("MEDIAGATE_VLM_API_KEY").or_else(|| env(fallback)).filter(|k| !k.is_empty());
+        config.withheld_key = (own_key.is_none() && vendor_key.is_some() && !for_vendor).then_some(vendor_variable);
+        config.api_key = own_key.or(if for_vendor { vendor_key } else { None });
         Ok(Some(config))
     }
+}
+
+/// The vendor's key variable that may stand in for `MEDIAGATE_VLM_API_KEY` at `url`: only the
+/// vendor's own API over https on its standard port — `https://api.openai.com` for `OPENAI_API_KEY`
+/// (OpenAI dialect), `https://api.anthropic.com` for `ANTHROPIC_API_KEY` (Anthropic dialect), no
+/// user or password in the URL. Any other URL gets a key only from `MEDIAGATE_VLM_API_KEY`.
+pub fn vendor_key_variable(api: Api, url: &str) -> Option<&'static str> {
+    let url = reqwest::Url::parse(url).ok()?;
+    let (host, variable) = match api {
+        Api::OpenAi => ("api.openai.com", "OPENAI_API_KEY"),
+        Api::Anthropic => ("api.anthropic.com", "ANTHROPIC_API_KEY"),
+    };
+    let vendors = url.scheme() == "https"
+        && url.host_str() == Some(host)
+        && url.port().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    vendors.then_some(variable)
 }
 
 #[cfg(test)]
@@ -124,11 +152,48 @@ mod tests {
             ("MEDIAGATE_VLM_MODEL", "env-model"),
             ("ANTHROPIC_API_KEY", "sk-ant"),
         ];
-        let c =
-            VlmConfig::resolve(Some("http://flag".into()), None, Some(Api::Anthropic), env(&vars)).unwrap().unwrap();
-        assert_eq!((c.base_url.as_str(), c.model.as_str(), c.api), ("http://flag", "env-model", Api::Anthropic));
+        let c = VlmConfig::resolve(Some("https://api.anthropic.com".into()), None, Some(Api::Anthropic), env(&vars))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.model.as_str(), c.api),
+            ("https://api.anthropic.com", "env-model", Api::Anthropic)
+        );
         assert_eq!(c.api_key.as_deref(), Some("sk-ant"));
         assert!(!format!("{c:?}").contains("sk-ant"), "the key is never printed");
+    }
+
+    #[test]
+    fn the_vendors_key_goes_only_to_the_vendors_api() {
+        let resolve = |api: Api, url: &str, vars: &[(&str, &str)]| {
+            let mut vars = vars.to_vec();
+            vars.push(("MEDIAGATE_VLM_MODEL", "m"));
+            VlmConfig::resolve(Some(url.into()), None, Some(api), env(&vars)).unwrap().unwrap()
+        };
+        let openai = [("OPENAI_API_KEY", "sk-openai"), ("ANTHROPIC_API_KEY", "sk-ant")];
+        for url in ["https://api.openai.com/v1", "https://api.openai.com/v1/", "HTTPS://API.OPENAI.COM/v1"] {
+            assert_eq!(resolve(Api::OpenAi, url, &openai).api_key.as_deref(), Some("sk-openai"), "{url}");
+        }
+        assert_eq!(resolve(Api::Anthropic, "https://api.anthropic.com", &openai).api_key.as_deref(), Some("sk-ant"));
+        for (api, url) in [
+            (Api::OpenAi, "https://collector.example/v1"),
+            (Api::OpenAi, "http://api.openai.com/v1"),
+            (Api::OpenAi, "https://api.openai.com:8443/v1"),
+            (Api::OpenAi, "https://api.openai.com.example/v1"),
+            (Api::OpenAi, "https://me@api.openai.com/v1"),
+            (Api::OpenAi, "https://api.anthropic.com"),
+            (Api::Anthropic, "https://api.openai.com/v1"),
+            (Api::Anthropic, "http://127.0.0.1:8080"),
+        ] {
+            let c = resolve(api, url, &openai);
+            assert_eq!(c.api_key, None, "{url}");
+            assert!(c.withheld_key.is_some(), "{url}");
+        }
+        // MEDIAGATE_VLM_API_KEY is given for this configuration: it goes to whatever URL it names.
+        let own = [("MEDIAGATE_VLM_API_KEY", "sk-own"), ("OPENAI_API_KEY", "sk-openai")];
+        let c = resolve(Api::OpenAi, "https://llm.example/v1", &own);
+        assert_eq!((c.api_key.as_deref(), c.withheld_key), (Some("sk-own"), None));
+        assert_eq!(resolve(Api::OpenAi, "https://api.openai.com/v1", &own).api_key.as_deref(), Some("sk-own"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
-pub use config::{Api, VlmConfig};
+pub use config::{Api, VlmConfig, vendor_key_variable};
 
 /// The contract's own types (`mediagate:gate/vlm`), generated from the WIT: the client speaks
 /// them directly, so nothing converts between a host copy and the guest's.
@@ -168,22 +168,31 @@ impl ReplyStream {
 /// A client for one configured VLM endpoint.
 pub struct VlmClient {
     config: VlmConfig,
+    /// The endpoint, built once from the base URL (see [`endpoint_url`]).
+    endpoint: reqwest::Url,
     http: reqwest::Client,
 }
 
 impl VlmClient {
     /// Refuses, before anything connects, a configuration that would send its API key in clear
-    /// text: `http://` to a host that is not loopback (see [`check_key_transport`]).
+    /// text: `http://` to a host that is not loopback (see [`check_key_transport`]), and a base URL
+    /// that is not a URL.
+    ///
+    /// The client connects to the configured URL and nowhere else: no proxy from the environment
+    /// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are not read, as the Python host does not read
+    /// them), so the key goes to the host the URL names, never to whoever the environment says.
     pub fn new(config: VlmConfig) -> Result<Self, VlmError> {
         check_key_transport(&config)?;
+        let endpoint = endpoint_url(config.api, &config.base_url)?;
         let http = reqwest::Client::builder()
+            .no_proxy()
             .connect_timeout(config.connect_timeout)
             // A redirect would carry the body and `x-api-key` (a custom header reqwest does not
             // strip) to another host; an API endpoint has no reason to redirect a POST.
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| VlmError::Unreachable(format!("cannot build the HTTP client: {e}")))?;
-        Ok(VlmClient { config, http })
+        Ok(VlmClient { config, endpoint, http })
     }
 
     pub fn config(&self) -> &VlmConfig {
@@ -200,14 +209,13 @@ impl VlmClient {
     }
 
     async fn ask_unredacted(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmError> {
-        let (url, body, dialect): (String, serde_json::Value, Box<dyn Dialect>) = match self.config.api {
+        let url = self.endpoint.clone();
+        let (body, dialect): (serde_json::Value, Box<dyn Dialect>) = match self.config.api {
             Api::OpenAi => (
-                format!("{}/chat/completions", self.config.base_url.trim_end_matches('/')),
                 openai::request(&self.config.model, prompt, mime, data_base64),
                 Box::new(openai::OpenAiDialect::default()),
             ),
             Api::Anthropic => (
-                format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
                 anthropic::request(&self.config.model, prompt, mime, data_base64),
                 Box::new(anthropic::AnthropicDialect::default()),
             ),
@@ -222,7 +230,7 @@ impl VlmClient {
         };
         let mut attempt = 0;
         loop {
-            let mut request = self.http.post(&url).header("content-type", "application/json").body(body.clone());
+            let mut request = self.http.post(url.clone()).header("content-type", "application/json").body(body.clone());
             request = match self.config.api {
                 Api::OpenAi => match &self.config.api_key {
                     Some(key) => request.bearer_auth(key),
@@ -242,7 +250,7 @@ impl VlmClient {
                 Ok(Err(e)) if e.is_connect() && e.is_timeout() => Ok((
                     VlmError::TimedOut(format!(
                         "connecting to {} took longer than {:?}: {}",
-                        self.config.base_url,
+                        shown_url(&self.config.base_url),
                         self.config.connect_timeout,
                         transport_message(&e)
                     )),
@@ -251,7 +259,7 @@ impl VlmClient {
                 Ok(Err(e)) if e.is_connect() => Ok((
                     VlmError::Unreachable(format!(
                         "cannot connect to {}: {}",
-                        self.config.base_url,
+                        shown_url(&self.config.base_url),
                         transport_message(&e)
                     )),
                     None,
@@ -268,15 +276,29 @@ impl VlmClient {
                         .is_redirection()
                         .then(|| response.headers().get(reqwest::header::LOCATION)?.to_str().ok().map(str::to_string))
                         .flatten();
-                    let mut message = provider_message(response, self.config.idle_timeout.min(ERROR_BODY_WAIT)).await;
+                    let mut message = provider_message(
+                        response,
+                        self.config.idle_timeout.min(ERROR_BODY_WAIT),
+                        self.config.api_key.as_deref(),
+                    )
+                    .await;
                     if let Some(location) = location {
                         let location: String = location.chars().take(300).collect();
                         message =
                             format!("{message}; redirects are not followed: configure the final URL ({location})");
                     }
                     if matches!(status.as_u16(), 404 | 405) {
-                        message =
-                            format!("{message} ({})", endpoint_hint(self.config.api, &self.config.base_url, &url));
+                        message = format!(
+                            "{message} ({})",
+                            endpoint_hint(self.config.api, &self.config.base_url, url.as_str())
+                        );
+                    }
+                    if let (401 | 403, Some(variable)) = (status.as_u16(), self.config.withheld_key) {
+                        message = format!(
+                            "{message} (no key was sent: {variable} goes only to its vendor's own API over https; \
+                             for {} set MEDIAGATE_VLM_API_KEY)",
+                            shown_url(&self.config.base_url)
+                        );
                     }
                     let refused = VlmError::Refused(ProviderRefusal { status: status.as_u16(), message });
                     if status.as_u16() == 429 || status.is_server_error() {
@@ -441,8 +463,12 @@ impl ByteGuard {
 }
 
 fn transport_message(e: &reqwest::Error) -> String {
-    // reqwest's Display names the URL; walk the sources for the cause (never headers or keys).
+    // reqwest's Display names the URL, which may carry a user, a password or a key in its query:
+    // it is shown without them. The sources give the cause (never headers or keys).
     let mut msg = e.to_string();
+    if let Some(url) = e.url() {
+        msg = msg.replace(url.as_str(), &shown_url(url.as_str()));
+    }
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         msg = format!("{msg}: {s}");
@@ -505,19 +531,42 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Longest wait for an error body.
 const ERROR_BODY_WAIT: Duration = Duration::from_secs(10);
 
+/// Characters of the provider's message kept.
+const MAX_PROVIDER_MESSAGE: usize = 500;
+
 /// The provider's own words: `error.message` of a JSON body, else the body's start. At most
-/// [`MAX_ERROR_BODY`] bytes are read, for at most `wait`: an endless body costs nothing.
-async fn provider_message(mut response: reqwest::Response, wait: Duration) -> String {
+/// [`MAX_ERROR_BODY`] bytes are read, for at most `wait`: an endless body costs nothing. The key is
+/// redacted before anything is cut, and a body cut off is cut again before any start of the key at
+/// its end, so no part of a key survives a cut.
+async fn provider_message(mut response: reqwest::Response, wait: Duration, key: Option<&str>) -> String {
     let status = response.status();
     let mut body = Vec::new();
     let deadline = tokio::time::Instant::now() + wait;
+    let mut whole = false;
     while body.len() < MAX_ERROR_BODY {
         match tokio::time::timeout_at(deadline, response.chunk()).await {
             Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
+            Ok(Ok(None)) => {
+                whole = true;
+                break;
+            }
             _ => break,
         }
     }
-    let text = String::from_utf8_lossy(&body);
+    message_of(status, &body, whole, key)
+}
+
+/// [`provider_message`] on the bytes read; `whole` says whether they are the whole body.
+fn message_of(status: reqwest::StatusCode, body: &[u8], whole: bool, key: Option<&str>) -> String {
+    let mut redactor = KeyRedactor::new(key);
+    let mut text: String = redactor
+        .push(Chunk { kind: ChunkKind::Content, text: String::from_utf8_lossy(body).into_owned() })
+        .map(|c| c.text)
+        .unwrap_or_default();
+    if whole {
+        text.extend(redactor.finish().into_iter().map(|c| c.text));
+    }
+    let cut = |m: &str| m.chars().take(MAX_PROVIDER_MESSAGE).collect::<String>();
     if let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) {
         let message = json
             .pointer("/error/message")
@@ -525,14 +574,50 @@ async fn provider_message(mut response: reqwest::Response, wait: Duration) -> St
             .or_else(|| json.get("error"))
             .and_then(|m| m.as_str());
         if let Some(m) = message {
-            return m.to_string();
+            // The JSON string unescaped can spell the key again (`\u0073k-…`).
+            return cut(&replace_key(m, key));
         }
     }
     let text = text.trim();
-    if text.is_empty() {
-        status.canonical_reason().unwrap_or("no message").to_string()
-    } else {
-        text.chars().take(500).collect()
+    if text.is_empty() { status.canonical_reason().unwrap_or("no message").to_string() } else { cut(text) }
+}
+
+fn replace_key(text: &str, key: Option<&str>) -> String {
+    match key.filter(|k| k.len() >= MIN_KEY_LEN) {
+        Some(key) => text.replace(key, REDACTED),
+        None => text.to_string(),
+    }
+}
+
+/// The URL requests go to: the dialect's path (`/chat/completions`, `/v1/messages`) appended to
+/// the base URL's path, before its query, which is kept (`https://h/v1?api-version=1` →
+/// `https://h/v1/chat/completions?api-version=1`); a fragment is dropped.
+pub fn endpoint_url(api: Api, base_url: &str) -> Result<reqwest::Url, VlmError> {
+    let not_a_url = |why: String| VlmError::Unreachable(format!("the VLM URL {} {why}", shown_url(base_url)));
+    let mut url = reqwest::Url::parse(base_url.trim()).map_err(|e| not_a_url(format!("is not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(not_a_url("is not an http or https URL".into()));
+    }
+    url.set_fragment(None);
+    let path: &[&str] = match api {
+        Api::OpenAi => &["chat", "completions"],
+        Api::Anthropic => &["v1", "messages"],
+    };
+    url.path_segments_mut().map_err(|()| not_a_url("has no path to append to".into()))?.pop_if_empty().extend(path);
+    Ok(url)
+}
+
+/// A VLM error in words, for a person or a model (the generated type's `Display` is its debug form).
+pub fn describe(e: &VlmError) -> String {
+    match e {
+        VlmError::NotConfigured => "no vision model is configured".into(),
+        VlmError::Unreachable(m) => m.clone(),
+        VlmError::Refused(p) => {
+            format!("the vision model's provider refused the request (HTTP {}): {}", p.status, p.message)
+        }
+        VlmError::TimedOut(m) => format!("the vision model timed out: {m}"),
+        VlmError::MalformedStream(m) => format!("the vision model's reply could not be read: {m}"),
+        VlmError::StoppedEarly(m) => format!("the vision model stopped before its reply was complete: {m}"),
     }
 }
 
@@ -581,7 +666,7 @@ fn has_version_segment(path: &str) -> bool {
 }
 
 /// A URL as it may be shown: no user, password, query or fragment (where credentials hide).
-fn shown_url(url: &str) -> String {
+pub fn shown_url(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut u) => {
             let _ = u.set_username("");
@@ -590,7 +675,15 @@ fn shown_url(url: &str) -> String {
             u.set_fragment(None);
             u.to_string().trim_end_matches('/').to_string()
         }
-        Err(_) => url.trim_end_matches('/').to_string(),
+        // Not a URL a parser reads: cut what could be credentials by hand.
+        Err(_) => {
+            let url = url.split(['?', '#']).next().unwrap_or_default();
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+            let sep = if scheme.is_empty() { "" } else { "://" };
+            format!("{scheme}{sep}{host}{path}").trim_end_matches('/').to_string()
+        }
     }
 }
 
@@ -846,6 +939,52 @@ mod tests {
         }
         // No key, nothing secret: any URL.
         assert!(check("http://192.0.2.1/v1", None).is_ok());
+    }
+
+    #[test]
+    fn the_endpoint_path_goes_before_the_query() {
+        let url = |api, base: &str| endpoint_url(api, base).map(|u| u.to_string());
+        assert_eq!(url(Api::OpenAi, "http://127.0.0.1:8080/v1").unwrap(), "http://127.0.0.1:8080/v1/chat/completions");
+        assert_eq!(url(Api::OpenAi, "http://h/v1/").unwrap(), "http://h/v1/chat/completions");
+        assert_eq!(url(Api::Anthropic, "https://api.anthropic.com").unwrap(), "https://api.anthropic.com/v1/messages");
+        assert_eq!(
+            url(Api::OpenAi, "https://h/openai/v1?api-version=2024&key=k#frag").unwrap(),
+            "https://h/openai/v1/chat/completions?api-version=2024&key=k"
+        );
+        for bad in ["not a url", "ftp://h/v1", "mailto:me@h", "http://user:pw@/x"] {
+            let e = describe(&endpoint_url(Api::OpenAi, bad).unwrap_err());
+            assert!(e.starts_with("the VLM URL") && !e.contains("pw"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_error_body_is_redacted_before_it_is_cut() {
+        let key = "sk-0123456789abcdef";
+        let status = reqwest::StatusCode::UNAUTHORIZED;
+        // The key straddles the 500-character cut of a body that is not JSON.
+        for at in 480..500 {
+            let body = format!("{}{key} and more", "x".repeat(at));
+            let m = message_of(status, body.as_bytes(), true, Some(key));
+            assert!(!m.contains("sk-0") && m.chars().count() <= MAX_PROVIDER_MESSAGE, "{at}: {m}");
+        }
+        // The same in a JSON message, and written with a JSON escape.
+        let body = serde_json::json!({"error": {"message": format!("{}{key}", "y".repeat(495))}}).to_string();
+        assert!(!message_of(status, body.as_bytes(), true, Some(key)).contains("sk-"));
+        let escaped = r#"{"error":{"message":"bad key \u0073k-0123456789abcdef"}}"#;
+        assert_eq!(message_of(status, escaped.as_bytes(), true, Some(key)), "bad key <redacted>");
+        // A body cut off by the read bound loses the start of a key at its end.
+        let m = message_of(status, b"sk-0123", false, Some(key));
+        assert_eq!(m, "Unauthorized");
+        assert_eq!(message_of(status, b"sk-0123", true, Some(key)), "sk-0123", "a whole body ending so is text");
+    }
+
+    #[test]
+    fn a_refusal_is_described_in_words() {
+        let mut c = VlmConfig::new(Api::OpenAi, "http://me:pw@192.0.2.1/v1?key=k", "m");
+        c.api_key = Some("sk-key".into());
+        let e = describe(&VlmClient::new(c).err().unwrap());
+        assert!(e.starts_with("refusing to send the API key in clear text"), "{e}");
+        assert!(!e.contains("Unreachable") && !e.contains("pw") && !e.contains("key=k"), "{e}");
     }
 
     #[test]

@@ -49,8 +49,35 @@ CONVERSION_IFACE = f"mediagate:gate/conversion@{CONTRACT}"
 #: The component's file name, inside this package (wheel) and in `target/guest/` (a clone).
 COMPONENT_FILE = "mediagate-agent-tool.wasm"
 
+#: What the `agent-tool` world imports (wit/mediagate.wit): the preopen and the WASI interfaces its
+#: types use, the VLM and the output sink. wasmtime-py 50 links WASI p2 only whole
+#: (`Linker.add_wasip2`), so a component that imports anything else (sockets, environment, stdio,
+#: random…) is refused when it is loaded: the host never lets a component reach the rest.
+WORLD_IMPORTS = frozenset({
+    "wasi:filesystem/preopens@0.2.12",
+    "wasi:filesystem/types@0.2.12",
+    "wasi:clocks/wall-clock@0.2.12",
+    "wasi:io/error@0.2.12",
+    "wasi:io/poll@0.2.12",
+    "wasi:io/streams@0.2.12",
+    VLM_IFACE,
+    OUTPUT_IFACE,
+})
+
+#: Characters of each kind (`content`, `reasoning`) one call passes to `on_output` (the Rust
+#: host's `SINK_CAP_CHARS`): the guest stops at 199,900 characters and a marker; this bounds a
+#: guest that does not, whose writes past it are dropped.
+OUTPUT_CAP_CHARS = 200_000 + 4_096
+
+#: `vlm.ask` calls one tool call may make (the Rust host's `ASKS_PER_CALL`): a guest that asks
+#: again gets an `unreachable` error in words and nothing is sent.
+ASKS_PER_CALL = 1
+
 #: The host-defined resource type id of `vlm.reply`.
 _REPLY_TYPE = 0x4D47_0001
+
+#: About how many characters of text already received go to the guest with one chunk.
+READY_TEXT_CHARS = 64 * 1024
 
 #: How often the shared engine's epoch advances (the granularity of the CPU deadline).
 EPOCH_TICK_S = 0.01
@@ -96,11 +123,17 @@ class GuestTrap(MediagateError):
     """The guest trapped (a panic, out of memory, the CPU deadline) or the call was stopped at its
     wall-clock deadline. Only that call ended.
 
-    `kind` is `deadline` (CPU), `wall-deadline`, `abort` (the guest aborted: a panic, or an
-    allocation past the memory limit — the component has no output to say which) or `trap`;
-    `detail` is wasmtime's full report (with the wasm backtrace)."""
+    `kind` is one of `KINDS`: `deadline` (CPU), `wall-deadline`, `abort` (the guest aborted: a
+    panic, or an allocation past the memory limit — the component has no output to say which, and
+    wasmtime-py's limit fails the allocation rather than trapping) or `trap`; `detail` is
+    wasmtime's full report (with the wasm backtrace)."""
+
+    #: Every kind a `GuestTrap` has (the README's list).
+    KINDS = ("deadline", "wall-deadline", "abort", "trap")
 
     def __init__(self, message: str, kind: str = "trap", detail: str = ""):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown trap kind {kind!r}")
         self.kind = kind
         self.detail = detail
         super().__init__(message)
@@ -279,8 +312,23 @@ def _open_cache_dir(path: Path) -> Optional[int]:
                         path, st.st_uid, os.geteuid())
             os.close(fd)
             return None
+        if st.st_mode & 0o022:
+            log.warning("not using the compiled cache %s: writable by group or others (mode %o)", path,
+                        stat.S_IMODE(st.st_mode))
+            os.close(fd)
+            return None
         if stat.S_IMODE(st.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)  # ours: nobody else may add files to it
+            os.fchmod(fd, 0o700)  # ours: nobody else may even list it
+        # Nobody else may rename the cache directory away and put another in its place: every
+        # directory above it is the user's or root's, writable by no one else unless sticky (/tmp).
+        real = Path(os.path.realpath(path))
+        for above in real.parents:
+            a = os.stat(above)
+            if a.st_uid not in (0, os.geteuid()) or (a.st_mode & 0o022 and not a.st_mode & stat.S_ISVTX):
+                log.warning("not using the compiled cache %s: the directory above it, %s, is owned by uid %d with "
+                            "mode %o", path, above, a.st_uid, stat.S_IMODE(a.st_mode))
+                os.close(fd)
+                return None
         return fd
     except OSError as e:
         log.warning("not using the compiled cache %s: %s", path, e)
@@ -304,6 +352,8 @@ def _read_cache(engine: wasmtime.Engine, dir_fd: int, name: str, where: Path) ->
             why = f"owned by uid {st.st_uid}, not by this user"
         elif st.st_mode & 0o077:
             why = f"mode {stat.S_IMODE(st.st_mode):o} lets others read or write it"
+        elif st.st_nlink != 1:
+            why = f"it has {st.st_nlink} links; this cache's files have one"
         else:
             why = ""
         if why:
@@ -376,6 +426,8 @@ class _Call:
     host_time: float = 0.0
     replies: Dict[int, Reply] = field(default_factory=dict)
     wall_expired: bool = False
+    asked: int = 0
+    written: Dict[str, int] = field(default_factory=dict)
 
     @property
     def wall_deadline_at(self) -> float:
@@ -496,6 +548,11 @@ class Mediagate:
             self.component, self.origin = load_component_with_origin(self.engine, wasm, cache)
         except wasmtime.WasmtimeError as e:
             raise MediagateError(f"cannot compile {self.wasm_path}: {e}") from e
+        extra = sorted(set(self.component.type.imports(self.engine)) - WORLD_IMPORTS)
+        if extra:
+            raise MediagateError(f"{self.wasm_path} imports {', '.join(extra)}, which the agent-tool world does not: "
+                                 "this host links WASI for the world's imports only; use the "
+                                 "mediagate-agent-tool.wasm of this release")
         self.linker = self._make_linker()
 
         def export(iface: str, name: str) -> wc.ExportIndex:
@@ -910,6 +967,10 @@ def _ask(store: Any, prompt: str, image: Any) -> Any:
     entered = call.enter_host()
     data_base64 = image.data
     try:
+        if call.asked >= ASKS_PER_CALL:
+            return wc.Variant("unreachable", f"this call already asked the vision model {ASKS_PER_CALL} time(s), as "
+                                             "many as one call may; nothing was sent")
+        call.asked += 1
         try:
             if call.vlm_takes_deadline:
                 reply = call.vlm.ask(prompt, image.mime, data_base64, deadline=call.wall_deadline_at)
@@ -949,9 +1010,14 @@ def _next_chunk(store: Any, this: Any) -> Any:
         call.check_wall()
         if chunk is None:
             return _wit.Ok(None)
+        # A model streams a few characters an event: one crossing per event would spend the
+        # guest's CPU deadline (wasmtime-py's lifting counts as guest time) long before the guest's
+        # read bound, so what is already here goes along.
+        ready = getattr(reply, "ready_text", None)
+        more = ready(chunk.kind, READY_TEXT_CHARS) if ready is not None else ""
         record = wc.Record()
         record.kind = chunk.kind
-        record.text = chunk.text
+        record.text = chunk.text + more
         return _wit.Ok(record)
     finally:
         call.leave_host(entered)
@@ -968,7 +1034,10 @@ def _drop_reply(_store: Any, rep: int) -> None:
 
 def _write(_store: Any, kind: str, text: str) -> None:
     call = _call_state()
-    if call.on_output is None:
+    used = call.written.get(kind, 0)
+    text = text[:max(0, OUTPUT_CAP_CHARS - used)]
+    call.written[kind] = used + len(text)
+    if call.on_output is None or not text:
         return
     entered = call.enter_host()
     try:

@@ -33,8 +33,10 @@ ENV_URL = "MEDIAGATE_VLM_URL"
 ENV_MODEL = "MEDIAGATE_VLM_MODEL"
 ENV_API = "MEDIAGATE_VLM_API"
 ENV_API_KEY = "MEDIAGATE_VLM_API_KEY"
-#: The key each API falls back to when `MEDIAGATE_VLM_API_KEY` is not set.
+#: The key each API falls back to when `MEDIAGATE_VLM_API_KEY` is not set — only for that
+#: vendor's own API (`VENDOR_HOSTS`, over https on its standard port; see `vendor_key_variable`).
 FALLBACK_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+VENDOR_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 APIS = ("openai", "anthropic")
 
 #: Chunk kinds, as the WIT enum `chunk-kind` spells them.
@@ -88,6 +90,13 @@ class Reply:
     def next_chunk(self) -> Optional[Chunk]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def ready_text(self, kind: str, max_chars: int) -> str:
+        """Text of `kind` that follows the last chunk and is already here (no waiting), up to about
+        `max_chars` characters, taken out of the reply. The host sends it to the guest with that
+        chunk: each crossing of the sandbox boundary costs wasmtime-py far more than the text does.
+        A reply that cannot tell returns ""."""
+        return ""
+
     def close(self) -> None:
         pass
 
@@ -117,14 +126,64 @@ class NoVlm(Vlm):
         raise VlmError("not-configured", "no vision model is configured")
 
 
+def vendor_key_variable(api: str, url: Optional[str]) -> Optional[str]:
+    """The vendor's key variable that may stand in for `MEDIAGATE_VLM_API_KEY` at `url`: only the
+    vendor's own API over https on its standard port, no user or password in the URL (the Rust
+    host's rule). Any other URL gets a key only from `MEDIAGATE_VLM_API_KEY` or `api_key=`."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit((url or "").strip())
+        port = parts.port
+    except ValueError:
+        return None
+    ok = (parts.scheme.lower() == "https" and (parts.hostname or "") == VENDOR_HOSTS.get(api)
+          and port is None and parts.username is None and parts.password is None)
+    return FALLBACK_KEYS[api] if ok else None
+
+
+def shown_url(url: str) -> str:
+    """A URL as it may be shown: no user, password, query or fragment (where credentials hide)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+    except ValueError:
+        return "the configured URL"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")).rstrip("/")
+
+
+def _redact_then_cut(text: str, key: Optional[str], whole: bool) -> str:
+    """`text` with the key replaced, and, when `text` is not the whole body (it was cut where the
+    reading stopped), any start of the key at its end dropped: no part of a key survives a cut."""
+    if not key or len(key) < 4:
+        return text
+    text = text.replace(key, "<redacted>")
+    if not whole:
+        for n in range(len(key) - 1, 0, -1):
+            if text.endswith(key[:n]):
+                return text[:-n]
+    return text
+
+
 def _clip(text: str, cap: int = _MESSAGE_CAP) -> str:
     text = text.strip()
     return text if len(text) <= cap else text[:cap] + "…"
 
 
-def _provider_message(body: bytes, reason: str) -> str:
-    """The provider's own words from an error body (OpenAI `{"error": {"message"}}` and kin)."""
-    text = body.decode("utf-8", errors="replace")
+def _provider_message(body: bytes, reason: str, api_key: Optional[str] = None, whole: bool = True) -> str:
+    """The provider's own words from an error body (OpenAI `{"error": {"message"}}` and kin), with
+    the key redacted before anything is cut (`whole`: the body was read to its end)."""
+    text = _redact_then_cut(body.decode("utf-8", errors="replace"), api_key, whole)
+
+    def words(m: str) -> str:
+        # A JSON string unescaped can spell the key again (`\u0073k-…`).
+        return _clip(_redact_then_cut(m, api_key, True))
+
     try:
         doc = json.loads(text)
     except ValueError:
@@ -134,12 +193,12 @@ def _provider_message(body: bytes, reason: str) -> str:
         if isinstance(err, dict):
             for key in ("message", "msg", "detail"):
                 if isinstance(err.get(key), str) and err[key].strip():
-                    return _clip(err[key])
+                    return words(err[key])
         if isinstance(err, str) and err.strip():
-            return _clip(err)
+            return words(err)
         for key in ("message", "detail"):
             if isinstance(doc.get(key), str) and doc[key].strip():
-                return _clip(doc[key])
+                return words(doc[key])
     return _clip(text) or reason
 
 
@@ -457,6 +516,13 @@ class _StreamReply(Reply):
                 raise VlmError("malformed-stream", f"the connection broke mid-stream: {e}") from e
             self._take(self._decoder.feed(raw))
 
+    def ready_text(self, kind: str, max_chars: int) -> str:
+        texts, size = [], 0
+        while self._pending and self._pending[0].kind == kind and size < max_chars:
+            texts.append(self._pending.pop(0).text)
+            size += len(texts[-1])
+        return "".join(texts)
+
     def _take(self, events: List[SseEvent]) -> None:
         for event in events:
             chunks, end = self._dialect.on_event(event)
@@ -535,8 +601,8 @@ class HttpVlm(Vlm):
     OpenAI, Ollama, vLLM, LiteLLM, llama.cpp…) or `"anthropic"` (`POST {base_url}/v1/messages`).
 
     Arguments left as `None` are read from `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL` and
-    `MEDIAGATE_VLM_API_KEY` (falling back to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` by API). Without
-    a URL the VLM is not configured.
+    `MEDIAGATE_VLM_API_KEY` (falling back to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` by API, only
+    for that vendor's own API: `vendor_key_variable`). Without a URL the VLM is not configured.
 
     Faults map to the WIT `vlm-error` cases: HTTP 4xx/5xx → `refused(status, provider's message)`
     (a 404 names the URL requested); connection failures → `unreachable`; connect/idle/whole-reply
@@ -566,8 +632,15 @@ class HttpVlm(Vlm):
         base_url = base_url if base_url is not None else os.environ.get(ENV_URL)
         self.base_url = base_url.strip().rstrip("/") if base_url and base_url.strip() else None
         self.model = model if model is not None else os.environ.get(ENV_MODEL, "")
+        #: The vendor's key variable that was set but not sent (the URL is not that vendor's API).
+        self.withheld_key: Optional[str] = None
         if api_key is None:
-            api_key = os.environ.get(ENV_API_KEY) or os.environ.get(FALLBACK_KEYS[api]) or None
+            api_key = os.environ.get(ENV_API_KEY) or None
+            if api_key is None and os.environ.get(FALLBACK_KEYS[api]):
+                if vendor_key_variable(api, self.base_url):
+                    api_key = os.environ.get(FALLBACK_KEYS[api])
+                else:
+                    self.withheld_key = FALLBACK_KEYS[api]
         self.api_key = api_key or None
         if self.api_key and self.base_url:
             _check_key_transport(self.base_url)
@@ -595,10 +668,13 @@ class HttpVlm(Vlm):
 
     @property
     def url(self) -> Optional[str]:
-        """The URL each request goes to."""
+        """The URL each request goes to: the dialect's path appended to the base URL's path, before
+        its query (kept); a fragment is dropped."""
         if not self.base_url:
             return None
-        return f"{self.base_url}/v1/messages" if self.api == "anthropic" else f"{self.base_url}/chat/completions"
+        base = httpx.URL(self.base_url)
+        tail = "/v1/messages" if self.api == "anthropic" else "/chat/completions"
+        return str(base.copy_with(path=base.path.rstrip("/") + tail, fragment=None))
 
     def request_body(self, prompt: str, mime: str, data_base64: str) -> dict:
         if self.api == "anthropic":
@@ -683,17 +759,17 @@ class HttpVlm(Vlm):
                     attempt += 1
                     self._sleep(_backoff(attempt), deadline)
                     continue
-                raise VlmError("timed-out", f"{type(e).__name__} talking to {url}") from e
+                raise VlmError("timed-out", f"{type(e).__name__} talking to {shown_url(url)}") from e
             except httpx.TransportError as e:
                 if attempt < self.retries and isinstance(e, httpx.ConnectError):
                     attempt += 1
                     self._sleep(_backoff(attempt), deadline)
                     continue
-                raise VlmError("unreachable", f"{url}: {e}") from e
+                raise VlmError("unreachable", f"{shown_url(url)}: {e}") from e
 
             if response.status_code >= 400:
                 try:
-                    body = _read_capped(response, _ERROR_BODY_CAP)
+                    body, whole = _read_capped_whole(response, _ERROR_BODY_CAP)
                 finally:
                     response.close()
                 retryable = response.status_code == 429 or response.status_code >= 500
@@ -701,9 +777,12 @@ class HttpVlm(Vlm):
                     attempt += 1
                     self._sleep(_retry_after(response) or _backoff(attempt), deadline)
                     continue
-                message = _provider_message(body, response.reason_phrase or "error")
+                message = _provider_message(body, response.reason_phrase or "error", self.api_key, whole)
                 if response.status_code == 404:
-                    message = f"{message} {self._not_found_hint(url)}"
+                    message = f"{message} {self._not_found_hint(shown_url(url))}"
+                if response.status_code in (401, 403) and self.withheld_key:
+                    message = (f"{message} (no key was sent: {self.withheld_key} goes only to its vendor's own API "
+                               f"over https; for {shown_url(self.base_url or '')} set {ENV_API_KEY})")
                 raise VlmError("refused", message, status=response.status_code)
             if response.status_code >= 300:
                 response.close()
@@ -766,7 +845,8 @@ def vlm_from_env(env: Optional[Mapping[str, str]] = None, **kwargs) -> Vlm:
     """The VLM the environment describes, as the Rust host reads it: `MEDIAGATE_VLM_URL` (none →
     `NoVlm`), `MEDIAGATE_VLM_MODEL` (required with a URL), `MEDIAGATE_VLM_API` (`openai` |
     `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY`, falling back to `OPENAI_API_KEY` /
-    `ANTHROPIC_API_KEY` by API. Raises `VlmConfigError` for a URL without a model or an unknown API."""
+    `ANTHROPIC_API_KEY` by API for that vendor's own API only (`vendor_key_variable`). Raises
+    `VlmConfigError` for a URL without a model or an unknown API."""
     env = os.environ if env is None else env
     url = (env.get(ENV_URL) or "").strip()
     if not url:
@@ -778,25 +858,41 @@ def vlm_from_env(env: Optional[Mapping[str, str]] = None, **kwargs) -> Vlm:
     model = env.get(ENV_MODEL)
     if not model:
         raise VlmConfigError(f"a VLM URL is configured but no model: set {ENV_MODEL}")
-    key = env.get(ENV_API_KEY) or env.get(FALLBACK_KEYS[api]) or ""
+    key = env.get(ENV_API_KEY) or ""
+    withheld = None
+    if not key and env.get(FALLBACK_KEYS[api]):
+        if vendor_key_variable(api, url):
+            key = env.get(FALLBACK_KEYS[api]) or ""
+        else:
+            withheld = FALLBACK_KEYS[api]
     cls = AnthropicVlm if api == "anthropic" else OpenAICompatibleVlm
     # api_key="" (not None): the key comes from `env`, never from os.environ behind its back.
-    return cls(base_url=url, model=model, api_key=key, **kwargs)
+    vlm = cls(base_url=url, model=model, api_key=key, **kwargs)
+    vlm.withheld_key = withheld
+    return vlm
 
 
 def _read_capped(response: httpx.Response, cap: int, wait: float = _ERROR_BODY_WAIT_S) -> bytes:
     """At most `cap` bytes of a body, read for at most about `wait` seconds: an endless body costs
     nothing."""
+    return _read_capped_whole(response, cap, wait)[0]
+
+
+def _read_capped_whole(response: httpx.Response, cap: int, wait: float = _ERROR_BODY_WAIT_S) -> Tuple[bytes, bool]:
+    """`_read_capped`, and whether the bytes are the whole body."""
     out = bytearray()
     until = time.monotonic() + wait
+    whole = False
     try:
         for piece in response.iter_raw():
             out += piece
-            if len(out) >= cap or time.monotonic() >= until:
+            if len(out) > cap or time.monotonic() >= until:
                 break
+        else:
+            whole = True
     except httpx.HTTPError:
         pass
-    return bytes(out[:cap])
+    return bytes(out[:cap]), whole and len(out) <= cap
 
 
 def _backoff(attempt: int) -> float:

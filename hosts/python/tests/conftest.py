@@ -205,7 +205,7 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     shutil.copy(SMALL_PNG, ws / "small.png")
-    (ws / "paper.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n")
+    (ws / "paper.pdf").write_bytes((REPO / "tests" / "fixtures" / "hello.pdf").read_bytes())
     (ws / "sub").mkdir()
     shutil.copy(SMALL_PNG, ws / "sub" / "nested.png")
     shutil.copy(SMALL_PNG, tmp_path / "outside.png")

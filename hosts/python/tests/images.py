@@ -1,9 +1,11 @@
-"""Small test images made here, byte by byte (no corpus, no imaging library)."""
+"""Small test images made here, byte by byte (no corpus, no imaging library); the PDF is the
+end-to-end tests' fixture."""
 
 from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -30,4 +32,4 @@ def png_with_broken_pixels(width: int = 8, height: int = 8) -> bytes:
 SVG = (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
        b'<rect width="10" height="10" fill="red"/></svg>\n')
 
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"
+PDF = (Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "hello.pdf").read_bytes()

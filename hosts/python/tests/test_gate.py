@@ -155,3 +155,17 @@ def test_a_reencoded_image_comes_back_as_its_base64(gate):
     assert v["reencoded"] is True and v["width"] == 2000
     assert len(v["data"]) == v["base64_len"]
     assert base64.b64decode(v["data"]).startswith(b"\x89PNG") or base64.b64decode(v["data"])[:2] == b"\xff\xd8"
+
+
+def test_the_walks_close_their_holes(gate):
+    """A PDF that is not whole, a repeated key in a holder, a data: URL behind a NUL and a tab."""
+    for cut, words in ((b"%PDF-1.4\n", "%%EOF"), (PDF[: len(PDF) - 20], "%%EOF"),
+                       (PDF.replace(b"/Root 1 0 R", b"/Root 1 0 R /Encrypt 9 0 R"), "encrypted")):
+        v = gate.admit_bytes(cut, "application/pdf")
+        assert v["ok"] is False and v["reason"] == "undecodable" and words in v["message"], v
+    good = base64.b64encode(png()).decode()
+    svg = base64.b64encode(SVG).decode()
+    text = (f'[{{"type":"image_url","image_url":{{"url":"data:image/png;base64,{good}","url":"data:image/png;base64,{svg}"}}}},'
+            f'{{"type":"image_url","image_url":{{"url":"\\u0000 Da\\tta:image/png;base64,{svg}"}}}}]')
+    out = gate.admit_tool_result("t", text)
+    assert [r["reason"] for r in out["refused"]] == ["undecodable", "magic_mismatch"], out["refused"]

@@ -168,12 +168,36 @@ def test_a_symlinked_cache_file_is_not_followed(workspace, tmp_path):
     assert not path.is_symlink()
 
 
-def test_a_shared_cache_directory_is_made_private(workspace, tmp_path):
+def test_a_readable_cache_directory_is_made_private_and_a_shared_one_is_not_used(workspace, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
-    cache.chmod(0o777)
+    cache.chmod(0o755)
     assert fresh_process_origin(workspace, cache) == "compiled"
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert fresh_process_origin(workspace, shared) == "compiled"
+    assert list(shared.iterdir()) == [], "nothing written where others can write"
+
+
+def test_a_cache_file_this_cache_did_not_write_is_not_deserialised(workspace, tmp_path):
+    """A digest is not a MAC: the user's own file with a valid digest but mode 0644 (a checkout, an
+    unpacked archive), a second link to a file, or a cache below a directory others could swap is
+    not read."""
+    cache = tmp_path / "cache"
+    path = cached_file(workspace, cache)
+    path.chmod(0o644)
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600, "replaced by a private copy"
+    os.link(path, tmp_path / "second-name.cwasm")
+    assert fresh_process_origin(workspace, cache) == "compiled"
+    tmp_path.chmod(0o777)
+    try:
+        assert fresh_process_origin(workspace, cache) == "compiled"
+    finally:
+        tmp_path.chmod(0o700)
+    assert fresh_process_origin(workspace, cache) == "cache"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
@@ -295,3 +319,84 @@ def test_the_read_only_preopen_refuses_writes(tmp_path):
         results[mutable] = (instance.exports(store)["create"](store), (d / "new.txt").exists())
     assert results[True] == (0, True)
     assert results[False] == (63, False)  # 63: EPERM
+
+
+# ---- what a component may reach, and what one call may cost -------------------------------------
+
+
+def test_a_component_importing_more_than_the_world_is_refused(tmp_path, workspace):
+    """wasmtime-py links WASI p2 only whole; a component that imports what the agent-tool world
+    does not (the environment, here) is refused at load, in words, before any call."""
+    import wasmtime
+
+    wasm = tmp_path / "greedy.wasm"
+    wasm.write_bytes(wasmtime.wat2wasm('(component (import "wasi:cli/environment@0.2.12" (instance)))'))
+    with pytest.raises(MediagateError) as e:
+        Mediagate(wasm_path=wasm, workspace=workspace, vlm=False, cache_dir=False)
+    assert "wasi:cli/environment@0.2.12" in str(e.value) and "does not" in str(e.value)
+
+
+def test_the_shipped_component_imports_only_what_the_world_declares(workspace):
+    from mediagate_host.host import WORLD_IMPORTS
+
+    gate = Mediagate(workspace=workspace, vlm=False)
+    assert set(gate.component.type.imports(gate.engine)) <= WORLD_IMPORTS
+
+
+def test_every_trap_kind_is_one_the_readme_lists():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    faults = readme.split("### Faults and limits", 1)[1].strip().split("\n\n", 1)[0]
+    for kind in GuestTrap.KINDS:
+        assert f"`{kind}`" in faults, kind
+    with pytest.raises(ValueError):
+        GuestTrap("x", kind="memory")
+
+
+def _in_a_call(vlm, on_output=None):
+    """The host imports run inside a call's state; this makes one without the component."""
+    import wasmtime
+
+    from mediagate_host import host
+
+    store = wasmtime.Store(host.shared_engine())
+    call = host._Call(store=store, vlm=vlm, on_output=on_output, cpu_deadline=20.0, wall_deadline=60.0)
+    host._current.call = call
+    return call
+
+
+def test_a_call_asks_the_vision_model_once(vlm_server):
+    from types import SimpleNamespace
+
+    from mediagate_host import host
+
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.base_url, model="m", retries=0)
+    call = _in_a_call(vlm)
+    try:
+        image = SimpleNamespace(mime="image/png", data="AAAA")
+        first = host._ask(None, "p", image)
+        assert not isinstance(first, host.wc.Variant)
+        second = host._ask(None, "p", image)
+        assert second.tag == "unreachable" and "nothing was sent" in second.payload
+        assert len(vlm_server.requests) == 1
+    finally:
+        call.close()
+        host._current.call = None
+
+
+def test_guest_output_is_capped_per_kind():
+    from mediagate_host import host
+
+    seen = {"content": 0, "reasoning": 0}
+
+    def on_output(kind, text):
+        seen[kind] += len(text)
+
+    call = _in_a_call(None, on_output)
+    try:
+        for _ in range(3):
+            host._write(None, "content", "é" * 100_000)
+        host._write(None, "reasoning", "think")
+    finally:
+        call.close()
+        host._current.call = None
+    assert seen == {"content": host.OUTPUT_CAP_CHARS, "reasoning": 5}

@@ -104,7 +104,7 @@ def test_vlm_from_environment(workspace, vlm_server, monkeypatch):
 
 
 def test_a_pdf_that_does_not_render_never_reaches_the_model(workspace, vlm_server):
-    """A PDF is rendered (page 1 by default); this one has no page tree, so it is refused in words."""
+    """A PDF is rendered (page 1 by default); this one's only page is blank, so it is refused in words."""
     gate = make_gate(workspace, vlm_server)
     with pytest.raises(ToolError) as e:
         gate.read_image("paper.pdf", "what is this?")
@@ -293,12 +293,14 @@ def test_the_environment_chooses_the_api_and_the_key(workspace, vlm_server, monk
     monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.root_url)
     monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "claude-env")
     monkeypatch.setenv("MEDIAGATE_VLM_API", "anthropic")
+    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-mediagate-env")
+    # The vendors' own variables go only to the vendors' APIs, not to this loopback server.
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env")
     assert Mediagate(workspace=workspace).read_image("small.png", "q") == STANDARD_ANSWER
     request = vlm_server.requests[0]
     assert request["body"]["model"] == "claude-env"
-    assert {k.lower(): v for k, v in request["headers"].items()}["x-api-key"] == "sk-ant-env"
+    assert {k.lower(): v for k, v in request["headers"].items()}["x-api-key"] == "sk-mediagate-env"
 
 
 def test_a_url_without_a_model_is_refused_at_once(workspace, monkeypatch):
@@ -374,3 +376,108 @@ def test_the_image_is_admitted_under_the_profile_of_the_vlms_api(workspace, vlm_
     make_gate(workspace, vlm_server).read_image("anim.gif", "q")
     assert len(vlm_server.requests) == 1
     assert "data:image/png;base64," in json.dumps(vlm_server.requests[0]["body"])
+
+
+# ---- long replies: the middle cut, the read bound ---------------------------------------------
+
+
+def reply_of(n):
+    """A reply of exactly `n` characters (some two and three bytes long) whose last line names `n`."""
+    last = f"\nthe last line of the {n}-character reply"
+    line = "line {:06}: café ✓ naïve — 0123456789\n"
+    body, i = [], 0
+    size = 0
+    while size < n - len(last):
+        body.append(line.format(i))
+        size += len(body[-1])
+        i += 1
+    return "".join(body)[:n - len(last)] + last
+
+
+def expected_cut(text, note=""):
+    """The tool's plan, written out: within 200,000 characters (the note included) whole, else the
+    first 100,000 characters, a marker stating the count cut, and the last characters to 200,000."""
+    budget = 200_000 - len(note)
+    if len(text) <= budget:
+        return text + note
+
+    def marker(cut):
+        return f"\n\n[… {cut} characters cut from the middle by mediagate …]\n\n"
+
+    cut = next(c for c in range(len(text) - budget, len(text)) if c == len(text) - budget + len(marker(c)))
+    return text[:100_000] + marker(cut) + text[100_000 + cut:] + note
+
+
+RUNAWAY_NOTE = ("\n\n[mediagate: the reply was cut off (it did not end within 1000000 characters, and mediagate "
+                "stopped reading it); the answer above is incomplete]")
+
+
+def without_notices(live, kind="answer"):
+    """The live stream with its notices (paused, will be cut) taken out: what is left is the answer."""
+    return (live
+            .replace(f"\n\n[… mediagate: the live {kind} pauses here at 100000 characters; the rest follows "
+                     "when the reply ends …]\n\n", "", 1)
+            .replace(f"[… mediagate: the {kind} is longer than 200000 characters, so it will be cut in the "
+                     "middle: its last characters follow when the reply ends …]\n\n", "", 1))
+
+
+@pytest.mark.parametrize("n", [199_999, 200_000, 200_001, 300_000, 999_999])
+def test_replies_up_to_the_cap_are_whole_and_longer_ones_cut_in_the_middle(workspace, vlm_server, n):
+    text = reply_of(n)
+    assert len(text) == n
+    vlm_server.pause = 0
+    vlm_server.events = [delta(content=text[i:i + 8191]) for i in range(0, n, 8191)] + [finish(), "[DONE]"]
+    live = []
+    answer = make_gate(workspace, vlm_server).read_image(
+        "small.png", "q", on_output=lambda k, t: live.append(t) if k == "content" else None)
+    assert answer.endswith(f"\nthe last line of the {n}-character reply")
+    assert len(answer) == min(n, 200_000)
+    if n > 200_000:
+        head, rest = answer[:100_000], answer[100_000:]
+        assert head == text[:100_000]
+        marker, tail = rest.split(" characters cut from the middle by mediagate …]\n\n")
+        cut = int(marker.removeprefix("\n\n[… "))
+        assert text.endswith(tail) and 100_000 + cut + len(tail) == n
+    assert answer == expected_cut(text)
+    assert without_notices("".join(live)) == answer
+
+
+def test_an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory(workspace, vlm_server):
+    """A model that never stops: the guest reads 1,000,000 characters, keeps the head and the last
+    characters read, and hangs up. It does so within a memory limit a short reply needs too."""
+    event = b"data: " + json.dumps(delta(content="all work and no play ")).encode() + b"\n\n"
+    hung_up = threading.Event()
+
+    def write(wfile):
+        try:
+            while True:
+                wfile.write(event * 64)
+                wfile.flush()
+        except OSError:
+            hung_up.set()
+
+    vlm_server.writer = write
+    live = []
+    gate = Mediagate(workspace=workspace, memory_limit=24 << 20,
+                     vlm=OpenAICompatibleVlm(base_url=vlm_server.base_url, model="m", api_key="sk-test", retries=0))
+    started = time.monotonic()
+    answer = gate.read_image("small.png", on_output=lambda k, t: live.append(t))
+    took = time.monotonic() - started
+    read = ("all work and no play " * 50_000)[:1_000_000]
+    assert answer == expected_cut(read, RUNAWAY_NOTE)
+    assert without_notices("".join(live)) == answer
+    assert hung_up.wait(30), "the client never hung up on the endless reply"
+    print(f"endless reply through the Python host: {took:.2f} s wall time, memory limit 24 MiB")
+
+
+def test_long_reasoning_is_cut_the_same_way_and_kept_out_of_the_answer(workspace, vlm_server):
+    thought = reply_of(300_000)
+    vlm_server.pause = 0
+    vlm_server.events = ([delta(reasoning_content=thought[i:i + 8191]) for i in range(0, 300_000, 8191)]
+                         + [delta(content="A small icon."), finish(), "[DONE]"])
+    live = {"content": [], "reasoning": []}
+    answer = make_gate(workspace, vlm_server).read_image("small.png", "q",
+                                                         on_output=lambda k, t: live[k].append(t))
+    assert answer == "A small icon."
+    assert without_notices("".join(live["reasoning"]), "reasoning") == expected_cut(thought)
+    assert "".join(live["content"]) == "A small icon."

@@ -12,6 +12,7 @@ import time
 from conftest import ANTHROPIC_EVENTS, delta, finish, text_delta
 from mediagate_host import (AnthropicVlm, Chunk, NoVlm, OpenAICompatibleVlm, SseDecoder, VlmConfigError, VlmError,
                             vlm_from_env)
+from mediagate_host.vlm import FALLBACK_KEYS
 
 
 def drain(reply):
@@ -232,18 +233,52 @@ def test_from_env_no_url_is_no_vlm():
 
 
 def test_from_env_api_and_key_fallbacks():
-    base = {"MEDIAGATE_VLM_URL": "http://127.0.0.1:9/v1", "MEDIAGATE_VLM_MODEL": "m",
+    base = {"MEDIAGATE_VLM_URL": "https://api.openai.com/v1", "MEDIAGATE_VLM_MODEL": "m",
             "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
     vlm = vlm_from_env(base)
     assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (OpenAICompatibleVlm, "openai", "sk-openai",
-                                                         "http://127.0.0.1:9/v1/chat/completions")
-    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "Anthropic", "MEDIAGATE_VLM_URL": "http://127.0.0.1:9"})
+                                                         "https://api.openai.com/v1/chat/completions")
+    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "Anthropic", "MEDIAGATE_VLM_URL": "https://api.anthropic.com"})
     assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (AnthropicVlm, "anthropic", "sk-ant",
-                                                         "http://127.0.0.1:9/v1/messages")
+                                                         "https://api.anthropic.com/v1/messages")
     vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic", "MEDIAGATE_VLM_API_KEY": "sk-mediagate"})
     assert vlm.api_key == "sk-mediagate"
     assert vlm_from_env({"MEDIAGATE_VLM_URL": "http://x", "MEDIAGATE_VLM_MODEL": "m"}).api_key is None
     assert "sk-ant" not in repr(vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic"}))
+
+
+@pytest.mark.parametrize("api,url", [
+    ("openai", "https://collector.example/v1"),
+    ("openai", "http://127.0.0.1:9/v1"),
+    ("openai", "http://api.openai.com/v1"),
+    ("openai", "https://api.openai.com:8443/v1"),
+    ("openai", "https://api.openai.com.example/v1"),
+    ("openai", "https://me@api.openai.com/v1"),
+    ("openai", "https://api.anthropic.com"),
+    ("anthropic", "https://api.openai.com/v1"),
+])
+def test_the_vendors_key_goes_only_to_the_vendors_api(api, url):
+    env = {"MEDIAGATE_VLM_URL": url, "MEDIAGATE_VLM_MODEL": "m", "MEDIAGATE_VLM_API": api,
+           "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
+    vlm = vlm_from_env(env)
+    assert vlm.api_key is None and vlm.withheld_key == FALLBACK_KEYS[api]
+    # MEDIAGATE_VLM_API_KEY names this configuration's key: it goes wherever the URL says (over
+    # https, or plain http to this machine only).
+    if url != "http://api.openai.com/v1":
+        assert vlm_from_env({**env, "MEDIAGATE_VLM_API_KEY": "sk-own"}).api_key == "sk-own"
+
+
+def test_a_repository_url_does_not_collect_the_users_key(vlm_server, monkeypatch):
+    """A configuration naming another URL gets no vendor key; the provider's 401 says why."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-env")
+    drain(client(vlm_server).ask("p", "image/png", "AAAA"))
+    assert "Authorization" not in vlm_server.requests[0]["headers"]
+    vlm_server.status = 401
+    vlm_server.error_body = b'{"error": {"message": "missing key"}}'
+    with pytest.raises(VlmError) as e:
+        client(vlm_server).ask("p", "image/png", "AAAA")
+    assert "missing key" in e.value.message and "OPENAI_API_KEY" in e.value.message
+    assert "MEDIAGATE_VLM_API_KEY" in e.value.message
 
 
 def test_from_env_refuses_what_it_cannot_use():
@@ -255,10 +290,72 @@ def test_from_env_refuses_what_it_cannot_use():
     assert "openai or anthropic" in str(e.value)
 
 
-def test_the_client_reads_the_key_fallback_from_the_environment(vlm_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-env")
+def test_the_client_reads_its_key_from_the_environment(vlm_server, monkeypatch):
+    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-from-mediagate-env")
     drain(client(vlm_server).ask("p", "image/png", "AAAA"))
-    assert vlm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-openai-env"
+    assert vlm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-mediagate-env"
+
+
+def test_the_environments_proxy_is_never_used(vlm_server, monkeypatch):
+    """HTTP_PROXY / ALL_PROXY name a listener that would receive the key: it gets nothing."""
+    import socket
+
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen(8)
+    trap.settimeout(0.2)
+    proxy = f"http://127.0.0.1:{trap.getsockname()[1]}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(name, proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    drain(client(vlm_server, api_key="sk-secret-123").ask("p", "image/png", "AAAA"))
+    assert vlm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-secret-123"
+    with pytest.raises(socket.timeout):
+        trap.accept()
+    trap.close()
+
+
+def test_errors_show_the_url_without_credentials():
+    """A connect error names the server, not its user, password or query."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens: connection refused
+    vlm = OpenAICompatibleVlm(base_url=f"http://me:pw-secret@127.0.0.1:{port}/v1?key=q-secret", model="m",
+                              retries=0)
+    with pytest.raises(VlmError) as e:
+        vlm.ask("p", "image/png", "AAAA")
+    assert e.value.kind == "unreachable" and f"127.0.0.1:{port}/v1" in e.value.message
+    assert "secret" not in e.value.message and "me@" not in e.value.message, e.value.message
+
+
+def test_the_path_is_appended_before_the_query(vlm_server):
+    vlm = OpenAICompatibleVlm(base_url=vlm_server.base_url + "?api-version=1", model="m", retries=0)
+    assert vlm.url == vlm_server.base_url + "/chat/completions?api-version=1"
+    drain(vlm.ask("p", "image/png", "AAAA"))
+    assert vlm_server.requests[0]["path"] == "/v1/chat/completions?api-version=1"
+
+
+@pytest.mark.parametrize("at", range(1990, 2000))
+def test_an_error_body_is_redacted_before_it_is_cut(vlm_server, at):
+    key = "sk-0123456789abcdef"
+    vlm_server.status = 401
+    vlm_server.error_body = ("x" * at + key + " and more").encode()
+    with pytest.raises(VlmError) as e:
+        client(vlm_server, api_key=key).ask("p", "image/png", "AAAA")
+    assert "sk-0" not in e.value.message, e.value.message
+
+
+def test_a_body_cut_by_the_read_bound_loses_a_key_start_at_its_end():
+    from mediagate_host.vlm import _provider_message
+
+    assert _provider_message(b"sk-0123", "Unauthorized", "sk-0123456789", whole=False) == "Unauthorized"
+    assert _provider_message(b"sk-0123", "Unauthorized", "sk-0123456789", whole=True) == "sk-0123"
+    escaped = b'{"error": {"message": "bad key \\u0073k-0123456789"}}'
+    assert _provider_message(escaped, "x", "sk-0123456789") == "bad key <redacted>"
 
 
 def test_the_key_is_redacted_from_errors(vlm_server):

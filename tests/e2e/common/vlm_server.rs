@@ -351,3 +351,66 @@ pub fn anthropic_reply_stopping(texts: &[&str], stop_reason: &str) -> Script {
     pieces.push(piece(0, anthropic_event("message_stop", json!({"type": "message_stop"}))));
     Script { status: 200, headers: sse(), pieces }
 }
+
+/// A reply of exactly `n` characters (some two and three bytes long) whose last line names `n`,
+/// so a tail that reaches the answer is told apart from any other.
+pub fn reply_of(n: usize) -> String {
+    let last = format!("\nthe last line of the {n}-character reply");
+    let lines = (0..).map(|line| format!("line {line:06}: café ✓ naïve — 0123456789\n"));
+    let body: String = lines.flat_map(|l| l.chars().collect::<Vec<_>>()).take(n - last.chars().count()).collect();
+    body + &last
+}
+
+/// Pieces of `text` of about `size` bytes, split at character boundaries.
+pub fn split_text(text: &str, size: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut at = size.min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        out.push(rest[..at].to_string());
+        rest = &rest[at..];
+    }
+    out
+}
+
+/// The answer `read_image` owes for a reply `text` (with `note` at its end when the reply did not
+/// end), written out from the tool's plan: within 200,000 characters whole, else the first
+/// 100,000 characters, a marker that states the count cut, and as many last characters as fill
+/// 200,000 exactly.
+pub fn expected_cut(text: &str, note: &str) -> String {
+    let n = text.chars().count();
+    let budget = 200_000 - note.chars().count();
+    if n <= budget {
+        return format!("{text}{note}");
+    }
+    let marker = |cut: usize| format!("\n\n[… {cut} characters cut from the middle by mediagate …]\n\n");
+    let cut = (n - budget..).find(|&cut| cut == n - budget + marker(cut).chars().count()).unwrap();
+    let head: String = text.chars().take(100_000).collect();
+    let tail: String = text.chars().skip(100_000 + cut).collect();
+    format!("{head}{}{tail}{note}", marker(cut))
+}
+
+/// The note that ends the answer to a reply that went on past the read bound.
+pub const RUNAWAY_NOTE: &str = "\n\n[mediagate: the reply was cut off (it did not end within 1000000 characters, \
+     and mediagate stopped reading it); the answer above is incomplete]";
+
+/// The live stream of one kind with the notices about pausing and cutting taken out: what is
+/// left must be exactly the answer (or the reasoning, cut the same way).
+pub fn without_notices(live: &str, kind: &str) -> String {
+    live.replacen(
+        &format!("\n\n[… mediagate: the live {kind} pauses here at 100000 characters; the rest follows when the reply ends …]\n\n"),
+        "",
+        1,
+    )
+    .replacen(
+        &format!(
+            "[… mediagate: the {kind} is longer than 200000 characters, so it will be cut in the middle: \
+             its last characters follow when the reply ends …]\n\n"
+        ),
+        "",
+        1,
+    )
+}

@@ -1,19 +1,24 @@
 // A deliberately faulty MCP server for the proxy's fault tests (plain JSON-RPC over stdio):
 // it answers `initialize`, `ping` and `tools/list` properly and misbehaves on `tools/call`
-// according to its mode: die | hang | garbage | flood | huge | exact.
+// according to its mode: die | hang | garbage | flood | huge | exact; `number-ids` answers every
+// request under its id as a number (`"1"` as `1`); `deaf` stops reading its input after `initialize`.
 import { createInterface } from "node:readline";
 
 import { exactAnswer } from "./exact-answer.mjs";
 
 const mode = process.argv[2];
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
-const ok = (id, result) => send({ jsonrpc: "2.0", id, result });
+const ok = (id, result) => send({ jsonrpc: "2.0", id: mode === "number-ids" ? Number(id) : id, result });
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
 lines.on("line", async (line) => {
   const message = JSON.parse(line);
   const { id, method } = message;
   if (method === "initialize") {
+    if (mode === "deaf") {
+      lines.pause();
+      setInterval(() => {}, 1000); // alive, reading nothing
+    }
     return ok(id, {
       protocolVersion: message.params.protocolVersion,
       capabilities: { tools: {} },

@@ -235,7 +235,157 @@ fn a_form_that_draws_itself_twice_ends() {
     let start = Instant::now();
     let result = render_page(&pdf(&objects), 1, 2000);
     assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+    // hayro's object resolution does not hand a form back to itself (nor does it to the page-work
+    // walk, whose own cycle check is the backstop): drawn once.
     assert!(result.is_ok(), "{result:?}");
+}
+
+/// One A4 page whose content draws form `/X0`; `forms[i]` is object `5 + i`.
+fn page_with_forms(content: &[u8], forms: Vec<Vec<u8>>) -> Vec<u8> {
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /XObject << /X0 5 0 R >> >> >>".to_vec(),
+        stream("", content),
+    ];
+    objects.extend(forms);
+    pdf(&objects)
+}
+
+/// Forms each drawing the next `fan` times, `levels` deep; the last fills a rectangle.
+fn fan_out(levels: usize, fan: usize) -> Vec<u8> {
+    let forms = (0..levels)
+        .map(|i| {
+            if i + 1 == levels {
+                stream("/Type /XObject /Subtype /Form /BBox [0 0 595 842]", SMALL_BOX)
+            } else {
+                stream(
+                    &format!(
+                        "/Type /XObject /Subtype /Form /BBox [0 0 595 842] /Resources << /XObject << /X {} 0 R >> >>",
+                        6 + i
+                    ),
+                    &b"/X Do ".repeat(fan),
+                )
+            }
+        })
+        .collect();
+    page_with_forms(b"/X0 Do", forms)
+}
+
+#[test]
+fn form_fan_out_is_multiplied_out_before_rendering() {
+    let pdf = open(&fan_out(12, 10)).unwrap();
+    let page = &pdf.pages()[0];
+    let Err(PageError::Refused(r)) = check_page_work(page, 1, 0) else { panic!() };
+    assert!(r.message.contains("form XObject draws") || r.message.contains("operators"), "{}", r.message);
+    // x10 over 4 levels: 1 + 10 + 100 + 1,000 form draws, 1,000 rectangles filled.
+    let bytes = fan_out(4, 10);
+    let pdf = open(&bytes).unwrap();
+    let mut walk = PageWork { raw: 0, memo: Default::default(), open: Vec::new() };
+    let work = walk.stream(pdf.pages()[0].page_stream().unwrap(), pdf.pages()[0].resources(), 0).unwrap();
+    assert_eq!((work.forms, work.paints), (1_111, 1_111 + 1_000));
+    assert!(render_page(&bytes, 1, 2000).is_ok());
+}
+
+#[test]
+fn operators_paints_and_inline_images_are_counted() {
+    let over = |content: &[u8], words: &str| {
+        let Err(PageError::Refused(r)) = render_page(&doc(&[(A4, content, "")]), 1, 2000) else { panic!("{words}") };
+        assert!(r.message.contains(words), "{}", r.message);
+    };
+    over(&b"0 0 m ".repeat(1_000_001), "operators");
+    over(&b"10 10 m 500 800 l S\n".repeat(6_001), "painting operators");
+    over(b"BI /W 7000 /H 7000 /BPC 8 /CS /RGB ID \0\0\0 EI", "7000x7000");
+    over(b"BI /W 8000 /H 7000 /BPC 8 /CS /G ID \0\0\0 EI", "8000x7000");
+    // A grey 7000x7000 (245 MB to draw by the count) is within it.
+    let grey = stream("/Width 7000 /Height 7000 /BitsPerComponent 8 /ColorSpace /DeviceGray", b"");
+    let pdf = open(&page_with_forms(b"", vec![grey])).unwrap();
+    for object in pdf.objects() {
+        if let Object::Stream(s) = object {
+            assert!(check_image_size(&s, 0).is_ok());
+        }
+    }
+    // At the painting limit: drawn.
+    assert!(render_page(&doc(&[(A4, &b"10 10 m 500 800 l S\n".repeat(6_000), "")]), 1, 2000).is_ok());
+}
+
+#[test]
+fn image_codecs_are_sized_by_their_data() {
+    // JBIG2: a page-information segment (number 0, type 48, one page byte, 19 bytes of data).
+    let mut jbig2 = vec![0, 0, 0, 0, 48, 0, 1, 0, 0, 0, 19];
+    jbig2.extend_from_slice(&65_535u32.to_be_bytes());
+    jbig2.extend_from_slice(&65_535u32.to_be_bytes());
+    jbig2.extend_from_slice(&[0; 11]);
+    // A generic region segment (type 38) after it, referring to segment 0, of 40x30.
+    jbig2.extend_from_slice(&[0, 0, 0, 1, 38, 0b0010_0000, 0, 1, 0, 0, 0, 18]);
+    jbig2.extend_from_slice(&40u32.to_be_bytes());
+    jbig2.extend_from_slice(&30u32.to_be_bytes());
+    jbig2.extend_from_slice(&[0; 10]);
+    assert_eq!(jbig2_sizes(&jbig2), vec![(65_535, 65_535), (40, 30)]);
+    // A striped page of unknown height: its regions bound it.
+    let mut striped = jbig2.clone();
+    striped[15..19].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(jbig2_sizes(&striped), vec![(65_535, 0), (40, 30)]);
+    // JPEG 2000: a JP2 header box and a bare codestream.
+    let mut jp2 = b"\0\0\0\x16ihdr".to_vec();
+    jp2.extend_from_slice(&20_000u32.to_be_bytes());
+    jp2.extend_from_slice(&30_000u32.to_be_bytes());
+    assert_eq!(jpx_sizes(&jp2), vec![(30_000, 20_000)]);
+    let mut siz = vec![0xff, 0x4f, 0xff, 0x51, 0, 41, 0, 0];
+    for v in [10_000u32, 9_000, 100, 0] {
+        siz.extend_from_slice(&v.to_be_bytes());
+    }
+    assert_eq!(jpx_sizes(&siz), vec![(9_900, 9_000)]);
+    // In a PDF: the 10x10 dictionary is not believed.
+    let image = stream(
+        "/Type /XObject /Subtype /Image /Width 10 /Height 10 /BitsPerComponent 1 /ColorSpace /DeviceGray /Filter /JBIG2Decode",
+        &jbig2,
+    );
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /XObject << /I 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 100 0 0 100 0 0 cm /I Do Q"),
+    ];
+    objects.push(image);
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert!(r.message.contains("65535x"), "{}", r.message);
+}
+
+#[test]
+fn filter_chains_are_decoded_stage_by_stage() {
+    let bomb = zlib(&zlib(&vec![0; 250_000_000]));
+    let hex: String = bomb.iter().map(|b| format!("{b:02X}")).collect::<String>() + ">";
+    for (filters, data) in [
+        ("/Filter [/FlateDecode /FlateDecode]", bomb.clone()),
+        ("/Filter [/ASCIIHexDecode /FlateDecode /FlateDecode]", hex.into_bytes()),
+    ] {
+        let objects = vec![
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>".to_vec(),
+            stream(filters, &data),
+        ];
+        let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!("{filters}") };
+        assert_eq!(r.limit, Some(STREAM_DECODED_MAX), "{filters}: {}", r.message);
+    }
+    // An ordinary chain decodes to its text.
+    let mut out = Sink { kept: None, len: 0, cap: u64::MAX };
+    let text = zlib(TEXT);
+    let hex: String = text.iter().map(|b| format!("{b:02x}")).collect();
+    let mut stage = Sink { kept: Some(Vec::new()), len: 0, cap: u64::MAX };
+    ascii_hex(hex.as_bytes(), &mut stage);
+    inflate(&stage.kept.unwrap(), &mut out);
+    assert_eq!(out.len, TEXT.len() as u64);
+    // LZW (early change, as PDF writes it) counted past the cap.
+    let mut encoded = Vec::new();
+    weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+        .into_vec(&mut encoded)
+        .encode_all(&vec![0u8; 1_000_000][..])
+        .status
+        .unwrap();
+    assert_eq!(counted(|o| lzw(&encoded, true, o), u64::MAX), 1_000_000);
+    assert_eq!(counted(|o| lzw(&encoded, true, o), 1000), 1000);
 }
 
 #[test]
@@ -300,13 +450,25 @@ fn many_streams_that_together_decode_past_the_file_cap_are_refused() {
     assert_eq!(r.limit, Some(FILE_DECODED_MAX));
 }
 
+fn counted(stage: impl Fn(&mut Sink), cap: u64) -> u64 {
+    let mut out = Sink { kept: None, len: 0, cap };
+    stage(&mut out);
+    out.len
+}
+
 #[test]
-fn run_length_lengths_are_counted_without_expanding() {
-    assert_eq!(run_length_len(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0]), 128 + 3);
+fn filter_stages_are_counted_within_the_cap() {
+    assert_eq!(counted(|o| run_length(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0], o), u64::MAX), 128 + 3);
     let bomb: Vec<u8> = [129u8, 0].repeat(2_000_000);
-    assert_eq!(run_length_len(&bomb), 256_000_000);
-    assert_eq!(inflated_len(&zlib(&[1; 100_000]), u64::MAX), 100_000);
-    assert_eq!(inflated_len(&zlib(&[1; 100_000]), 5000), 5000);
+    assert_eq!(counted(|o| run_length(&bomb, o), u64::MAX), 256_000_000);
+    assert_eq!(counted(|o| inflate(&zlib(&[1; 100_000]), o), u64::MAX), 100_000);
+    assert_eq!(counted(|o| inflate(&zlib(&[1; 100_000]), o), 5000), 5000);
+    let mut hex = Sink { kept: Some(Vec::new()), len: 0, cap: 100 };
+    ascii_hex(b"48 65 6c6C6\n f>junk", &mut hex);
+    assert_eq!(hex.kept.unwrap(), b"Hello");
+    let mut a85 = Sink { kept: Some(Vec::new()), len: 0, cap: 100 };
+    ascii85(b"87cURD]i,\"Ebo80z~>", &mut a85);
+    assert_eq!(a85.kept.unwrap(), b"Hello World!\0\0\0\0");
 }
 
 #[test]

@@ -1,0 +1,100 @@
+//! The layout fixtures (`tests/corpus/convert/layout-*`, made by real tools: libtiff-tools,
+//! ImageMagick, Pillow, img2pdf, Ghostscript): every one converts, and its pixels match the
+//! independent reference beside it (Pillow with libtiff for TIFF and ICO, pdftoppm for PDF pages).
+//!
+//! The floors: 40 dB for decoded images (lossless layouts come out identical; JPEG-in-TIFF differs
+//! only by the IDCT), 30 dB for PDF pages (two independent renderers scale an image with different
+//! filters: pdftoppm and Ghostscript come 30-34 dB apart on these pages).
+
+use std::path::{Path, PathBuf};
+
+use image::RgbaImage;
+
+use super::*;
+use crate::verdict::Data;
+
+const IMAGE_FLOOR_DB: f64 = 40.0;
+const PAGE_FLOOR_DB: f64 = 30.0;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/convert")
+}
+
+/// RGB composited over white, PSNR over the common area (renderers' page sizes differ by 1 px);
+/// `tests/corpus/convert/make.py`'s definition.
+fn psnr(a: &RgbaImage, b: &RgbaImage) -> f64 {
+    let (w, h) = (a.width().min(b.width()), a.height().min(b.height()));
+    let flat = |p: &image::Rgba<u8>, c: usize| {
+        let alpha = f64::from(p.0[3]) / 255.0;
+        f64::from(p.0[c]) * alpha + 255.0 * (1.0 - alpha)
+    };
+    let mut sum = 0.0;
+    for y in 0..h {
+        for x in 0..w {
+            let (p, q) = (a.get_pixel(x, y), b.get_pixel(x, y));
+            for c in 0..3 {
+                sum += (flat(p, c) - flat(q, c)).powi(2);
+            }
+        }
+    }
+    let mse = sum / f64::from(w * h * 3);
+    if mse == 0.0 { 100.0 } else { 10.0 * (255.0f64.powi(2) / mse).log10() }
+}
+
+fn png_of(a: &crate::verdict::Admitted) -> RgbaImage {
+    let Data::Bytes(b) = &a.data else { panic!("a conversion holds its bytes") };
+    image::load_from_memory(b).unwrap().to_rgba8()
+}
+
+fn layout_entries() -> Vec<serde_json::Value> {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(corpus().join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    files.iter().filter(|f| f["file"].as_str().unwrap().starts_with("layout-")).cloned().collect()
+}
+
+fn reference(entry: &serde_json::Value) -> RgbaImage {
+    let path = entry["references"][0]["path"].as_str().unwrap();
+    image::open(corpus().join(path)).unwrap().to_rgba8()
+}
+
+#[test]
+fn every_tiff_and_icon_layout_converts_to_the_references_pixels() {
+    let mut seen = 0;
+    for entry in layout_entries().iter().filter(|e| e["format"] != "pdf") {
+        let file = entry["file"].as_str().unwrap();
+        let bytes = std::fs::read(corpus().join(file)).unwrap();
+        let options = Options { provider: Provider::Anthropic, convert: true, ..Options::default() };
+        let admitted = admit_image(&bytes, entry["mime"].as_str().unwrap(), &options)
+            .unwrap_or_else(|r| panic!("{file}: refused: {}", r.message));
+        let (ours, theirs) = (png_of(&admitted), reference(entry));
+        assert_eq!(ours.dimensions(), theirs.dimensions(), "{file}");
+        let db = psnr(&ours, &theirs);
+        eprintln!("{file}: {db:.2} dB vs the reference");
+        assert!(db >= IMAGE_FLOOR_DB, "{file}: {db:.2} dB vs the reference, under {IMAGE_FLOOR_DB}");
+        seen += 1;
+    }
+    assert!(seen >= 17, "{seen} layout files");
+}
+
+#[test]
+fn every_image_pdf_page_renders_to_pdftoppms_pixels() {
+    let mut seen = 0;
+    for entry in layout_entries().iter().filter(|e| e["format"] == "pdf") {
+        let file = entry["file"].as_str().unwrap();
+        let bytes = std::fs::read(corpus().join(file)).unwrap();
+        let side = u32::try_from(entry["reference_side"].as_u64().unwrap()).unwrap();
+        let (page, _) = super::pdf::render_page(&bytes, 1, side).unwrap_or_else(|e| panic!("{file}: {}", e.message()));
+        let theirs = reference(entry);
+        assert!(page.width().abs_diff(theirs.width()) <= 1 && page.height().abs_diff(theirs.height()) <= 1, "{file}");
+        let db = psnr(&page, &theirs);
+        eprintln!("{file}: {db:.2} dB vs pdftoppm");
+        assert!(db >= PAGE_FLOOR_DB, "{file}: {db:.2} dB vs pdftoppm, under {PAGE_FLOOR_DB}");
+        // And the whole way: rendered at the fit, admitted as a PNG.
+        let admitted =
+            admit_pdf_page(&bytes, 1, &Options::default()).unwrap_or_else(|e| panic!("{file}: {}", e.message()));
+        assert_eq!(admitted.mime, "image/png", "{file}");
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} layout PDFs");
+}

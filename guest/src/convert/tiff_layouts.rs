@@ -1,0 +1,353 @@
+//! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
+//! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed), planar pages (strips or tiles,
+//! any colour type), CCITT Group 3 (with `hayro-ccitt`, which the PDF renderer carries anyway).
+//!
+//! Each chunk (strip or tile) of each plane is decoded on its own and its samples are placed,
+//! scaled to 8 bits, into one interleaved buffer of the page; colour is converted at the end.
+//! The image crate reads planar tiles through the `tiff` crate's whole-image reader, which slices
+//! past its buffer on a planar page whose last tiles are padded (a panic: a trap in the sandbox);
+//! here the padding is cut from each tile by its place in the page, so every layout has a bound.
+
+use std::io::Cursor;
+
+use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};
+use tiff::ColorType;
+use tiff::decoder::{Decoder, DecodingResult, Limits};
+use tiff::tags::Tag;
+
+use crate::limits::DECODE_MAX_ALLOC;
+
+/// What the layout is, read before decoding (for the header check and the way to take).
+pub(super) struct Header {
+    pub width: u32,
+    pub height: u32,
+    /// Bytes the decoded page holds (8 bits per output channel).
+    pub decoded: u64,
+}
+
+const PHOTOMETRIC_WHITE_IS_ZERO: u16 = 0;
+const PHOTOMETRIC_PALETTE: u16 = 3;
+const PHOTOMETRIC_YCBCR: u16 = 6;
+const COMPRESSION_CCITT_RLE: u16 = 2;
+const COMPRESSION_FAX3: u16 = 3;
+const T4_OPTIONS: u16 = 292;
+
+/// Whether the first page is a layout this module decodes (the image crate refuses it or, for
+/// planar pages, traps on it). `false` when the tags cannot be read: the image crate says why.
+pub(super) fn is_ours(bytes: &[u8]) -> bool {
+    let Ok(mut decoder) = open(bytes) else { return false };
+    let mut tag = |t| decoder.find_tag_unsigned::<u16>(t).ok().flatten();
+    let planar = tag(Tag::PlanarConfiguration) == Some(2);
+    let fax3 = matches!(tag(Tag::Compression), Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE));
+    let photometric = tag(Tag::PhotometricInterpretation);
+    let bits = tag(Tag::BitsPerSample);
+    planar
+        || fax3
+        || matches!(photometric, Some(PHOTOMETRIC_PALETTE | PHOTOMETRIC_YCBCR))
+        || matches!(bits, Some(2 | 4))
+}
+
+/// The page's size and decoded bytes, from its first IFD.
+pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
+    let mut decoder = open(bytes)?;
+    let (width, height) = decoder.dimensions().map_err(words)?;
+    let samples = decoder.find_tag_unsigned::<u16>(Tag::SamplesPerPixel).map_err(words)?.unwrap_or(1);
+    let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+    let channels = if photometric == Some(PHOTOMETRIC_PALETTE) { 3 } else { u64::from(samples.clamp(1, 4)) };
+    Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels })
+}
+
+/// Decode the first page. The caller has checked [`header`] against the decoder's limits.
+pub(super) fn decode(bytes: &[u8]) -> Result<DynamicImage, String> {
+    let mut decoder = open(bytes)?;
+    let compression = decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)?.unwrap_or(1);
+    if matches!(compression, COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE) {
+        return decode_fax3(&mut decoder, compression);
+    }
+    let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+    if photometric == Some(PHOTOMETRIC_PALETTE) {
+        // The `tiff` crate decodes no palette; the same samples read as grey (photometric
+        // BlackIsZero, no inversion) are the indices, looked up in the colour map here.
+        let colormap = decoder.get_tag_u16_vec(Tag::ColorMap).map_err(words)?;
+        let patched = with_photometric(bytes, 1).ok_or("the TIFF's palette tag cannot be read")?;
+        let mut grey = open(&patched)?;
+        let (width, height, samples) = read_samples(&mut grey, true)?;
+        return palette(width, height, &samples, &colormap);
+    }
+    let color = decoder.colortype().map_err(words)?;
+    let (width, height, samples) = read_samples(&mut decoder, false)?;
+    let raw = |channels: u32| {
+        (samples.len() as u64 == u64::from(width) * u64::from(height) * u64::from(channels))
+            .then_some(())
+            .ok_or_else(|| format!("the TIFF's samples do not fill its {width}x{height} page"))
+    };
+    match color {
+        ColorType::Gray(_) => {
+            raw(1)?;
+            GrayImage::from_raw(width, height, samples).map(DynamicImage::ImageLuma8).ok_or_else(short)
+        }
+        ColorType::Multiband { num_samples: 2, .. } => {
+            raw(2)?;
+            image::GrayAlphaImage::from_raw(width, height, samples).map(DynamicImage::ImageLumaA8).ok_or_else(short)
+        }
+        ColorType::RGB(_) => {
+            raw(3)?;
+            RgbImage::from_raw(width, height, samples).map(DynamicImage::ImageRgb8).ok_or_else(short)
+        }
+        ColorType::RGBA(_) => {
+            raw(4)?;
+            RgbaImage::from_raw(width, height, samples).map(DynamicImage::ImageRgba8).ok_or_else(short)
+        }
+        ColorType::YCbCr(8) if compression == 7 => {
+            raw(3)?;
+            let mut rgb = samples;
+            for px in rgb.chunks_exact_mut(3) {
+                px.copy_from_slice(&ycbcr_to_rgb(px[0], px[1], px[2]));
+            }
+            RgbImage::from_raw(width, height, rgb).map(DynamicImage::ImageRgb8).ok_or_else(short)
+        }
+        ColorType::CMYK(_) => {
+            raw(4)?;
+            let rgb = samples.chunks_exact(4).flat_map(|p| cmyk_to_rgb(p[0], p[1], p[2], p[3])).collect();
+            RgbImage::from_raw(width, height, rgb).map(DynamicImage::ImageRgb8).ok_or_else(short)
+        }
+        other => Err(format!("the TIFF's colour type {other:?} (compression {compression}) is not converted")),
+    }
+}
+
+fn short() -> String {
+    "the TIFF's pixels are shorter than its size".into()
+}
+
+fn words(e: tiff::TiffError) -> String {
+    match e {
+        tiff::TiffError::LimitsExceeded => "the TIFF needs more than the decoder's limits allow".into(),
+        e => e.to_string(),
+    }
+}
+
+fn open(bytes: &[u8]) -> Result<Decoder<Cursor<&[u8]>>, String> {
+    let mut limits = Limits::default();
+    let cap = usize::try_from(DECODE_MAX_ALLOC).unwrap_or(usize::MAX);
+    limits.decoding_buffer_size = cap;
+    limits.intermediate_buffer_size = cap;
+    limits.ifd_value_size = cap;
+    Ok(Decoder::new(Cursor::new(bytes)).map_err(words)?.with_limits(limits))
+}
+
+/// The bytes with the first IFD's PhotometricInterpretation (a SHORT held in its entry) set to
+/// `value`. `None`: no such entry where the header says.
+fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
+    let le = bytes.get(..2)? == b"II";
+    let u16_at = |i: usize| {
+        let b: [u8; 2] = bytes.get(i..i + 2)?.try_into().ok()?;
+        Some(if le { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
+    };
+    let u32_at = |i: usize| {
+        let b: [u8; 4] = bytes.get(i..i + 4)?.try_into().ok()?;
+        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
+    };
+    let u64_at = |i: usize| {
+        let b: [u8; 8] = bytes.get(i..i + 8)?.try_into().ok()?;
+        Some(if le { u64::from_le_bytes(b) } else { u64::from_be_bytes(b) })
+    };
+    let big = u16_at(2)? == 43;
+    let (count, first, entry) = if big {
+        let ifd = usize::try_from(u64_at(8)?).ok()?;
+        (usize::try_from(u64_at(ifd)?).ok()?, ifd + 8, 20)
+    } else {
+        let ifd = usize::try_from(u32_at(4)?).ok()?;
+        (usize::from(u16_at(ifd)?), ifd + 2, 12)
+    };
+    let at = (0..count).map(|i| first + i * entry).find(|&e| u16_at(e) == Some(262))?;
+    if u16_at(at + 2)? != 3 {
+        return None;
+    }
+    let value_at = at + if big { 12 } else { 8 };
+    let mut out = bytes.to_vec();
+    let v = if le { value.to_le_bytes() } else { value.to_be_bytes() };
+    out.get_mut(value_at..value_at + 2)?.copy_from_slice(&v);
+    Some(out)
+}
+
+/// Every sample of the first page, interleaved, 8 bits each (16-bit samples keep their high
+/// byte; 1/2/4-bit ones are scaled to 0..255 unless `indices`, which keeps them as they are).
+fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(u32, u32, Vec<u8>), String> {
+    let (width, height) = decoder.dimensions().map_err(words)?;
+    let color = decoder.colortype().map_err(words)?;
+    let (bits, spp) = match color {
+        ColorType::Gray(b) => (b, 1u16),
+        ColorType::RGB(b) | ColorType::YCbCr(b) => (b, 3),
+        ColorType::RGBA(b) | ColorType::CMYK(b) => (b, 4),
+        ColorType::Multiband { bit_depth, num_samples } => (bit_depth, num_samples),
+        other => return Err(format!("the TIFF's colour type {other:?} is not converted")),
+    };
+    if !matches!(bits, 1 | 2 | 4 | 8 | 16) || !(1..=4).contains(&spp) {
+        return Err(format!("the TIFF has {spp} samples of {bits} bits per pixel, which is not converted"));
+    }
+    let planar = decoder.find_tag_unsigned::<u16>(Tag::PlanarConfiguration).map_err(words)? == Some(2);
+    let planes = if planar { u32::from(spp) } else { 1 };
+    let per_chunk = if planar { 1 } else { usize::from(spp) };
+    let (cw, ch) = decoder.chunk_dimensions();
+    if cw == 0 || ch == 0 {
+        return Err("the TIFF's strips or tiles are empty".into());
+    }
+    let across = width.div_ceil(cw);
+    let per_plane = across * height.div_ceil(ch);
+    let spp = usize::from(spp);
+    let total = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(spp));
+    let mut out = vec![0u8; total.ok_or("the TIFF is too large")?];
+    let max = (1u32 << bits.min(8)) - 1;
+    for plane in 0..planes {
+        for chunk in 0..per_plane {
+            let (x0, y0) = ((chunk % across) * cw, (chunk / across) * ch);
+            let (dw, dh) = ((width - x0).min(cw) as usize, (height - y0).min(ch) as usize);
+            let data = decoder.read_chunk(plane * per_plane + chunk).map_err(words)?;
+            let values: Vec<u8> = match data {
+                DecodingResult::U8(v) => v,
+                DecodingResult::U16(v) => v.iter().map(|s| (s >> 8) as u8).collect(),
+                _ => return Err("the TIFF's samples are not unsigned integers of 8 or 16 bits".into()),
+            };
+            // A chunk comes out as wide as its data or, for a padded tile the reader did not
+            // cut (planes after the first), as wide as the tile: told apart by its length.
+            let bits = bits.min(8); // 16-bit samples are single bytes by now
+            let row_bytes = |w: usize| (w * per_chunk * usize::from(bits)).div_ceil(8);
+            let stride = if dw != cw as usize && values.len() >= row_bytes(cw as usize) * dh {
+                row_bytes(cw as usize)
+            } else {
+                row_bytes(dw)
+            };
+            if values.len() < stride * (dh - 1) + row_bytes(dw) {
+                return Err(format!("a strip or tile of the TIFF holds fewer rows than its place ({dh})"));
+            }
+            for y in 0..dh {
+                let line = values.get(y * stride..).ok_or_else(short)?;
+                let out_row = (y0 as usize + y) * width as usize;
+                for x in 0..dw {
+                    for s in 0..per_chunk {
+                        let i = x * per_chunk + s;
+                        let v = if bits >= 8 {
+                            *line.get(i).ok_or_else(short)?
+                        } else {
+                            let bit = i * usize::from(bits);
+                            let byte = *line.get(bit / 8).ok_or_else(short)?;
+                            let raw = u32::from(byte >> (8 - usize::from(bits) - bit % 8)) & max;
+                            if indices { raw as u8 } else { (raw * 255 / max) as u8 }
+                        };
+                        let channel = if planar { plane as usize } else { s };
+                        out[(out_row + x0 as usize + x) * spp + channel] = v;
+                    }
+                }
+            }
+        }
+    }
+    Ok((width, height, out))
+}
+
+fn palette(width: u32, height: u32, indices: &[u8], colormap: &[u16]) -> Result<DynamicImage, String> {
+    let n = colormap.len() / 3;
+    if n == 0 || !colormap.len().is_multiple_of(3) {
+        return Err("the TIFF's colour map is empty or not three equal parts".into());
+    }
+    let mut rgb = Vec::with_capacity(indices.len() * 3);
+    for &i in indices {
+        let i = usize::from(i);
+        if i >= n {
+            return Err(format!("a pixel of the TIFF names colour {i} of a {n}-colour map"));
+        }
+        rgb.extend([colormap[i], colormap[n + i], colormap[2 * n + i]].map(|c| (c >> 8) as u8));
+    }
+    RgbImage::from_raw(width, height, rgb).map(DynamicImage::ImageRgb8).ok_or_else(short)
+}
+
+/// JPEG's YCbCr (full range, BT.601), as libjpeg converts it.
+fn ycbcr_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
+    let (y, cb, cr) = (f32::from(y), f32::from(cb) - 128.0, f32::from(cr) - 128.0);
+    let clamp = |v: f32| v.round().clamp(0.0, 255.0) as u8;
+    [clamp(y + 1.402 * cr), clamp(y - 0.344_136 * cb - 0.714_136 * cr), clamp(y + 1.772 * cb)]
+}
+
+/// Naive CMYK (no ICC profile), as the image crate and Pillow convert it.
+fn cmyk_to_rgb(c: u8, m: u8, y: u8, k: u8) -> [u8; 3] {
+    let kf = 1.0 - f32::from(k) / 255.0;
+    [c, m, y].map(|v| ((255.0 - f32::from(v)) * kf) as u8)
+}
+
+/// CCITT Group 3 (T.4, 1D or 2D) and modified Huffman (compression 2), strip by strip.
+fn decode_fax3(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
+    use hayro_ccitt::{DecodeSettings, DecoderContext, EncodingMode};
+    let (width, height) = decoder.dimensions().map_err(words)?;
+    if decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some() {
+        return Err("a tiled CCITT Group 3 TIFF is not converted".into());
+    }
+    let t4 = decoder.find_tag_unsigned::<u32>(Tag::Unknown(T4_OPTIONS)).map_err(words)?.unwrap_or(0);
+    let fill_order = decoder.find_tag_unsigned::<u16>(Tag::FillOrder).map_err(words)?.unwrap_or(1);
+    let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+    let rows_per_strip = decoder.find_tag_unsigned::<u32>(Tag::RowsPerStrip).map_err(words)?.unwrap_or(height).max(1);
+    let offsets = decoder.get_tag_u64_vec(Tag::StripOffsets).map_err(words)?;
+    let counts = decoder.get_tag_u64_vec(Tag::StripByteCounts).map_err(words)?;
+    let bytes = decoder.inner().get_ref();
+    // A fax row is black runs on white: with WhiteIsZero (the fax default) black is 0 in the
+    // luma written here; BlackIsZero turns the meaning of the runs round.
+    let (white, black) = if photometric.unwrap_or(PHOTOMETRIC_WHITE_IS_ZERO) == PHOTOMETRIC_WHITE_IS_ZERO {
+        (255u8, 0u8)
+    } else {
+        (0, 255)
+    };
+    let mut out = vec![white; width as usize * height as usize];
+    let mut row = 0u32;
+    for (strip, (&offset, &count)) in offsets.iter().zip(&counts).enumerate() {
+        let start = usize::try_from(offset).map_err(|_| "a strip of the TIFF is outside the file")?;
+        let end = start.checked_add(usize::try_from(count).unwrap_or(usize::MAX));
+        let data = end.and_then(|end| bytes.get(start..end)).ok_or("a strip of the TIFF is outside the file")?;
+        let data: Vec<u8> =
+            if fill_order == 2 { data.iter().map(|b| b.reverse_bits()).collect() } else { data.to_vec() };
+        let rows = rows_per_strip.min(height.saturating_sub(row));
+        if rows == 0 {
+            break;
+        }
+        let settings = DecodeSettings {
+            columns: width,
+            rows,
+            end_of_block: false,
+            end_of_line: compression == COMPRESSION_FAX3,
+            rows_are_byte_aligned: compression == COMPRESSION_CCITT_RLE || t4 & 4 != 0,
+            encoding: if compression == COMPRESSION_FAX3 && t4 & 1 != 0 {
+                EncodingMode::Group3_2D
+            } else {
+                EncodingMode::Group3_1D
+            },
+            strict: false,
+        };
+        let mut sink = Rows { out: &mut out, width: width as usize, row: row as usize, rows: rows as usize, black };
+        let mut ctx = DecoderContext::new(settings);
+        hayro_ccitt::decode(&data, &mut sink, &mut ctx)
+            .map_err(|e| format!("strip {strip} of the TIFF cannot be decoded (CCITT Group 3): {e:?}"))?;
+        row += rows;
+    }
+    GrayImage::from_raw(width, height, out).map(DynamicImage::ImageLuma8).ok_or_else(short)
+}
+
+struct Rows<'a> {
+    out: &'a mut [u8],
+    width: usize,
+    row: usize,
+    rows: usize,
+    black: u8,
+}
+
+impl hayro_ccitt::Decoder for Rows<'_> {
+    fn push_row(&mut self, changes: &[u32]) {
+        if self.rows == 0 {
+            return;
+        }
+        let line = &mut self.out[self.row * self.width..][..self.width];
+        for pair in changes.chunks(2) {
+            let from = (pair[0] as usize).min(self.width);
+            let to = pair.get(1).map_or(self.width, |&t| (t as usize).min(self.width));
+            line[from..to.max(from)].fill(self.black);
+        }
+        self.row += 1;
+        self.rows -= 1;
+    }
+}
