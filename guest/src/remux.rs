@@ -330,7 +330,6 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut exif_at = out.bytes.len();
     loop {
         // A marker is 0xFF (any number of fill 0xFF) and a byte that is neither 0x00 nor 0xFF.
-        let start = at;
         while at < bytes.len()
             && !(bytes[at] == 0xFF && matches!(bytes.get(at + 1), Some(&b) if b != 0x00 && b != 0xFF))
         {
@@ -339,7 +338,6 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             at += 1;
         }
-        let _ = start;
         let Some(&marker) = bytes.get(at + 1) else {
             return broken("the JPEG ends before its end-of-image marker (truncated)");
         };

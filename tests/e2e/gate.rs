@@ -411,10 +411,15 @@ async fn an_admitted_block_crosses_as_bytes_or_as_unchanged() {
     use base64::Engine as _;
     use mediagate::gate::Payload;
     let gate = gate();
-    // Passed through: nothing is copied back, the host encodes the caller's own bytes.
-    let small = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
+    // Re-muxed (the tEXt chunk left out): the canonical bytes cross back.
+    let tagged = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
+    let Verdict::Admitted(a) = gate.admit_image(&tagged, "image/png", defaults()).await.unwrap() else { panic!() };
+    assert_eq!((&a.payload, &a.dropped[..]), (&Payload::Bytes(canonical_png(&tagged)), &["text".to_string()][..]));
+    // Passed through: an image already canonical (the form is a fixed point) is not copied back,
+    // the host encodes the caller's own bytes.
+    let small = canonical_png(&tagged);
     let Verdict::Admitted(a) = gate.admit_image(&small, "image/png", defaults()).await.unwrap() else { panic!() };
-    assert_eq!(a.payload, Payload::Unchanged);
+    assert_eq!((&a.payload, a.dropped.is_empty()), (&Payload::Unchanged, true));
     assert_eq!(a.bytes(&small), &small[..]);
     assert_eq!(a.base64(&small), base64::engine::general_purpose::STANDARD.encode(&small));
     assert_eq!(a.base64_len, a.base64(&small).len() as u64);
@@ -501,10 +506,11 @@ async fn an_old_contract_host_still_works() {
     }
     let [small_v, photo_v, svg_v] = <[Verdict; 3]>::try_from(verdicts).unwrap();
     let Verdict::Admitted(a) = small_v else { panic!("{small_v:?}") };
+    // A 0.1.0 host cannot ask to keep metadata: it gets the canonical form, as today's default.
     assert_eq!(
         a.data,
-        base64::engine::general_purpose::STANDARD.encode(&small),
-        "0.1.0 carries base64, built in the guest"
+        base64::engine::general_purpose::STANDARD.encode(canonical_png(&small)),
+        "0.1.0 carries base64 of the canonical bytes, built in the guest"
     );
     assert_eq!((a.base64_len, a.reencoded), (a.data.len() as u64, false));
     let Verdict::Admitted(a) = photo_v else { panic!() };

@@ -137,6 +137,25 @@ pub fn with_gps_exif(jpeg: &[u8]) -> Vec<u8> {
     [&jpeg[..at], &app1[..], &jpeg[at..]].concat()
 }
 
+/// A PNG as the gate's canonical form writes it (docs/design.md, "Canonical form"), for a PNG
+/// with no `eXIf` and no `iCCP`: its chunks in order, only the critical ones, `tRNS` and the colour
+/// chunks kept. Written from the rule, not from the guest's code, to check that code against.
+pub fn canonical_png(png: &[u8]) -> Vec<u8> {
+    const KEPT: [&[u8; 4]; 9] = [b"IHDR", b"PLTE", b"IDAT", b"IEND", b"tRNS", b"sRGB", b"gAMA", b"cHRM", b"cICP"];
+    let mut out = png[..8].to_vec();
+    let mut at = 8;
+    while at < png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let chunk = &png[at..at + 12 + len];
+        assert!(&chunk[4..8] != b"eXIf" && &chunk[4..8] != b"iCCP", "not for this oracle");
+        if KEPT.iter().any(|k| &chunk[4..8] == *k) {
+            out.extend_from_slice(chunk);
+        }
+        at += 12 + len;
+    }
+    out
+}
+
 /// A PNG (`good` with one more chunk after IHDR) whose `iCCP` profile inflates to 1 GiB.
 pub fn png_with_iccp_bomb(good: &[u8]) -> Vec<u8> {
     use std::io::Write;
