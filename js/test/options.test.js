@@ -75,7 +75,8 @@ describe('admission defaults', () => {
 
   it("an instance's defaults apply to every method; a call's own options win", async () => {
     const gate = await mediagate.createGate({ provider: 'gemini', verify: 'full', downsample: false });
-    assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false });
+    // Every option the instance applies: the given ones over the component's (keepMetadata: false).
+    assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false, keepMetadata: false });
     const corrupt = await corruptPng();
     const wide = await widePng();
     for (const call of ['admitImage', 'admit']) {
