@@ -283,7 +283,7 @@ impl<'a> LzwChunks<'a> {
             p => return Err(format!("the TIFF's predictor {p} on {bits}-bit samples is not converted")),
         };
         let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
-        let file: &'a [u8] = *decoder.inner().get_ref();
+        let &file = decoder.inner().get_ref();
         Ok(LzwChunks {
             file,
             offsets,
