@@ -26,7 +26,9 @@ struct Component;
 /// call site), and the exports they share.
 macro_rules! conversions {
     // `$reencoded`: the `change-kind` case spelt `reencoded` in 0.1.0 and `re-encoded` in 0.2.0.
-    ($reencoded:ident; $($extra:tt)*) => {
+    // `$keep_metadata`: how a version's options say whether to keep metadata (0.1.0 has no such
+    // option: never).
+    ($reencoded:ident, $keep_metadata:expr; $($extra:tt)*) => {
         use crate::request::{Change, ChangeKind, MediaFacts};
         use crate::verdict::{Kind, Reason, Refusal};
         use crate::{Provider, Verify};
@@ -46,6 +48,7 @@ macro_rules! conversions {
                 },
                 side_rule: None,
                 convert: false,
+                keep_metadata: $keep_metadata(&o),
             }
         }
 
@@ -189,7 +192,7 @@ mod v0_2 {
     use super::*;
 
     conversions! {
-        ReEncoded;
+        ReEncoded, |o: &wit::AdmitOptions| o.keep_metadata;
         /// `default-options`: the gate's [`Options::default`], the one place every host reads.
         fn default_options() -> wit::AdmitOptions {
             default_options()
@@ -230,6 +233,7 @@ mod v0_2 {
             resized: a.resized,
             reencoded: a.reencoded,
             base64_len,
+            dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
         }
     }
 
@@ -247,6 +251,7 @@ mod v0_2 {
                 Verify::Header => wit::Verify::Header,
                 Verify::Full => wit::Verify::Full,
             },
+            keep_metadata: o.keep_metadata,
         }
     }
 }
@@ -351,7 +356,7 @@ mod v0_1 {
     use super::exports::mediagate::gate0_1_0::admission as wit;
     use super::*;
 
-    conversions!(Reencoded;);
+    conversions!(Reencoded, |_: &wit::AdmitOptions| false;);
 
     fn admitted(a: Admitted, input: &[u8]) -> wit::Admitted {
         wit::Admitted {

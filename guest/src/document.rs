@@ -47,6 +47,7 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
         }
     }
     Ok(Admitted {
+        dropped: Vec::new(),
         kind: Kind::Document,
         mime: PDF_MIME,
         data: Data::Unchanged,

@@ -21,14 +21,15 @@ pub struct Reencoded {
     pub dimensions: Dimensions,
 }
 
-/// Whether the image must be re-encoded rather than passed through unchanged. A JPEG stored
-/// sideways (EXIF orientation not 1) is always re-encoded upright: providers do not all honour
-/// the tag, and the model must see what a person sees.
-pub fn needs_work(raw: u64, header: &Header, t: ImageType) -> bool {
+/// Whether the image must be re-encoded rather than passed through unchanged. An image stored
+/// sideways (an EXIF orientation not 1: a JPEG's APP1, a PNG's eXIf, a WebP's EXIF) is always
+/// re-encoded upright: providers do not all honour the tag, and the model must see what a person
+/// sees.
+pub fn needs_work(raw: u64, header: &Header, _t: ImageType) -> bool {
     raw > PASS_THROUGH_RAW
         || header.width > FIT_SIDE
         || header.height > FIT_SIDE
-        || (t == ImageType::Jpeg && header.orientation != Orientation::NoTransforms)
+        || header.orientation != Orientation::NoTransforms
 }
 
 /// The largest size inside `side`×`side` with the same aspect; never larger than the original.

@@ -103,19 +103,19 @@ pub fn plan(head: &Head) -> Result<Plan, Response> {
         "/healthz" => query.only(&[]).map(|_| Route::Health)?,
         "/v1/contract" => query.only(&[]).map(|_| Route::Contract)?,
         "/v1/admit" => {
-            query.only(&["profile", "downsample", "verify", "convert"])?;
+            query.only(&["profile", "downsample", "verify", "convert", "keep_metadata"])?;
             let options = query.options(None)?;
             Route::Admit { claimed: claimed_type(head.content_type)?, options }
         }
         "/v1/admit-tool-result" => {
-            query.only(&["tool", "profile", "downsample", "verify", "convert"])?;
+            query.only(&["tool", "profile", "downsample", "verify", "convert", "keep_metadata"])?;
             let tool = query.get("tool").ok_or_else(|| bad("the query must name the tool: ?tool=NAME"))?;
             let options = query.options(None)?;
             json_content_type(head.content_type)?;
             Route::ToolResult { tool: tool.to_string(), options }
         }
         _ => {
-            query.only(&["api", "profile", "downsample", "verify", "convert"])?;
+            query.only(&["api", "profile", "downsample", "verify", "convert", "keep_metadata"])?;
             let api = match query.get("api") {
                 Some("anthropic") => Api::Anthropic,
                 Some("openai") => Api::OpenAi,
@@ -299,6 +299,13 @@ impl Query {
                 _ => return Err(bad(format!("convert={c}: 1 or 0"))),
             };
         }
+        if let Some(k) = self.get("keep_metadata") {
+            o.keep_metadata = match k {
+                "1" | "true" => true,
+                "0" | "false" => false,
+                _ => return Err(bad(format!("keep_metadata={k}: 1 or 0"))),
+            };
+        }
         Ok(o)
     }
 }
@@ -425,6 +432,9 @@ fn verdict_json(verdict: &Verdict, input: &[u8]) -> Value {
                 "base64_len": a.base64_len(),
                 "data": a.base64(input),
             });
+            if !a.dropped.is_empty() {
+                v["dropped"] = json!(a.dropped);
+            }
             // The CLI's `admit --convert --json` key.
             if let Some(c) = &a.converted {
                 v["converted"] = json!({"from": c.from, "to": a.mime, "note": c.note});
@@ -551,9 +561,9 @@ fn contract() -> Value {
             "body_deadline_ms": BODY_DEADLINE_MS,
         },
         "routes": [
-            "POST /v1/admit?profile=&downsample=&verify=&convert=",
-            "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=&convert=",
-            "POST /v1/admit-request?api=anthropic|openai&profile=&downsample=&verify=&convert=",
+            "POST /v1/admit?profile=&downsample=&verify=&convert=&keep_metadata=",
+            "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=&convert=&keep_metadata=",
+            "POST /v1/admit-request?api=anthropic|openai&profile=&downsample=&verify=&convert=&keep_metadata=",
             "GET /healthz",
             "GET /v1/contract",
         ],

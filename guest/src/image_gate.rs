@@ -9,6 +9,7 @@ use crate::downsample::{self, Reencoded};
 use crate::limits::*;
 use crate::options::{Options, Verify};
 use crate::profile::Profile;
+use crate::remux::{self, Canonical};
 use crate::signature::{ImageType, sniff};
 use crate::structure::{self, Broken};
 use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
@@ -61,6 +62,37 @@ pub fn read_header(bytes: &[u8], t: ImageType) -> Result<Header, image::ImageErr
     // A broken EXIF block is no reason to refuse an image; it then has no orientation to honour.
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     Ok(Header { width, height, orientation, decoded_bytes: decoder.total_bytes() })
+}
+
+/// A PNG's header from its IHDR chunk alone, without a decoder: for a PNG whose chunks after IHDR
+/// the re-mux refused (a metadata bomb a decoder would inflate while reading its header). The
+/// decoded size counts what the decoder makes of each colour type (palette → RGB, grey below 8
+/// bits → 8 bits).
+fn png_ihdr(bytes: &[u8]) -> Result<Header, image::ImageError> {
+    let unreadable = || {
+        image::ImageError::Decoding(image::error::DecodingError::new(
+            image::ImageFormat::Png.into(),
+            "the PNG has no whole IHDR chunk",
+        ))
+    };
+    let ihdr = bytes.get(8..8 + 8 + 13).filter(|h| &h[4..8] == b"IHDR").ok_or_else(unreadable)?;
+    let be = |at: usize| u32::from_be_bytes([ihdr[at], ihdr[at + 1], ihdr[at + 2], ihdr[at + 3]]);
+    let (width, height, depth, colour) = (be(8), be(12), ihdr[16], ihdr[17]);
+    if width > DECODE_MAX_SIDE || height > DECODE_MAX_SIDE {
+        return Err(image::ImageError::Limits(image::error::LimitError::from_kind(
+            image::error::LimitErrorKind::DimensionError,
+        )));
+    }
+    let channels: u64 = match colour {
+        0 => 1,
+        2 | 3 => 3,
+        4 => 2,
+        6 => 4,
+        _ => return Err(unreadable()),
+    };
+    let sample: u64 = if depth == 16 { 2 } else { 1 };
+    let decoded_bytes = u64::from(width) * u64::from(height) * channels * sample;
+    Ok(Header { width, height, orientation: Orientation::NoTransforms, decoded_bytes })
 }
 
 pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageError> {
@@ -153,8 +185,23 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         ));
     }
 
+    // The canonical form the gate will admit instead of the input (remux.rs): metadata dropped,
+    // stray bytes repaired, broken structure found. Every decoder below reads it, not the input,
+    // so what is judged is what is passed. When it fails, the header is still read (a bomb is
+    // named as one) from the input — for a PNG from its IHDR alone, so no metadata chunk is
+    // inflated by a decoder (an iCCP zlib bomb is refused by the re-mux, in its slot).
+    let canonical = remux::canonical(bytes, t, options.keep_metadata);
+    let src: &[u8] = match &canonical {
+        Ok(Canonical { bytes: Some(made), .. }) => made,
+        _ => bytes,
+    };
+
     // The header, read without decoding pixels; bombs are refused here.
-    let header = match read_header(bytes, t) {
+    let header = match (&canonical, t) {
+        (Err(_), ImageType::Png) => png_ihdr(bytes),
+        _ => read_header(src, t),
+    };
+    let header = match header {
         Ok(h) => h,
         Err(image::ImageError::Limits(_)) => return Err(bomb(raw, None)),
         Err(e) => {
@@ -206,12 +253,16 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     }
 
     // The container, walked: cut files, metadata bombs and scan bombs end here.
-    if let Err(Broken(why)) = structure::check(bytes, t) {
+    let dropped = match &canonical {
+        Ok(c) => c.dropped.clone(),
+        Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why.clone())),
+    };
+    if let Err(Broken(why)) = structure::check(src, t) {
         return Err(Refusal::new(Reason::Undecodable, raw, None, why));
     }
 
     if profile.still_gif_only && t == ImageType::Gif {
-        match is_animated_gif(bytes) {
+        match is_animated_gif(src) {
             Ok(false) => {}
             Ok(true) => {
                 return Err(Refusal::new(
@@ -229,11 +280,11 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     // decodes at a reduced DCT scale, which still reads every coefficient of every block).
     let decoded = match options.verify {
         Verify::Full if t == ImageType::Jpeg && !fits_as_is => None,
-        Verify::Full if t == ImageType::Jpeg => match downsample::verify_jpeg(bytes, &header) {
+        Verify::Full if t == ImageType::Jpeg => match downsample::verify_jpeg(src, &header) {
             Ok(()) => None,
             Err(e) => return Err(undecodable(raw, t, &e)),
         },
-        Verify::Full => match decode(bytes, t) {
+        Verify::Full => match decode(src, t) {
             Ok(img) => Some(img),
             Err(e) => return Err(decode_failed(raw, t, &e)),
         },
@@ -242,8 +293,8 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
 
     // 4. Optional downsample, then the provider's base64 limit.
     if !fits_as_is {
-        return match downsample::fit(bytes, t, &header, decoded, profile) {
-            Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header)),
+        return match downsample::fit(src, t, &header, decoded, profile) {
+            Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header, dropped)),
             Ok(None) => Err(Refusal::new(
                 Reason::Base64TooLarge,
                 raw,
@@ -291,7 +342,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         .in_unit(Unit::PixelsPerSide));
     }
 
-    let b64 = base64_len(raw);
+    let b64 = base64_len(src.len() as u64);
     if b64 > profile.max_base64_len {
         return Err(Refusal::new(
             Reason::Base64TooLarge,
@@ -303,17 +354,21 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     Ok(Admitted {
         kind: Kind::Image,
         mime: t.mime(),
-        data: Data::Unchanged,
+        data: match canonical {
+            Ok(Canonical { bytes: Some(made), .. }) => Data::Bytes(made),
+            _ => Data::Unchanged,
+        },
         original_size: raw,
         dimensions: Some(Dimensions { width: header.width, height: header.height }),
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: false,
         reencoded: false,
         converted: None,
+        dropped,
     })
 }
 
-fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
+fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header, dropped: Vec<&'static str>) -> Admitted {
     let upright = header.upright();
     Admitted {
         kind: Kind::Image,
@@ -325,6 +380,7 @@ fn admitted_reencoded(out: Reencoded, raw: u64, header: &Header) -> Admitted {
         resized: out.dimensions != upright,
         reencoded: true,
         converted: None,
+        dropped,
     }
 }
 

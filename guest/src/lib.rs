@@ -12,6 +12,7 @@ pub mod limits;
 pub mod options;
 pub mod pdf_structure;
 pub mod profile;
+pub mod remux;
 pub mod request;
 pub mod signature;
 pub mod structure;

@@ -32,6 +32,10 @@ pub struct Options {
     /// refuses animation) instead of refusing it as `mime_unsupported` (`convert` module). Off
     /// by default: the admission rules stay exact unless a caller asks.
     pub convert: bool,
+    /// Admit the image's metadata (EXIF, XMP, IPTC, comments, text and unknown chunks, APNG
+    /// animation) as given instead of dropping it from the canonical form (`remux`). Off by
+    /// default: no GPS coordinate, camera serial or comment reaches a provider unless asked.
+    pub keep_metadata: bool,
 }
 
 impl Default for Options {
@@ -42,6 +46,7 @@ impl Default for Options {
             verify: Verify::Full,
             side_rule: None,
             convert: false,
+            keep_metadata: false,
         }
     }
 }

@@ -152,7 +152,7 @@ fn jpeg(bytes: &[u8]) -> Result<(), Broken> {
 
 /// The index of the marker that ends the entropy-coded data starting at `at`: the first 0xFF not
 /// followed by a stuffed zero, a restart marker or fill.
-fn entropy_coded_end(bytes: &[u8], mut at: usize) -> Result<usize, Broken> {
+pub(crate) fn entropy_coded_end(bytes: &[u8], mut at: usize) -> Result<usize, Broken> {
     loop {
         let Some(offset) = bytes.get(at..).and_then(|rest| rest.iter().position(|&b| b == 0xFF)) else {
             return Err(Broken("the JPEG ends inside its image data (truncated)".into()));

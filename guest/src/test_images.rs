@@ -37,12 +37,12 @@ pub fn png(w: u32, h: u32) -> Vec<u8> {
     encode(&gradient(w, h), ImageFormat::Png)
 }
 
-/// A valid PNG padded after IEND to exactly `len` bytes (decoders ignore trailing bytes).
+/// A valid PNG padded to exactly `len` bytes by a private ancillary chunk (`paDd`, which decoders
+/// skip); its canonical form without the padding is `png(8, 8)`.
 pub fn png_of_len(len: usize) -> Vec<u8> {
-    let mut bytes = png(8, 8);
-    assert!(bytes.len() <= len);
-    bytes.resize(len, 0);
-    bytes
+    let good = png(8, 8);
+    assert!(good.len() + 12 <= len);
+    png_with_chunk_after_ihdr(b"paDd", &vec![0; len - good.len() - 12])
 }
 
 /// A PNG header (signature + IHDR with a valid CRC) declaring `w`×`h`, with no pixel data.

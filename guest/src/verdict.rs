@@ -116,6 +116,9 @@ pub struct Admitted {
     pub reencoded: bool,
     /// Set when the admitted image was converted from a type no provider takes.
     pub converted: Option<Conversion>,
+    /// What the canonical form left out of the input, by kind (`remux::DROPPED_KINDS`); empty
+    /// when nothing was.
+    pub dropped: Vec<&'static str>,
 }
 
 /// A conversion the gate made: from what, and what it did in words ("rendered at 1024x768",

@@ -282,7 +282,11 @@ impl ReadImageTool {
         };
         let store = self.store(Some(&workspace), noop_sink());
         self.call(store, async |tool, store| {
-            tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
+            let answer = tool
+                .mediagate_gate0_2_0_workspace_admission()
+                .call_admit_file(store, path, claimed_mime, options)
+                .await;
+            answer.map(|file| file.map(|f| f.verdict))
         })
         .await
     }

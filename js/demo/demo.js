@@ -40,6 +40,9 @@ function summary(verdict) {
   if (verdict.block.type === 'document') return 'The PDF goes to the model as a document block.';
   if (verdict.resized) return 'Too large as it was: fitted inside 2000 × 2000 and re-encoded, then admitted.';
   if (verdict.reencoded) return 'Re-encoded (turned upright or transcoded), then admitted.';
+  if (verdict.dropped?.length) {
+    return `Admitted without its metadata (${verdict.dropped.join(', ')}): the same pixels, re-muxed by the gate.`;
+  }
   return 'Admitted as it is: the bytes are what they claim and within every limit.';
 }
 

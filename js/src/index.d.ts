@@ -27,6 +27,11 @@ export interface AdmitOptions {
    * (`mediagate-convert.core.wasm`), fetched only by a call that converts.
    */
   convert?: boolean;
+  /**
+   * Admit an image's metadata (EXIF, XMP, IPTC, comments, text chunks, APNG animation) as given
+   * instead of the gate's canonical re-mux without it. Default false.
+   */
+  keepMetadata?: boolean;
 }
 
 /** The component's admission options (what `default-options` answers): AdmitOptions without `convert`. */
@@ -76,6 +81,8 @@ export interface Admitted {
   reencoded: boolean;
   /** Length of the block's base64 data. */
   base64Len: number;
+  /** What the gate's canonical form left out of the input, by kind (`exif`, `xmp`, `comment`, …); empty when nothing was. */
+  dropped: string[];
   /** Present when the image was converted (a converting call): from what, to what, how. */
   converted?: Conversion;
 }

@@ -42,7 +42,7 @@ export const CONVERT_CORE_MODULES = Object.freeze(['mediagate-convert.core.wasm'
  * turns a type no provider takes (SVG, BMP, TIFF, ICO, an animated GIF for a profile that refuses
  * animation) into an image it does, in the sandbox, instead of refusing it (`mime_unsupported`).
  */
-export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify', 'convert']);
+export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verify', 'convert', 'keepMetadata']);
 /** The options `createGate` takes besides the admission defaults. */
 export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'memoryLimit']);
 
@@ -379,9 +379,12 @@ function checkOptions(options) {
   refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample, provider, verify, convert } = options;
+  const { downsample, provider, verify, convert, keepMetadata } = options;
   if (downsample !== undefined && typeof downsample !== 'boolean') {
     throw new TypeError('options.downsample must be a boolean');
+  }
+  if (keepMetadata !== undefined && typeof keepMetadata !== 'boolean') {
+    throw new TypeError('options.keepMetadata must be a boolean');
   }
   if (convert !== undefined && typeof convert !== 'boolean') throw new TypeError('options.convert must be a boolean');
   if (provider !== undefined && !PROVIDERS.includes(provider)) {
@@ -397,8 +400,15 @@ function toOptions(options, base) {
   refuseUnknownKeys(options);
   options ??= {};
   if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const { downsample = base.downsample, provider = base.provider, verify = base.verify, convert } = options;
+  const {
+    downsample = base.downsample,
+    provider = base.provider,
+    verify = base.verify,
+    keepMetadata = base.keepMetadata,
+    convert,
+  } = options;
   if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
+  if (typeof keepMetadata !== 'boolean') throw new TypeError('options.keepMetadata must be a boolean');
   if (convert !== undefined && typeof convert !== 'boolean') throw new TypeError('options.convert must be a boolean');
   if (!PROVIDERS.includes(provider)) {
     throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
@@ -406,7 +416,7 @@ function toOptions(options, base) {
   if (!VERIFY_MODES.includes(verify)) {
     throw new TypeError(`options.verify must be one of ${VERIFY_MODES.join(', ')} (got ${JSON.stringify(verify)})`);
   }
-  return { downsample, provider, verify };
+  return { downsample, provider, verify, keepMetadata };
 }
 
 /** The export of the contract this package speaks (wit/mediagate.wit). */
@@ -419,7 +429,7 @@ const CONVERSION_EXPORT = 'mediagate:gate/conversion@0.2.0';
  * (`default-options`). A gate reads them from its component (`gate.defaults`); this constant is
  * kept for code that needs them before a gate exists, and a test checks it equals the component's.
  */
-export const DEFAULT_OPTIONS = Object.freeze({ downsample: true, provider: 'anthropic', verify: 'full' });
+export const DEFAULT_OPTIONS = Object.freeze({ downsample: true, provider: 'anthropic', verify: 'full', keepMetadata: false });
 
 /** `options` over `defaults`; a key given as `undefined` keeps the default. */
 function withDefaults(defaults, options) {
@@ -459,6 +469,7 @@ function verdictFrom(verdict, input) {
       resized: a.resized,
       reencoded: a.reencoded,
       base64Len: Number(a.base64Len),
+      dropped: [...a.dropped],
     };
   }
   const r = verdict.val;
@@ -610,6 +621,7 @@ export function toCliJson(verdict) {
       out.width = verdict.dimensions.width;
       out.height = verdict.dimensions.height;
     }
+    if (verdict.dropped?.length) out.dropped = [...verdict.dropped];
     if (verdict.converted) out.converted = { ...verdict.converted };
     return out;
   }
@@ -648,7 +660,12 @@ export class Gate {
     this.#memoryLimit = memoryLimit;
     this.#conversion = conversion;
     this.#defaults = Object.freeze({ ...defaults });
-    this.#base = Object.freeze({ downsample: base.downsample, provider: base.provider, verify: base.verify });
+    this.#base = Object.freeze({
+      downsample: base.downsample,
+      provider: base.provider,
+      verify: base.verify,
+      keepMetadata: base.keepMetadata,
+    });
   }
 
   /** Whether this instance carries the converters (`createGate({ convert: true })`). */

@@ -30,7 +30,7 @@ const cli = (v) => mediagate.toCliJson(v);
 describe('admission defaults', () => {
   it('the defaults come from the component, and DEFAULT_OPTIONS equals them', async () => {
     const gate = await mediagate.createGate();
-    assert.deepEqual(gate.componentDefaults, { downsample: true, provider: 'anthropic', verify: 'full' });
+    assert.deepEqual(gate.componentDefaults, { downsample: true, provider: 'anthropic', verify: 'full', keepMetadata: false });
     assert.deepEqual(gate.componentDefaults, mediagate.DEFAULT_OPTIONS);
     assert.deepEqual(gate.defaults, gate.componentDefaults);
   });
@@ -75,7 +75,8 @@ describe('admission defaults', () => {
 
   it("an instance's defaults apply to every method; a call's own options win", async () => {
     const gate = await mediagate.createGate({ provider: 'gemini', verify: 'full', downsample: false });
-    assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false });
+    // Every option the instance applies: the given ones over the component's (keepMetadata: false).
+    assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false, keepMetadata: false });
     const corrupt = await corruptPng();
     const wide = await widePng();
     for (const call of ['admitImage', 'admit']) {

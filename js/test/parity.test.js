@@ -38,6 +38,11 @@ for (const file of listFiles(join(CORPUS, 'bench'))) addCase(file, `bench/${base
 addCase(join(CORPUS, 'bench', 'screenshot-3456x2234.png'), 'bench/screenshot-3456x2234.png', { downsample: false }, ['--no-downsample']);
 addCase(join(CORPUS, 'photos', 'kodim23.png'), 'photos/kodim23.png', { provider: 'openai', verify: 'full' }, ['--profile', 'openai', '--verify', 'full']);
 for (const f of ['svg-named.png', 'document.pdf', 'empty.png']) addCase(join(fixtures, f), `fixture/${f}`);
+// Metadata: dropped by default (the canonical bytes compared below), kept when asked.
+for (const f of ['gps-exif.jpg', 'gps-exif.png']) {
+  addCase(join(CORPUS, 'metadata', f), `metadata/${f}`);
+  addCase(join(CORPUS, 'metadata', f), `metadata/${f}`, { keepMetadata: true }, ['--keep-metadata']);
+}
 
 const cli = new Map();
 const node = new Map();

@@ -150,7 +150,7 @@ fn webp_vp8x_declaring(side: u32) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 
 fn opts(verify: Verify, downsample: bool, provider: Provider) -> AdmitOptions {
-    AdmitOptions { verify, downsample, provider }
+    AdmitOptions { verify, downsample, provider, keep_metadata: false }
 }
 
 fn header() -> AdmitOptions {

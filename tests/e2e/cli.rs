@@ -26,12 +26,16 @@ fn path(p: &std::path::Path) -> &str {
 
 #[test]
 fn an_admitted_image_exits_0_with_its_verdict() {
-    let (code, v) = admit_json(&[path(&corpus().join("photos/kodim23.png"))]);
+    let kodim = corpus().join("photos/kodim23.png");
+    let (code, v) = admit_json(&[path(&kodim)]);
     assert_eq!(code, 0);
+    // Its tEXt chunk is left out of the canonical form: the base64 is of the bytes without it.
+    let canonical = canonical_png(&std::fs::read(&kodim).unwrap());
     assert_eq!(
         v,
         json!({"ok": true, "kind": "image", "mime": "image/png", "original_size": 557596, "width": 768,
-               "height": 512, "resized": false, "reencoded": false, "base64_len": 743464})
+               "height": 512, "resized": false, "reencoded": false, "dropped": ["text"],
+               "base64_len": canonical.len().div_ceil(3) * 4})
     );
 }
 
@@ -137,7 +141,8 @@ fn b64_file(p: &std::path::Path) -> String {
 
 #[test]
 fn tool_results_in_mcp_shape_one_good_one_bad() {
-    let good = b64_file(&corpus().join("photos/tango-icon-address-book-new-16.png"));
+    let icon = std::fs::read(corpus().join("photos/tango-icon-address-book-new-16.png")).unwrap();
+    let good = base64::engine::general_purpose::STANDARD.encode(&icon);
     let bad = b64_file(&fixture("page-html.png"));
     let input = json!([
         {"type": "text", "text": "two screenshots"},
@@ -146,7 +151,9 @@ fn tool_results_in_mcp_shape_one_good_one_bad() {
     ]);
     let out = tool_result(&input);
     assert_eq!(out["content"][0], input[0]);
-    assert_eq!(out["content"][1], input[1], "a small valid PNG is rebuilt byte for byte");
+    // A small valid PNG passes as its canonical form: its tEXt, tIME, bKGD and pHYs chunks left out.
+    let canonical = base64::engine::general_purpose::STANDARD.encode(canonical_png(&icon));
+    assert_eq!(out["content"][1], json!({"type": "image", "data": canonical, "mimeType": "image/png"}));
     assert_eq!(out["content"][2]["type"], "text");
     let text = out["content"][2]["text"].as_str().unwrap();
     assert!(
@@ -676,4 +683,45 @@ fn cli_mcp_banner_names_every_tool_it_serves() {
         .unwrap();
     let banner = String::from_utf8(out.stderr).unwrap();
     assert!(banner.contains("serving read_image and view_image over stdio"), "{banner}");
+}
+
+/// A 1 MB PNG whose iCCP inflates to 1 GiB beside a good image: the good one admitted, the bomb
+/// refused in its slot (exit 1, as for any refused block), the sandbox never out of memory.
+#[test]
+fn an_iccp_bomb_is_refused_in_its_slot_beside_a_good_image() {
+    let good = std::fs::read(corpus().join("photos/tango-icon-address-book-new-16.png")).unwrap();
+    let bomb = png_with_iccp_bomb(&good);
+    assert!(bomb.len() < 2 << 20, "{} bytes", bomb.len());
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let input = json!([
+        {"type": "image", "data": b64(&good), "mimeType": "image/png"},
+        {"type": "image", "data": b64(&bomb), "mimeType": "image/png"},
+    ]);
+    let out = tool_result(&input);
+    let canonical = b64(&canonical_png(&good));
+    assert_eq!(out["content"][0], json!({"type": "image", "data": canonical, "mimeType": "image/png"}));
+    assert_eq!(out["refused"][0]["index"], 1);
+    assert_eq!(out["refused"][0]["reason"], "undecodable");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bomb.png");
+    std::fs::write(&file, &bomb).unwrap();
+    let (code, v) = admit_json(&[path(&file)]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("undecodable")));
+    assert!(v["message"].as_str().unwrap().contains("zlib bomb"), "{v}");
+}
+
+/// `--json` names what the canonical form dropped; `--keep-metadata` keeps it.
+#[test]
+fn the_verdict_says_what_was_dropped_and_keep_metadata_keeps_it() {
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tagged.jpg");
+    std::fs::write(&file, with_gps_exif(&photo)).unwrap();
+    let out = dir.path().join("out.jpg");
+    let (code, v) = admit_json(&[path(&file), "--no-downsample", "--out", path(&out)]);
+    assert_eq!((code, &v["dropped"]), (0, &json!(["exif"])), "{v}");
+    assert_eq!(std::fs::read(&out).unwrap(), photo);
+    let (code, v) = admit_json(&[path(&file), "--no-downsample", "--keep-metadata"]);
+    assert_eq!(code, 0);
+    assert!(v.get("dropped").is_none(), "{v}");
 }

@@ -117,8 +117,8 @@ fn the_guides_cargo_toml_names_what_the_example_uses_as_the_crate_builds_it() {
 #[tokio::test]
 async fn tool_results_are_gated_before_they_enter_history() {
     let gate = Gate::new(runtime()).unwrap();
-    let good =
-        base64::engine::general_purpose::STANDARD.encode(std::fs::read(repo_root().join("examples/icon.png")).unwrap());
+    let icon = std::fs::read(repo_root().join("examples/icon.png")).unwrap();
+    let good = base64::engine::general_purpose::STANDARD.encode(&icon);
     let content = json!([
         {"type": "image", "data": good, "mimeType": "image/png"},
         {"type": "image", "data": "PHN2Zy8+", "mimeType": "image/png"},
@@ -127,7 +127,8 @@ async fn tool_results_are_gated_before_they_enter_history() {
     agent::record_tool_result(&gate, &mut history, &json!({"id": "t1", "name": "shot"}), &content).await.unwrap();
     let blocks = &history[0]["content"][0]["content"];
     assert_eq!(history[0]["content"][0]["tool_use_id"], "t1");
-    assert_eq!(blocks[0]["data"], good);
+    // The icon's canonical form: its text, time, background and resolution chunks left out.
+    assert_eq!(blocks[0]["data"], base64::engine::general_purpose::STANDARD.encode(canonical_png(&icon)));
     assert_eq!(blocks[1]["type"], "text");
     let text_only = json!([{"type": "text", "text": "no media"}]);
     agent::record_tool_result(&gate, &mut history, &json!({"id": "t2", "name": "ls"}), &text_only).await.unwrap();

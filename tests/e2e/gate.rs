@@ -411,10 +411,15 @@ async fn an_admitted_block_crosses_as_bytes_or_as_unchanged() {
     use base64::Engine as _;
     use mediagate::gate::Payload;
     let gate = gate();
-    // Passed through: nothing is copied back, the host encodes the caller's own bytes.
-    let small = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
+    // Re-muxed (the tEXt chunk left out): the canonical bytes cross back.
+    let tagged = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
+    let Verdict::Admitted(a) = gate.admit_image(&tagged, "image/png", defaults()).await.unwrap() else { panic!() };
+    assert_eq!((&a.payload, &a.dropped[..]), (&Payload::Bytes(canonical_png(&tagged)), &["text".to_string()][..]));
+    // Passed through: an image already canonical (the form is a fixed point) is not copied back,
+    // the host encodes the caller's own bytes.
+    let small = canonical_png(&tagged);
     let Verdict::Admitted(a) = gate.admit_image(&small, "image/png", defaults()).await.unwrap() else { panic!() };
-    assert_eq!(a.payload, Payload::Unchanged);
+    assert_eq!((&a.payload, a.dropped.is_empty()), (&Payload::Unchanged, true));
     assert_eq!(a.bytes(&small), &small[..]);
     assert_eq!(a.base64(&small), base64::engine::general_purpose::STANDARD.encode(&small));
     assert_eq!(a.base64_len, a.base64(&small).len() as u64);
@@ -438,7 +443,8 @@ async fn an_admitted_block_crosses_as_bytes_or_as_unchanged() {
 async fn the_defaults_are_the_components_and_every_rust_entry_point_reads_them() {
     use mediagate::gate::Provider;
     let gate = gate();
-    let expected = AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full };
+    let expected =
+        AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full, keep_metadata: false };
     assert_eq!(gate.default_options(), expected, "guest/src/options.rs `Options::default`");
     let tool = mediagate::ReadImageTool::new(runtime(), None).unwrap();
     assert_eq!(tool.default_options(), expected, "the agent-tool component answers the same");
@@ -477,6 +483,7 @@ async fn an_old_contract_host_still_works() {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
     let pre = contract_0_1_0::PreflightPre::new(linker.instantiate_pre(&component).unwrap())
         .expect("the component still exports mediagate:gate/admission@0.1.0");
+    // Contract 0.1.0's options: no keep-metadata.
     let options = AdmitOptions { downsample: true, provider: Provider::Anthropic, verify: Verify::Full };
     let small = std::fs::read(corpus().join("photos/kodim23.png")).unwrap();
     let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
@@ -499,10 +506,11 @@ async fn an_old_contract_host_still_works() {
     }
     let [small_v, photo_v, svg_v] = <[Verdict; 3]>::try_from(verdicts).unwrap();
     let Verdict::Admitted(a) = small_v else { panic!("{small_v:?}") };
+    // A 0.1.0 host cannot ask to keep metadata: it gets the canonical form, as today's default.
     assert_eq!(
         a.data,
-        base64::engine::general_purpose::STANDARD.encode(&small),
-        "0.1.0 carries base64, built in the guest"
+        base64::engine::general_purpose::STANDARD.encode(canonical_png(&small)),
+        "0.1.0 carries base64 of the canonical bytes, built in the guest"
     );
     assert_eq!((a.base64_len, a.reencoded), (a.data.len() as u64, false));
     let Verdict::Admitted(a) = photo_v else { panic!() };
@@ -538,4 +546,26 @@ fn the_names_users_see_are_the_wit_case_names() {
     for (kind, name) in kinds {
         assert_eq!(kind.as_str(), name);
     }
+}
+
+/// A photo with GPS EXIF comes out without it, its pixels the same; with `keep_metadata` the
+/// input stands byte for byte; without EXIF it stands too.
+#[tokio::test]
+async fn gps_exif_never_reaches_the_provider_unless_kept() {
+    let gate = gate();
+    let photo = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let tagged = with_gps_exif(&photo);
+    let no_ds = AdmitOptions { downsample: false, ..full() };
+    let Verdict::Admitted(a) = gate.admit_image(&tagged, "image/jpeg", no_ds).await.unwrap() else {
+        panic!("the tagged photo is admitted")
+    };
+    let mediagate::gate::Payload::Bytes(out) = &a.payload else { panic!("a re-mux, not the input") };
+    assert_eq!(out, &photo, "the canonical form is the photo without its EXIF segment");
+    assert_eq!((a.dropped.as_slice(), a.reencoded), (&["exif".to_string()][..], false));
+    assert!(!out.windows(9).any(|w| w == b"SecretCam"));
+    let keeping = AdmitOptions { keep_metadata: true, ..no_ds };
+    let Verdict::Admitted(kept) = gate.admit_image(&tagged, "image/jpeg", keeping).await.unwrap() else { panic!() };
+    assert!(matches!(kept.payload, mediagate::gate::Payload::Unchanged) && kept.dropped.is_empty());
+    let Verdict::Admitted(plain) = gate.admit_image(&photo, "image/jpeg", no_ds).await.unwrap() else { panic!() };
+    assert!(matches!(plain.payload, mediagate::gate::Payload::Unchanged) && plain.dropped.is_empty());
 }

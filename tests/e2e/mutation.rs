@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::common::*;
 use base64::Engine as _;
 use mediagate::CallError;
-use mediagate::gate::{AdmitOptions, Provider, RefusalReason, Verdict, Verify};
+use mediagate::gate::{AdmitOptions, Payload, Provider, RefusalReason, Verdict, Verify};
 
 /// xorshift64*: deterministic, seeded per file.
 struct Rng(u64);
@@ -222,6 +222,7 @@ fn options(k: usize, rng: &mut Rng) -> AdmitOptions {
         downsample: rng.below(3) != 0,
         // Mostly the default profile; the others in turn.
         provider: if k.is_multiple_of(3) { providers[rng.below(4)] } else { Provider::Anthropic },
+        keep_metadata: rng.below(4) == 0,
     }
 }
 
@@ -248,8 +249,11 @@ fn check_verdict(what: &str, verdict: &Verdict, options: AdmitOptions, input: &[
             let data = a.base64(input);
             assert_eq!(a.base64_len, data.len() as u64, "{what}: base64_len is the data's length");
             let bytes = base64::engine::general_purpose::STANDARD.decode(&data).expect("admitted data is base64");
-            if !a.reencoded {
-                assert_eq!(bytes.len() as u64, a.original_size, "{what}: unchanged bytes keep their size");
+            match &a.payload {
+                Payload::Unchanged => assert_eq!(bytes, input, "{what}: unchanged is the input"),
+                // The canonical form is new bytes only when it differs from the input.
+                Payload::Bytes(_) if !a.reencoded => assert_ne!(bytes, input, "{what}: a re-mux equal to the input"),
+                Payload::Bytes(_) => {}
             }
             if options.verify == Verify::Full || a.reencoded {
                 let img = image::load_from_memory_with_format(&bytes, Format::image_format(&a.mime))

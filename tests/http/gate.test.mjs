@@ -38,21 +38,25 @@ function assertError(r, status) {
 const MIME = { png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', pdf: 'application/pdf' };
 const mimeOf = (file) => MIME[file.split('.').pop().toLowerCase()];
 
-/** Corpus images for parity: admitted (PNG kinds, photos, a rotated JPEG), refused (corrupt PngSuite). */
+/** Images with GPS EXIF, a camera and a comment: the canonical form drops them unless kept. */
+const METADATA_FILES = ['gps-exif.jpg', 'gps-exif.png'].map((f) => join(CORPUS, 'metadata', f));
+
+/** Corpus images for parity: admitted (PNG kinds, photos, a rotated JPEG, metadata dropped),
+ * refused (corrupt PngSuite). */
 export function parityFiles() {
   const png = readdirSync(join(CORPUS, 'pngsuite'))
     .filter((f) => f.endsWith('.png'))
     .filter((f, i) => f.startsWith('x') || i % 6 === 0)
     .map((f) => join(CORPUS, 'pngsuite', f));
   const photos = readdirSync(join(CORPUS, 'photos')).map((f) => join(CORPUS, 'photos', f));
-  return [...png, ...photos, join(CORPUS, 'bench', 'photo-exif-rotated.jpg')];
+  return [...png, ...photos, join(CORPUS, 'bench', 'photo-exif-rotated.jpg'), ...METADATA_FILES];
 }
 
 /** The CLI's verdict for `file` claimed as `mime`: its JSON object and the admitted bytes. */
-export async function cliVerdict(file, mime, dir) {
+export async function cliVerdict(file, mime, dir, args = []) {
   const out = join(dir, 'admitted');
   rmSync(out, { force: true });
-  const r = await runCli(['admit', '--json', '--mime', mime, '--out', out, file]);
+  const r = await runCli(['admit', '--json', '--mime', mime, '--out', out, ...args, file]);
   const verdict = JSON.parse(r.stdout);
   return { verdict, bytes: verdict.ok ? readFileSync(out) : null };
 }
@@ -134,8 +138,11 @@ for (const name of engineNames()) {
       const png = readFileSync(file);
       const ok = await call(engine.url, '/v1/admit?profile=openai&verify=header', { body: png, type: 'image/png' });
       assert.equal(ok.status, 200, ok.text);
-      assert.equal(ok.json.ok, true);
-      assert.deepEqual(Buffer.from(ok.json.data, 'base64'), png);
+      // The canonical form: kodim23's tEXt chunk left out, and said so; kept with keep_metadata=1.
+      assert.deepEqual([ok.json.ok, ok.json.dropped], [true, ['text']]);
+      assert.equal(Buffer.from(ok.json.data, 'base64').length, png.length - 32);
+      const kept = await call(engine.url, '/v1/admit?profile=openai&verify=header&keep_metadata=1', { body: png, type: 'image/png' });
+      assert.deepEqual(Buffer.from(kept.json.data, 'base64'), png);
       // No Content-Type: the bytes' own type, as the CLI sniffs.
       const sniffed = await call(engine.url, '/v1/admit', { body: png });
       assert.equal(sniffed.json.mime, 'image/png');
@@ -247,6 +254,17 @@ for (const name of engineNames()) {
           if (!cli.verdict.ok) refused++;
         }
         assert.ok(refused > 5, `some corpus files are refused (${refused})`);
+        // keep_metadata=1 is --keep-metadata: the input as given.
+        for (const file of METADATA_FILES) {
+          const mime = mimeOf(file);
+          const cli = await cliVerdict(file, mime, dir, ['--keep-metadata']);
+          const r = await call(engine.url, '/v1/admit?keep_metadata=1', { body: readFileSync(file), type: mime });
+          assert.equal(r.status, 200, `${file}: ${r.text.slice(0, 300)}`);
+          const http = splitAnswer(r.json);
+          assert.deepEqual(http.verdict, cli.verdict, file);
+          assert.deepEqual(http.bytes, readFileSync(file), `${file}: kept as given`);
+          assert.deepEqual(cli.bytes, readFileSync(file), `${file}: kept as given by the CLI`);
+        }
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 import threading
 import time
 import zlib
@@ -175,8 +176,9 @@ class Session:
         cwd: Path | None = None,
         home: Path | None = None,
         roots=None,
+        flags: tuple[str, ...] = (),
     ):
-        args = ["mcp"] + (["--workspace", str(workspace)] if workspace is not None else [])
+        args = ["mcp", *flags] + (["--workspace", str(workspace)] if workspace is not None else [])
         if vlm is not None:
             args += ["--vlm-url", url or vlm.url]
             if model is not None:
@@ -443,6 +445,33 @@ async def test_view_image_returns_the_admitted_block_to_the_calling_model(worksp
     assert outside.is_error and "outside the workspace" in text_of(outside), text_of(outside)
     assert bad.is_error and "invalid arguments" in text_of(bad)
     assert server.requests == []  # no vision model involved
+
+
+@pytest.mark.anyio
+async def test_view_image_gives_the_clis_canonical_bytes_and_keep_metadata_the_input(tmp_path, workspace, mode):
+    # The same canonical bytes as `mediagate admit`: GPS EXIF, camera and comment dropped; with
+    # --keep-metadata the file as it is.
+    names = ["gps-exif.jpg", "gps-exif.png"]
+    for name in names:
+        shutil.copy(REPO / "tests" / "corpus" / "metadata" / name, workspace / name)
+
+    def cli(name: str, *flags: str) -> bytes:
+        out = tmp_path / f"{name}.out"
+        run = subprocess.run([str(mediagate_bin()), "admit", str(workspace / name), "--out", str(out), *flags],
+                             capture_output=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        return out.read_bytes()
+
+    for flags in ((), ("--keep-metadata",)):
+        async with Session(workspace, mode, None, flags=flags) as client:
+            for name in names:
+                got = await client.call_tool("view_image", {"path": name})
+                assert not got.is_error and isinstance(got.content[0], types.ImageContent), got.content
+                admitted = base64.b64decode(got.content[0].data)
+                assert admitted == cli(name, *flags), (name, flags)
+                original = (workspace / name).read_bytes()
+                assert (admitted == original) == bool(flags), (name, flags)
+                assert (b"SecretCam" in admitted) == bool(flags), (name, flags)
 
 
 # --- the workspace from the client's roots ------------------------------------------------------

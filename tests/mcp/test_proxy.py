@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 import zlib
 from pathlib import Path
 
@@ -82,6 +83,34 @@ async def test_filesystem_images_are_admitted_or_refused_and_results_stay_valid(
         assert isinstance(fake.content[0], types.TextContent)
         assert "magic_mismatch" in fake.content[0].text
         assert "withheld" in fake.content[-1].text
+
+
+@pytest.mark.anyio
+async def test_images_pass_as_the_clis_canonical_bytes_and_keep_metadata_keeps_the_input(tmp_path, mode):
+    # GPS EXIF, a camera and a comment: dropped as `mediagate admit` drops them (the same bytes);
+    # `proxy --keep-metadata` passes the file as it is.
+    names = ["gps-exif.jpg", "gps-exif.png"]
+    for name in names:
+        shutil.copy(REPO / "tests" / "corpus" / "metadata" / name, tmp_path / name)
+
+    def cli(name: str, *flags: str) -> bytes:
+        out = tmp_path / f"{name}.out"
+        run = subprocess.run([mediagate_bin(), "admit", str(tmp_path / name), "--out", str(out), *flags],
+                             capture_output=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        return out.read_bytes()
+
+    server = [NODE, server_main("server-filesystem"), str(tmp_path)]
+    for flags in ((), ("--keep-metadata",)):
+        async with proxied(server, mode, flags) as client:
+            await client.list_tools()
+            for name in names:
+                got = await client.call_tool("read_media_file", {"path": str(tmp_path / name)})
+                assert not got.is_error and isinstance(got.content[0], types.ImageContent), got.content
+                admitted = base64.b64decode(got.content[0].data)
+                assert admitted == cli(name, *flags), (name, flags)
+                assert (admitted == (tmp_path / name).read_bytes()) == bool(flags), (name, flags)
+                assert (b"SecretCam" in admitted) == bool(flags), (name, flags)
 
 
 @pytest.mark.anyio

@@ -1,7 +1,8 @@
 // `mediagate proxy` in front of the official MCP servers (server-everything, server-filesystem),
 // driven by the official TypeScript SDK client; faulty peers driven line by line.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -9,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { CreateMessageRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { exactAnswer } from "./peers/exact-answer.mjs";
-import { EVERYTHING, INIT, connect, filesystem, peer, png, pngSize, rawProxy } from "./helpers.mjs";
+import { EVERYTHING, INIT, MEDIAGATE, connect, filesystem, peer, png, pngSize, rawProxy } from "./helpers.mjs";
 
 const T = { timeout: 120_000 };
 
@@ -41,11 +42,24 @@ describe("in front of server-everything", () => {
 
   test("an image result is checked in its slot, the text around it unchanged", T, async () => {
     // server-everything's MCP logo carries an iCCP chunk whose zlib checksum is wrong (verified
-    // with Python's zlib too): no bomb, and its pixels decode, so it is admitted as it was.
+    // with Python's zlib too): no bomb, and its pixels decode, so it is admitted — as its
+    // canonical form, the bytes `mediagate admit` writes (the broken profile, eXIf, pHYs and XMP
+    // left out).
     const result = await proxied.callTool({ name: "get-tiny-image", arguments: {} });
     const plain = await direct.callTool({ name: "get-tiny-image", arguments: {} });
     assert.equal(plain.content[1].type, "image");
-    assert.deepEqual(result, plain);
+    const dir = mkdtempSync(join(tmpdir(), "mediagate-proxy-"));
+    try {
+      writeFileSync(join(dir, "logo.png"), Buffer.from(plain.content[1].data, "base64"));
+      execFileSync(MEDIAGATE, ["admit", join(dir, "logo.png"), "--out", join(dir, "out.png")]);
+      const canonical = readFileSync(join(dir, "out.png")).toString("base64");
+      assert.notEqual(canonical, plain.content[1].data, "the logo's metadata is left out");
+      const expected = structuredClone(plain);
+      expected.content[1].data = canonical;
+      assert.deepEqual(result, expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("text and structured results pass byte for byte and still match their output schema", T, async () => {

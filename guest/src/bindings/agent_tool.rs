@@ -7,7 +7,7 @@ use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType
 
 use super::Component;
 use super::exports::mediagate::gate0_2_0::tool as wit;
-use super::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
+use super::exports::mediagate::gate0_2_0::workspace_admission::{AdmittedFile, ConvertedFile};
 use super::mediagate::gate0_2_0::{output, vlm};
 use crate::tool::{self, ChunkKind, EntryType, FsError, VlmError};
 
@@ -203,7 +203,7 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
         path: String,
         claimed_mime: Option<String>,
         options: super::wit::AdmitOptions,
-    ) -> Result<super::exports::mediagate::gate0_1_0::admission::Verdict, wit::ToolError> {
+    ) -> Result<AdmittedFile, wit::ToolError> {
         let workspace = PreopenWorkspace::open().map_err(tool_error)?;
         let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
         let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
@@ -213,7 +213,8 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
             crate::admit_image(&bytes, &mime, &super::v0_2::options(options))
         };
         // The 0.1.0 verdict: the admitted bytes as base64 (the caller has none of its own).
-        Ok(super::v0_1::verdict(verdict, &bytes))
+        let dropped = dropped_of(&verdict);
+        Ok(AdmittedFile { verdict: super::v0_1::verdict(verdict, &bytes), dropped })
     }
 
     fn admit_file_converting(
@@ -241,6 +242,15 @@ impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Compon
             (None, false) => super::conversion::admit_image(&bytes, &mime, &options),
         };
         let conversion = verdict.as_ref().ok().and_then(super::conversion::made);
-        Ok(ConvertedFile { verdict: super::v0_1::verdict(verdict, &bytes), conversion })
+        let dropped = dropped_of(&verdict);
+        Ok(ConvertedFile { verdict: super::v0_1::verdict(verdict, &bytes), conversion, dropped })
+    }
+}
+
+/// The admitted block's `dropped`, for the records that carry it beside a 0.1.0 verdict.
+fn dropped_of(verdict: &crate::verdict::Verdict) -> Vec<String> {
+    match verdict {
+        Ok(a) => a.dropped.iter().map(|d| d.to_string()).collect(),
+        Err(_) => Vec::new(),
     }
 }

@@ -7,6 +7,9 @@
 //! The image crate reads planar tiles through the `tiff` crate's whole-image reader, which slices
 //! past its buffer on a planar page whose last tiles are padded (a panic: a trap in the sandbox);
 //! here the padding is cut from each tile by its place in the page, so every layout has a bound.
+//! LZW chunks are inflated here in one piece: the `tiff` crate reads a cut tile row by row, in
+//! pieces as small as the cut, and its LZW reader then stops short of the stream's end ("no lzw
+//! end code found") on tiles Pillow and libtiff decode.
 
 use std::io::Cursor;
 
@@ -30,6 +33,8 @@ const PHOTOMETRIC_PALETTE: u16 = 3;
 const PHOTOMETRIC_YCBCR: u16 = 6;
 const COMPRESSION_CCITT_RLE: u16 = 2;
 const COMPRESSION_FAX3: u16 = 3;
+const COMPRESSION_LZW: u16 = 5;
+const PREDICTOR_HORIZONTAL: u16 = 2;
 const T4_OPTIONS: u16 = 292;
 
 /// Whether the first page is a layout this module decodes (the image crate refuses it or, for
@@ -198,15 +203,22 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     let total = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(spp));
     let mut out = vec![0u8; total.ok_or("the TIFF is too large")?];
     let max = (1u32 << bits.min(8)) - 1;
+    let lzw = match decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)? {
+        Some(COMPRESSION_LZW) => Some(LzwChunks::new(decoder, bits, per_chunk)?),
+        _ => None,
+    };
     for plane in 0..planes {
         for chunk in 0..per_plane {
             let (x0, y0) = ((chunk % across) * cw, (chunk / across) * ch);
             let (dw, dh) = ((width - x0).min(cw) as usize, (height - y0).min(ch) as usize);
-            let data = decoder.read_chunk(plane * per_plane + chunk).map_err(words)?;
-            let values: Vec<u8> = match data {
-                DecodingResult::U8(v) => v,
-                DecodingResult::U16(v) => v.iter().map(|s| (s >> 8) as u8).collect(),
-                _ => return Err("the TIFF's samples are not unsigned integers of 8 or 16 bits".into()),
+            let index = plane * per_plane + chunk;
+            let values: Vec<u8> = match &lzw {
+                Some(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
+                None => match decoder.read_chunk(index).map_err(words)? {
+                    DecodingResult::U8(v) => v,
+                    DecodingResult::U16(v) => v.iter().map(|s| (s >> 8) as u8).collect(),
+                    _ => return Err("the TIFF's samples are not unsigned integers of 8 or 16 bits".into()),
+                },
             };
             // A chunk comes out as wide as its data or, for a padded tile the reader did not
             // cut (planes after the first), as wide as the tile: told apart by its length.
@@ -242,6 +254,104 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
         }
     }
     Ok((width, height, out))
+}
+
+/// The LZW-compressed chunks of a page, inflated as the `tiff` crate would give them: rows as
+/// wide as the chunk, the horizontal predictor undone, WhiteIsZero turned to BlackIsZero, 16-bit
+/// samples cut to their high byte.
+struct LzwChunks<'a> {
+    file: &'a [u8],
+    offsets: Vec<u64>,
+    counts: Vec<u64>,
+    little_endian: bool,
+    predictor: bool,
+    white_is_zero: bool,
+    bits: u8,
+    per_chunk: usize,
+}
+
+impl<'a> LzwChunks<'a> {
+    fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>, bits: u8, per_chunk: usize) -> Result<Self, String> {
+        let tiled = decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some();
+        let (offsets, counts) =
+            if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
+        let offsets = decoder.get_tag_u64_vec(offsets).map_err(words)?;
+        let counts = decoder.get_tag_u64_vec(counts).map_err(words)?;
+        let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
+            1 => false,
+            PREDICTOR_HORIZONTAL if bits >= 8 => true,
+            p => return Err(format!("the TIFF's predictor {p} on {bits}-bit samples is not converted")),
+        };
+        let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+        let &file = decoder.inner().get_ref();
+        Ok(LzwChunks {
+            file,
+            offsets,
+            counts,
+            little_endian: file.starts_with(b"II"),
+            predictor,
+            white_is_zero: photometric == Some(PHOTOMETRIC_WHITE_IS_ZERO),
+            bits,
+            per_chunk,
+        })
+    }
+
+    /// The first `rows` rows of chunk `index`, each `width` samples wide.
+    fn rows(&self, index: usize, width: usize, rows: usize) -> Result<Vec<u8>, String> {
+        let outside = || format!("chunk {index} of the TIFF is outside the file");
+        let (&offset, &count) = self.offsets.get(index).zip(self.counts.get(index)).ok_or_else(outside)?;
+        let start = usize::try_from(offset).map_err(|_| outside())?;
+        let end = start.checked_add(usize::try_from(count).map_err(|_| outside())?).ok_or_else(outside)?;
+        let mut input = self.file.get(start..end).ok_or_else(outside)?;
+        let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
+        let wanted = row_bytes.checked_mul(rows).filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
+        let mut out = vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?];
+        let mut filled = 0;
+        let mut lzw = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
+        while filled < out.len() {
+            let step = lzw.decode_bytes(input, &mut out[filled..]);
+            input = &input[step.consumed_in..];
+            filled += step.consumed_out;
+            match step.status {
+                Ok(weezl::LzwStatus::Ok) if step.consumed_in + step.consumed_out > 0 => {}
+                Ok(_) => break,
+                Err(e) => return Err(format!("chunk {index} of the TIFF cannot be decoded (LZW): {e:?}")),
+            }
+        }
+        if filled < out.len() {
+            return Err(format!("chunk {index} of the TIFF holds fewer rows than its place ({rows})"));
+        }
+        let sample_bytes = if self.bits == 16 { 2 } else { 1 };
+        if self.predictor {
+            let step = self.per_chunk;
+            for row in out.chunks_exact_mut(row_bytes) {
+                if sample_bytes == 1 {
+                    for i in step..row.len() {
+                        row[i] = row[i].wrapping_add(row[i - step]);
+                    }
+                } else {
+                    let get = |r: &[u8], i: usize| {
+                        let b = [r[2 * i], r[2 * i + 1]];
+                        if self.little_endian { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) }
+                    };
+                    for i in step..row.len() / 2 {
+                        let v = get(row, i).wrapping_add(get(row, i - step));
+                        let b = if self.little_endian { v.to_le_bytes() } else { v.to_be_bytes() };
+                        row[2 * i..2 * i + 2].copy_from_slice(&b);
+                    }
+                }
+            }
+        }
+        if self.white_is_zero {
+            // max - v for unsigned samples of any width is the bitwise complement.
+            out.iter_mut().for_each(|b| *b = !*b);
+        }
+        if sample_bytes == 2 {
+            let high = usize::from(self.little_endian);
+            out = out.chunks_exact(2).map(|s| s[high]).collect();
+        }
+        Ok(out)
+    }
 }
 
 fn palette(width: u32, height: u32, indices: &[u8], colormap: &[u16]) -> Result<DynamicImage, String> {

@@ -7,7 +7,7 @@ use crate::profile::Provider;
 use crate::test_images::*;
 
 fn opts(downsample: bool, provider: Provider) -> Options {
-    Options { downsample, provider, verify: Verify::Header, side_rule: None, convert: false }
+    Options { downsample, provider, verify: Verify::Header, side_rule: None, convert: false, keep_metadata: false }
 }
 
 fn refused(v: Verdict) -> Refusal {
@@ -89,19 +89,23 @@ fn each_type_is_admitted_with_its_measured_dimensions() {
 #[test]
 fn step4_base64_limit_is_exact() {
     // 3,932,160 raw bytes are exactly 5,242,880 base64 bytes: admitted; one more is over.
+    // The limit counts the admitted bytes: the padding is kept only when metadata is.
+    let keeping = Options { keep_metadata: true, ..opts(false, Provider::Anthropic) };
     let at = png_of_len(3_932_160);
-    let a = admit_image(&at, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    let a = admit_image(&at, "image/png", &keeping).unwrap();
     assert_eq!(a.base64_len(), 5_242_880);
     let over = png_of_len(3_932_161);
-    let r = refused(admit_image(&over, "image/png", &opts(false, Provider::Anthropic)));
+    let r = refused(admit_image(&over, "image/png", &keeping));
     assert_eq!((r.reason, r.limit), (Reason::Base64TooLarge, Some(5_242_880)));
+    let a = admit_image(&over, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    assert_eq!((a.data, a.dropped), (Data::Bytes(png(8, 8)), vec!["other-metadata"]));
 }
 
 #[test]
 fn the_downsampler_passes_through_at_the_threshold_and_works_one_byte_over() {
     let at = png_of_len(PASS_THROUGH_RAW as usize);
     let a = admit_image(&at, "image/png", &Options::default()).unwrap();
-    assert!(!a.reencoded);
+    assert!(!a.reencoded && a.data == Data::Bytes(png(8, 8)), "re-muxed, not re-encoded");
     let over = png_of_len(PASS_THROUGH_RAW as usize + 1);
     let a = admit_image(&over, "image/png", &Options::default()).unwrap();
     assert!(a.reencoded && !a.resized, "re-encoded at the same size");
@@ -193,10 +197,64 @@ fn sideways_jpegs_are_reencoded_upright() {
     let a = admit_image(&bytes, "image/jpeg", &Options::default()).unwrap();
     assert_eq!(a.dimensions, Some(Dimensions { width: 60, height: 30 }));
     assert!(a.reencoded && !a.resized, "rotated, not resized");
-    // Orientation 1 passes through untouched.
+    // Orientation 1 is not re-encoded; its EXIF segment is left out of the canonical form.
     let upright = jpeg_with_orientation(30, 60, 1);
     let a = admit_image(&upright, "image/jpeg", &Options::default()).unwrap();
     assert!(!a.reencoded);
+    assert_eq!((a.data, a.dropped), (Data::Bytes(encode(&gradient(30, 60), ImageFormat::Jpeg)), vec!["exif"]));
+}
+
+#[test]
+fn a_sideways_png_is_rotated_upright_or_keeps_its_orientation_alone() {
+    // eXIf with orientation 6 (rotate 90°) and nothing else; built as jpeg_with_orientation's.
+    let jpeg = jpeg_with_orientation(1, 1, 6);
+    let exif = &jpeg[2 + 4 + 6..2 + 4 + 6 + 26];
+    let bytes = png_with_chunk_after_ihdr(b"eXIf", exif);
+    let a = admit_image(&bytes, "image/png", &Options::default()).unwrap();
+    assert_eq!(a.dimensions, Some(Dimensions { width: 8, height: 8 }));
+    assert!(a.reencoded, "rotated upright by the ladder");
+    let Data::Bytes(out) = &a.data else { panic!() };
+    assert_eq!(read_header(out, ImageType::Png).unwrap().orientation, Orientation::NoTransforms);
+    // Downsampling off: no re-encode; the orientation alone stays, in the gate's own EXIF block.
+    let a = admit_image(&bytes, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    assert_eq!((a.reencoded, a.dropped.as_slice()), (false, &["exif"][..]));
+    let Data::Bytes(out) = &a.data else { panic!() };
+    assert_eq!(read_header(out, ImageType::Png).unwrap().orientation, Orientation::Rotate90);
+}
+
+#[test]
+fn the_decoders_judge_the_repaired_canonical_form() {
+    let full = Options { verify: Verify::Full, ..Options::default() };
+    // Stray bytes before a marker: libjpeg skips them, so does the gate.
+    let plain = encode(&gradient(40, 30), ImageFormat::Jpeg);
+    let sos = plain.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+    let stray = [&plain[..sos], &b"\x00\x13\x37"[..], &plain[sos..]].concat();
+    let a = admit_image(&stray, "image/jpeg", &full).unwrap();
+    assert_eq!((a.data, a.dropped), (Data::Bytes(plain), vec!["stray-bytes"]));
+    // A GIF with no colour table at all: a grey ramp, as Pillow shows it.
+    let mut with_table = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut with_table, 2, 1, &[0; 12]).unwrap();
+        let frame = gif::Frame { width: 2, height: 1, buffer: vec![1, 2].into(), ..Default::default() };
+        encoder.write_frame(&frame).unwrap();
+    }
+    let mut no_table = with_table[..13].to_vec();
+    no_table[10] &= 0x70;
+    no_table.extend_from_slice(&with_table[13 + 12..]);
+    let a = admit_image(&no_table, "image/gif", &full).unwrap();
+    assert!(matches!(a.data, Data::Bytes(_)) && a.dimensions == Some(Dimensions { width: 2, height: 1 }));
+}
+
+#[test]
+fn a_gif_frame_past_its_screen_is_refused_not_admitted_at_the_screen_size() {
+    let mut bytes = encode(&gradient(10, 10), ImageFormat::Gif);
+    let at = bytes.iter().position(|&b| b == 0x2C).unwrap();
+    bytes[at + 5..at + 9].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
+    for verify in [Verify::Header, Verify::Full] {
+        let r = refused(admit_image(&bytes, "image/gif", &Options { verify, ..Options::default() }));
+        assert_eq!(r.reason, Reason::Undecodable);
+        assert!(r.message.contains("logical screen"), "{}", r.message);
+    }
 }
 
 #[test]

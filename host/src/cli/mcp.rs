@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use clap::Args;
 use mediagate::ReadImageTool;
+use mediagate::gate::AdmitOptions;
 use mediagate::tool::{Sink, ToolDefinition, WorkspaceDir};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
@@ -62,6 +63,10 @@ pub struct McpArgs {
     /// Calls that may wait for their turn; past this a call is answered at once that the server is busy.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_queued: usize,
+    /// view_image admits the file's metadata (EXIF, XMP, comments, text chunks) as given instead
+    /// of dropping it from the gate's canonical form.
+    #[arg(long)]
+    keep_metadata: bool,
 }
 
 pub async fn mcp(args: McpArgs) -> u8 {
@@ -114,6 +119,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         refusal: Arc::new(std::sync::Mutex::new(None)),
         vlm_error,
         turns: Arc::new(Turns::new(instances as usize, args.max_queued)),
+        keep_metadata: args.keep_metadata,
     };
     eprintln!(
         "mediagate mcp: serving {} and {} over stdio; workspace {}; vision model: {vlm_line}; \
@@ -210,6 +216,8 @@ struct McpServer {
     /// Why the configured vision model cannot be used; every call answers with it.
     vlm_error: Option<Arc<String>>,
     turns: Arc<Turns>,
+    /// `--keep-metadata`, for view_image.
+    keep_metadata: bool,
 }
 
 /// The arguments of `read_image`, as its published schema describes them.
@@ -465,7 +473,7 @@ impl McpServer {
                 Ok(turn) => turn,
                 Err(busy) => return tool_error(busy),
             };
-            let options = self.tool.default_options();
+            let options = AdmitOptions { keep_metadata: self.keep_metadata, ..self.tool.default_options() };
             // Converting by default: the purpose of view_image is that the model sees the image.
             let call = self.tool.admit_file_converting(workspace, &arguments.path, None, options, arguments.page);
             match call.await {

@@ -136,6 +136,10 @@ pub struct GateArgs {
     /// convert component. Off by default: the admission rules stay exact.
     #[arg(long)]
     pub convert: bool,
+    /// Admit an image's metadata (EXIF, XMP, IPTC, comments, text chunks, APNG animation) as
+    /// given instead of the gate's canonical re-mux without it.
+    #[arg(long)]
+    pub keep_metadata: bool,
 }
 
 impl GateArgs {
@@ -145,6 +149,7 @@ impl GateArgs {
             downsample: defaults.downsample && !self.no_downsample,
             provider: self.profile.map_or(defaults.provider, ProfileArg::provider),
             verify: self.verify.map_or(defaults.verify, VerifyArg::verify),
+            keep_metadata: defaults.keep_metadata || self.keep_metadata,
         }
     }
 }

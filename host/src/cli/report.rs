@@ -17,6 +17,10 @@ pub fn verdict_json(verdict: &Verdict) -> Value {
                 "reencoded": a.reencoded,
                 "base64_len": a.base64_len,
             });
+            // What the canonical form left out (the contract's `admitted.dropped`), when anything was.
+            if !a.dropped.is_empty() {
+                v["dropped"] = json!(a.dropped);
+            }
             // Dimensions are reported when measured, never invented.
             if let Some(d) = &a.dimensions {
                 v["width"] = json!(d.width);

@@ -32,6 +32,9 @@ pub struct RequestArgs {
     /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
     #[arg(long)]
     no_downsample: bool,
+    /// Admit the images' metadata (EXIF, XMP, comments, text chunks) as given.
+    #[arg(long)]
+    keep_metadata: bool,
     /// Print a report object (`request`, `changed`, `refused`, `refusal`) instead of the request.
     #[arg(long)]
     json: bool,
@@ -68,6 +71,7 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         downsample: defaults.downsample && !args.no_downsample,
         provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
         verify: args.verify.map_or(defaults.verify, VerifyArg::verify),
+        keep_metadata: defaults.keep_metadata || args.keep_metadata,
     };
     let answered = if args.convert {
         gate.admit_request_converting(api, &input, options).await.map(|c| (c.verdict, Some(c.conversions)))

@@ -587,7 +587,7 @@ class Mediagate:
         # The options a call that names none gets, from the component (the one place they live).
         d = self._call("default-options")
         self.defaults: Dict[str, Any] = {"downsample": bool(d.downsample), "provider": d.provider,
-                                         "verify": d.verify}
+                                         "verify": d.verify, "keep_metadata": bool(getattr(d, "keep-metadata"))}
 
     # ---- imports ---------------------------------------------------------------------------
 
@@ -675,7 +675,7 @@ class Mediagate:
         raise ToolError(result.code, result.message)
 
     def admit_file(self, path: str, claimed_mime: Optional[str] = None, downsample: Optional[bool] = None,
-                   provider: Optional[str] = None, verify: Optional[str] = None,
+                   provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                    include_data: bool = False, convert: bool = False, page: Optional[int] = None) -> Dict[str, Any]:
         """The gate's verdict on the workspace file at `path`, in the shape of
         `mediagate admit FILE --json`. `claimed_mime=None` means the type the bytes carry.
@@ -689,14 +689,12 @@ class Mediagate:
         conversion was made (`mediagate admit --convert --json`). `page` renders that page
         (1-based) of a PDF as an image (it implies `convert`); a page that does not exist, an
         encrypted PDF, a page that renders blank raise `ToolError` (code `refused`) in words."""
-        options = self._options(downsample, provider, verify)
+        options = self._options(downsample, provider, verify, keep_metadata)
         if convert or page is not None:
             result = self._call("admit-file-converting", str(path), claimed_mime, options, _page_or_none(page))
             return converted_file_dict(result, include_data=include_data)
         result = self._call("admit-file", str(path), claimed_mime, options)
-        if not isinstance(result, wc.Variant):
-            raise ToolError(result.code, result.message)
-        return verdict_dict(result, include_data=include_data)
+        return converted_file_dict(result, include_data=include_data)
 
     def convertible_types(self) -> list:
         """The media types the component converts from (`conversion.convertible-types`)."""
@@ -704,7 +702,7 @@ class Mediagate:
 
     def admit_bytes(self, data: Union[bytes, bytearray, memoryview], claimed_mime: Optional[str] = None,
                     downsample: Optional[bool] = None, provider: Optional[str] = None,
-                    verify: Optional[str] = None, include_data: bool = False, convert: bool = False,
+                    verify: Optional[str] = None, keep_metadata: Optional[bool] = None, include_data: bool = False, convert: bool = False,
                     page: Optional[int] = None) -> Dict[str, Any]:
         """The gate's verdict on `data` (an image, or a PDF when `claimed_mime` is
         `application/pdf`), in the shape of `admit_file`. `claimed_mime=None` means the type the
@@ -714,7 +712,7 @@ class Mediagate:
         (mode 0700, the file created exclusively, mode 0600), which is that call's only preopen,
         and removed after. wasmtime-py passes a `list<u8>` element by element (about a second per
         MB); a file costs a write."""
-        options = self._options(downsample, provider, verify)
+        options = self._options(downsample, provider, verify, keep_metadata)
         converting = convert or page is not None
         with tempfile.TemporaryDirectory(prefix="mediagate-") as d:
             d = os.path.realpath(d)
@@ -727,14 +725,10 @@ class Mediagate:
                                     workspace=d)
             else:
                 result = self._call("admit-file", "input", claimed_mime, options, workspace=d)
-        if converting:
-            return converted_file_dict(result, include_data=include_data)
-        if not isinstance(result, wc.Variant):
-            raise ToolError(result.code, result.message)
-        return verdict_dict(result, include_data=include_data)
+        return converted_file_dict(result, include_data=include_data)
 
     def admit_tool_result(self, tool: str, content: Any, downsample: Optional[bool] = None,
-                          provider: Optional[str] = None, verify: Optional[str] = None,
+                          provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                           convert: bool = False) -> Dict[str, Any]:
         """Every media block of a tool's result admitted, as `mediagate admit-tool-result --json`
         prints it: `{"content": ..., "refused": [{"index", "path", "type", "reason", "bytes", "mime",
@@ -747,7 +741,7 @@ class Mediagate:
         `convert=True` converts the blocks no provider takes instead of refusing them, and adds
         `"conversions": [{"path", "from", "to", "note"}]` (`admit-tool-result --convert`)."""
         text = content if isinstance(content, str) else json.dumps(content)
-        options = self._options(downsample, provider, verify)
+        options = self._options(downsample, provider, verify, keep_metadata)
         if convert:
             converted = self._call("conversion.admit-tool-result", str(tool), text, options)
             out = tool_result_dict(text, converted.admission)
@@ -757,7 +751,7 @@ class Mediagate:
         return tool_result_dict(text, result)
 
     def admit_request(self, api: str, request: Any, downsample: Optional[bool] = None,
-                      provider: Optional[str] = None, verify: Optional[str] = None,
+                      provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                       convert: bool = False) -> Dict[str, Any]:
         """A whole provider request through the gate, as `mediagate admit-request --api API --json`
         prints it: `{"api", "request", "changed", "refused", "refusal"}`. `api` is `"anthropic"`
@@ -771,7 +765,7 @@ class Mediagate:
         if api not in REQUEST_APIS:
             raise ValueError(f"api must be one of {REQUEST_APIS}")
         text = request if isinstance(request, str) else json.dumps(request)
-        options = self._options(downsample, api if provider is None else provider, verify)
+        options = self._options(downsample, api if provider is None else provider, verify, keep_metadata)
         if convert:
             converted = self._call("conversion.admit-request", api, text, options)
             out = request_report(api, text, converted.verdict)
@@ -780,12 +774,16 @@ class Mediagate:
         result = self._call("admit-request", api, text, options)
         return request_report(api, text, result)
 
-    def _options(self, downsample: Optional[bool], provider: Optional[str], verify: Optional[str]) -> Any:
-        """`admit-options`: what the caller named over the component's defaults."""
+    def _options(self, downsample: Optional[bool], provider: Optional[str], verify: Optional[str],
+                 keep_metadata: Optional[bool] = None) -> Any:
+        """`admit-options`: what the caller named over the component's defaults. `keep_metadata=True`
+        admits an image's metadata (EXIF, XMP, comments, text chunks) as given instead of the gate's
+        canonical re-mux without it."""
         d = self.defaults
         return _options(d["downsample"] if downsample is None else downsample,
                         d["provider"] if provider is None else provider,
-                        d["verify"] if verify is None else verify)
+                        d["verify"] if verify is None else verify,
+                        d["keep_metadata"] if keep_metadata is None else keep_metadata)
 
 
 REQUEST_APIS = ("anthropic", "openai")
@@ -850,18 +848,21 @@ def _ok_or_err(result: Any) -> tuple:
 
 
 def converted_file_dict(result: Any, include_data: bool = False) -> Dict[str, Any]:
-    """A WIT `result<converted-file, tool-error>` as `mediagate admit --convert --json` prints it:
-    the verdict, and `"converted"` when a conversion was made. A tool error raises `ToolError`."""
+    """A WIT `result<converted-file, tool-error>` (or `admitted-file`) as `mediagate admit [--convert]
+    --json` prints it: the verdict, `"dropped"` when the canonical form left something out, and
+    `"converted"` when a conversion was made. A tool error raises `ToolError`."""
     ok, value = _ok_or_err(result)
     if not ok:
         raise ToolError(value.code, value.message)
     out = verdict_dict(value.verdict, include_data=include_data)
-    if value.conversion is not None:
+    if value.verdict.tag == "admitted" and value.dropped:
+        out["dropped"] = list(value.dropped)
+    if getattr(value, "conversion", None) is not None:
         out["converted"] = conversion_dict(value.conversion)
     return out
 
 
-def _options(downsample: bool, provider: str, verify: str) -> Any:
+def _options(downsample: bool, provider: str, verify: str, keep_metadata: bool = False) -> Any:
     if provider not in PROVIDERS:
         raise ValueError(f"provider must be one of {PROVIDERS}")
     if verify not in VERIFY_MODES:
@@ -870,6 +871,7 @@ def _options(downsample: bool, provider: str, verify: str) -> Any:
     options.downsample = bool(downsample)
     options.provider = provider
     options.verify = verify
+    setattr(options, "keep-metadata", bool(keep_metadata))
     return options
 
 

@@ -143,7 +143,7 @@ def test_admit_request_unusable_and_unchanged(gate):
 
 def test_the_defaults_come_from_the_component(gate):
     # `default-options` of the component: the one place the defaults live (guest/src/options.rs).
-    assert gate.defaults == {"downsample": True, "provider": "anthropic", "verify": "full"}
+    assert gate.defaults == {"downsample": True, "provider": "anthropic", "verify": "full", "keep_metadata": False}
     big = png(2400, 300)
     assert gate.admit_bytes(big, "image/png")["resized"] is True, "downsample is on by default"
     assert gate.admit_bytes(big, "image/png", downsample=False)["resized"] is False

@@ -7,12 +7,15 @@ Ghostscript). Adds (or replaces) their entries in manifest.json; make.py's files
 
     apt-get install -y libtiff-tools imagemagick poppler-utils ghostscript img2pdf
     python3 -m venv /tmp/fx-venv && /tmp/fx-venv/bin/pip install pillow numpy reportlab
-    /tmp/fx-venv/bin/python tests/corpus/convert/make_layouts.py
+    /tmp/fx-venv/bin/python tests/corpus/convert/make_layouts.py [FILE ...]
+
+With file names, only those fixtures are made (the others keep their bytes and entries).
 """
 import io
 import json
 import math
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent
 TMP = Path(tempfile.mkdtemp(prefix="mg-layouts-"))
 MAGICK = "/usr/bin/convert"  # ImageMagick itself, not a wrapper earlier on PATH
+ONLY = set(sys.argv[1:])  # the fixtures to make; none named: all
 PDF_REF_SIDE = 170  # not make.py's 1000: the 120x170 image fills its page at 170 px, one pixel per pixel
 
 
@@ -74,6 +78,8 @@ def main():
 
     # ---- TIFF: (file, how it is made, made_by)
     def tif(name, made_by, make):
+        if ONLY and name not in ONLY:
+            return
         make(HERE / name)
         pim = Image.open(HERE / name)
         pim.load()
@@ -117,11 +123,19 @@ def main():
         lambda o: run("tiffcp", "-p", "separate", "-r", "7", "-c", "zip", ph, o))
     tif("layout-tiff-planar-tiles.tif", f"{tiffcp}: tiffcp -t -w 16 -l 16 -p separate (planar RGB in padded tiles)",
         lambda o: run("tiffcp", "-t", "-w", "16", "-l", "16", "-p", "separate", ph, o))
+    tif("layout-tiff-planar-rgba-lzw-tiles.tif",
+        f"{tiffcp}: tiffcp -t -w 16 -l 16 -p separate -c lzw (planar RGBA in padded LZW tiles)",
+        lambda o: run("tiffcp", "-t", "-w", "16", "-l", "16", "-p", "separate", "-c", "lzw", rg, o))
+    tif("layout-tiff-planar-lzw-predictor.tif",
+        f"{tiffcp}: tiffcp -p separate -r 7 -c lzw:2 (planar RGB, LZW strips, horizontal predictor)",
+        lambda o: run("tiffcp", "-p", "separate", "-r", "7", "-c", "lzw:2", ph, o))
     tif("layout-tiff-tiled-palette.tif", f"{tiffcp}: tiffcp -t -w 16 -l 16 of the 8-bit palette page",
         lambda o: run("tiffcp", "-t", "-w", "16", "-l", "16", HERE / "layout-tiff-palette8-lzw.tif", o))
 
     # ---- ICO: PNG entries of other colour types, BMP entries with AND masks
     def ico(name, made_by, image, **save):
+        if ONLY and name not in ONLY:
+            return
         image.save(HERE / name, **save)
         pim = Image.open(HERE / name)
         pim.size = max(pim.info["sizes"])
@@ -154,6 +168,8 @@ def main():
     big.convert("1").save(TMP / "scan-g4.tif", compression="group4")
 
     def pdf(name, made_by, make):
+        if ONLY and name not in ONLY:
+            return
         make(HERE / name)
         pages = 1
         ref = name.replace(".pdf", ".p1.ref.png")

@@ -103,3 +103,72 @@ pub fn isolated(module: &str, test: &str) -> bool {
     );
     false
 }
+
+/// `jpeg` with an EXIF APP1 segment after its JFIF APP0 (or SOI): the camera's make and model, and
+/// a GPS position (48°51'30"N) — what must not reach a provider by default.
+pub fn with_gps_exif(jpeg: &[u8]) -> Vec<u8> {
+    let mut t = b"MM\0\x2a\0\0\0\x08".to_vec();
+    let entry = |t: &mut Vec<u8>, tag: u16, kind: u16, count: u32, value: u32| {
+        t.extend_from_slice(&tag.to_be_bytes());
+        t.extend_from_slice(&kind.to_be_bytes());
+        t.extend_from_slice(&count.to_be_bytes());
+        t.extend_from_slice(&value.to_be_bytes());
+    };
+    // IFD0 at 8 (42 bytes), Make at 50, Model at 60, the GPS IFD at 74 (30 bytes), its latitude at 104.
+    t.extend_from_slice(&3u16.to_be_bytes());
+    entry(&mut t, 0x010F, 2, 10, 50);
+    entry(&mut t, 0x0110, 2, 14, 60);
+    entry(&mut t, 0x8825, 4, 1, 74);
+    t.extend_from_slice(&0u32.to_be_bytes());
+    t.extend_from_slice(b"SecretCam\0Model-SN-0042\0");
+    t.extend_from_slice(&2u16.to_be_bytes());
+    entry(&mut t, 0x0001, 2, 2, u32::from_be_bytes(*b"N\0\0\0"));
+    entry(&mut t, 0x0002, 5, 3, 104);
+    t.extend_from_slice(&0u32.to_be_bytes());
+    for (n, d) in [(48u32, 1u32), (51, 1), (30, 1)] {
+        t.extend_from_slice(&n.to_be_bytes());
+        t.extend_from_slice(&d.to_be_bytes());
+    }
+    let mut app1 = vec![0xFF, 0xE1];
+    app1.extend_from_slice(&((t.len() + 8) as u16).to_be_bytes());
+    app1.extend_from_slice(b"Exif\0\0");
+    app1.extend_from_slice(&t);
+    let at = if jpeg[2..4] == [0xFF, 0xE0] { 4 + usize::from(u16::from_be_bytes([jpeg[4], jpeg[5]])) } else { 2 };
+    [&jpeg[..at], &app1[..], &jpeg[at..]].concat()
+}
+
+/// A PNG as the gate's canonical form writes it (docs/design.md, "Canonical form"), for a PNG
+/// with no `eXIf` and no `iCCP`: its chunks in order, only the critical ones, `tRNS` and the colour
+/// chunks kept. Written from the rule, not from the guest's code, to check that code against.
+pub fn canonical_png(png: &[u8]) -> Vec<u8> {
+    const KEPT: [&[u8; 4]; 9] = [b"IHDR", b"PLTE", b"IDAT", b"IEND", b"tRNS", b"sRGB", b"gAMA", b"cHRM", b"cICP"];
+    let mut out = png[..8].to_vec();
+    let mut at = 8;
+    while at < png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let chunk = &png[at..at + 12 + len];
+        assert!(&chunk[4..8] != b"eXIf" && &chunk[4..8] != b"iCCP", "not for this oracle");
+        if KEPT.iter().any(|k| &chunk[4..8] == *k) {
+            out.extend_from_slice(chunk);
+        }
+        at += 12 + len;
+    }
+    out
+}
+
+/// A PNG (`good` with one more chunk after IHDR) whose `iCCP` profile inflates to 1 GiB.
+pub fn png_with_iccp_bomb(good: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..1024 {
+        z.write_all(&zeros).unwrap();
+    }
+    let mut chunk = b"iCCP".to_vec();
+    chunk.extend_from_slice(b"icc\0\0");
+    chunk.extend_from_slice(&z.finish().unwrap());
+    let len = (chunk.len() - 4) as u32;
+    let crc = crc32fast::hash(&chunk);
+    let after_ihdr = 8 + 25;
+    [&good[..after_ihdr], &len.to_be_bytes(), &chunk[..], &crc.to_be_bytes(), &good[after_ihdr..]].concat()
+}

@@ -1,0 +1,615 @@
+//! The canonical form of an admitted image: the gate writes what it passes, from the parts it
+//! understood, instead of handing on the caller's bytes with whatever it skipped. A lossless
+//! re-mux: segments and chunks are copied or left out, no pixel is re-encoded.
+//!
+//! What is kept is what a decoder needs to show the pixels as meant — PNG: the critical chunks,
+//! `tRNS` and the colour information (`sRGB`, `gAMA`, `cHRM`, `cICP`, an `iCCP` that inflates
+//! within bounds); JPEG: the frame, tables, scans, JFIF `APP0`, a well-formed Adobe `APP14` (it
+//! decides CMYK/YCCK) and a complete ICC profile; GIF: the screen, colour tables, frames, graphic
+//! control and the looping extension; WebP: the image, alpha, animation and ICC chunks. Everything
+//! else — EXIF, XMP, IPTC, comments, text, APNG animation chunks, unknown chunks, bytes between or
+//! after the structure — is dropped, and named in [`Canonical::dropped`].
+//!
+//! An EXIF orientation other than upright is not lost with its EXIF block: a minimal EXIF block
+//! holding only the orientation takes its place, so an image the ladder does not rotate (the
+//! downsampler off) still shows upright and no other EXIF field leaves. The ladder, when it runs,
+//! rotates the pixels and writes no EXIF at all.
+//!
+//! With `keep_metadata` the metadata segments are copied too; repairs (stray and trailing bytes)
+//! and the refusals of broken structure (APNG frame sequence, GIF frames off the screen, metadata
+//! bombs) apply either way.
+
+use image::metadata::Orientation;
+
+use crate::limits::ANCILLARY_INFLATE_MAX;
+use crate::signature::ImageType;
+use crate::structure::Broken;
+
+/// What the gate admits in place of the input, and what it left out.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Canonical {
+    /// The canonical bytes; `None` when they equal the input (the input is admitted unchanged).
+    pub bytes: Option<Vec<u8>>,
+    /// What was left out, by kind, each named once, in the order met. The names are
+    /// [`DROPPED_KINDS`].
+    pub dropped: Vec<&'static str>,
+}
+
+/// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
+pub const DROPPED_KINDS: [&str; 10] = [
+    "exif",
+    "xmp",
+    "iptc",
+    "comment",
+    "text",
+    "animation",
+    "icc-profile",
+    "other-metadata",
+    "stray-bytes",
+    "trailing-bytes",
+];
+
+struct Out<'a> {
+    input: &'a [u8],
+    bytes: Vec<u8>,
+    dropped: Vec<&'static str>,
+    keep_metadata: bool,
+}
+
+impl<'a> Out<'a> {
+    fn new(input: &'a [u8], keep_metadata: bool) -> Self {
+        Out { input, bytes: Vec::with_capacity(input.len()), dropped: Vec::new(), keep_metadata }
+    }
+
+    fn drop(&mut self, kind: &'static str) {
+        debug_assert!(DROPPED_KINDS.contains(&kind));
+        if !self.dropped.contains(&kind) {
+            self.dropped.push(kind);
+        }
+    }
+
+    /// Metadata: copied with `keep_metadata`, otherwise dropped as `kind`.
+    fn metadata(&mut self, part: &[u8], kind: &'static str) {
+        if self.keep_metadata {
+            self.bytes.extend_from_slice(part);
+        } else {
+            self.drop(kind);
+        }
+    }
+
+    fn finish(self) -> Canonical {
+        let bytes = if self.bytes == self.input { None } else { Some(self.bytes) };
+        Canonical { bytes, dropped: self.dropped }
+    }
+}
+
+/// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
+/// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
+pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Canonical, Broken> {
+    let out = Out::new(bytes, keep_metadata);
+    match t {
+        ImageType::Png => png(bytes, out),
+        ImageType::Jpeg => jpeg(bytes, out),
+        ImageType::Gif => gif(bytes, out),
+        ImageType::WebP => webp(bytes, out),
+    }
+}
+
+fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
+    Err(Broken(message.into()))
+}
+
+/// A TIFF-structured EXIF block holding one entry: the orientation.
+fn orientation_only_exif(o: Orientation) -> Vec<u8> {
+    let mut tiff = b"MM\0\x2a\0\0\0\x08".to_vec();
+    tiff.extend_from_slice(&1u16.to_be_bytes()); // one entry
+    tiff.extend_from_slice(&0x0112u16.to_be_bytes()); // Orientation
+    tiff.extend_from_slice(&3u16.to_be_bytes()); // SHORT
+    tiff.extend_from_slice(&1u32.to_be_bytes()); // one value
+    tiff.extend_from_slice(&u16::from(o.to_exif()).to_be_bytes());
+    tiff.extend_from_slice(&[0, 0]); // the value's padding
+    tiff.extend_from_slice(&0u32.to_be_bytes()); // no next IFD
+    tiff
+}
+
+/// The orientation an EXIF block declares, when it declares one other than upright.
+fn turned(tiff: &[u8]) -> Option<Orientation> {
+    let tiff = tiff.strip_prefix(b"Exif\0\0").unwrap_or(tiff);
+    Orientation::from_exif_chunk(tiff).filter(|o| *o != Orientation::NoTransforms)
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG
+
+fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+/// The frame chunks of an APNG, checked as strict decoders check them: sequence numbers from 0
+/// without a gap or repeat, each frame's control before its data, as many frames as `acTL`
+/// declares.
+#[derive(Default)]
+struct Apng {
+    declared: Option<u32>,
+    next_sequence: u32,
+    frames: u32,
+}
+
+impl Apng {
+    fn sequence(&mut self, kind: &[u8; 4], data: &[u8]) -> Result<(), Broken> {
+        if self.declared.is_none() {
+            return broken(format!("the PNG has an {} chunk without acTL", String::from_utf8_lossy(kind)));
+        }
+        let Some(n) = data.get(..4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]])) else {
+            return broken(format!("the APNG's {} chunk is too short", String::from_utf8_lossy(kind)));
+        };
+        if n != self.next_sequence {
+            return broken(format!(
+                "the APNG's frame chunks are out of sequence (number {n} where {} belongs)",
+                self.next_sequence
+            ));
+        }
+        self.next_sequence += 1;
+        if kind == b"fcTL" {
+            self.frames += 1;
+        } else if self.frames == 0 {
+            return broken("the APNG has frame data (fdAT) before any frame control (fcTL)");
+        }
+        Ok(())
+    }
+
+    fn end(&self) -> Result<(), Broken> {
+        match self.declared {
+            Some(declared) if declared != self.frames => {
+                broken(format!("the APNG declares {declared} frames in acTL but holds {}", self.frames))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+    out.bytes.extend_from_slice(&bytes[..8]);
+    let mut at = 8;
+    let mut apng = Apng::default();
+    let mut inflate_budget = ANCILLARY_INFLATE_MAX;
+    let mut orientation = None;
+    // Where the orientation-only eXIf goes: before the image data, where decoders read the header.
+    let mut first_idat = None;
+    loop {
+        let Some(head) = bytes.get(at..at + 8) else {
+            return broken("the PNG ends before its IEND chunk (truncated)");
+        };
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let kind = [head[4], head[5], head[6], head[7]];
+        let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else {
+            return broken("the PNG ends inside a chunk (truncated)");
+        };
+        let data = &whole[8..8 + len];
+        at += 12 + len;
+        match &kind {
+            b"IDAT" => {
+                first_idat.get_or_insert(out.bytes.len());
+                out.bytes.extend_from_slice(whole)
+            }
+            b"IHDR" | b"PLTE" | b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => out.bytes.extend_from_slice(whole),
+            b"IEND" => {
+                out.bytes.extend_from_slice(whole);
+                if at < bytes.len() {
+                    out.drop("trailing-bytes");
+                }
+                apng.end()?;
+                if let Some(o) = orientation.filter(|_| !out.keep_metadata) {
+                    let mut exif = Vec::new();
+                    png_chunk(&mut exif, b"eXIf", &orientation_only_exif(o));
+                    let at = first_idat.unwrap_or(out.bytes.len() - 12);
+                    out.bytes.splice(at..at, exif);
+                }
+                return Ok(out.finish());
+            }
+            b"iCCP" => match icc_inflated(data, &mut inflate_budget)? {
+                Some(_) => out.bytes.extend_from_slice(whole),
+                // A profile libpng would skip with a warning is left out, the image kept.
+                None => out.drop("icc-profile"),
+            },
+            b"acTL" => {
+                if apng.declared.is_some() {
+                    return broken("the APNG has more than one acTL chunk");
+                }
+                let Some(n) = data.get(..4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]])) else {
+                    return broken("the APNG's acTL chunk is too short");
+                };
+                apng.declared = Some(n);
+                out.metadata(whole, "animation");
+            }
+            b"fcTL" | b"fdAT" => {
+                apng.sequence(&kind, data)?;
+                out.metadata(whole, "animation");
+            }
+            b"eXIf" => {
+                orientation = turned(data);
+                out.metadata(whole, "exif");
+            }
+            b"tEXt" | b"zTXt" | b"iTXt" => {
+                // Kept text is bounded as the decoders inflate it; dropped text is never inflated.
+                if out.keep_metadata {
+                    text_within_bounds(&kind, data, &mut inflate_budget)?;
+                }
+                let xmp = &kind == b"iTXt" && data.starts_with(b"XML:com.adobe.xmp\0");
+                out.metadata(whole, if xmp { "xmp" } else { "text" });
+            }
+            _ if kind[0] & 0x20 == 0 => {
+                return broken(format!("the PNG has an unknown critical chunk {}", String::from_utf8_lossy(&kind)));
+            }
+            _ => out.metadata(whole, "other-metadata"),
+        }
+    }
+}
+
+/// The inflated ICC profile of an `iCCP` chunk, or `None` for one a decoder skips (an unknown
+/// compression method, a corrupt stream, a profile whose header does not state its own length).
+/// A stream that inflates past the bound is a bomb and refuses the image.
+fn icc_inflated(data: &[u8], budget: &mut usize) -> Result<Option<Vec<u8>>, Broken> {
+    let Some(nul) = data.iter().take(80).position(|&b| b == 0) else { return Ok(None) };
+    if nul == 0 || data.get(nul + 1) != Some(&0) {
+        return Ok(None);
+    }
+    let Some(profile) = inflate_bounded(b"iCCP", &data[nul + 2..], budget)? else { return Ok(None) };
+    let declared = profile.get(..4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as usize);
+    Ok((profile.len() >= 128 && declared == Some(profile.len())).then_some(profile))
+}
+
+/// A kept text chunk's compressed text inflates within the bound; a compression method other than
+/// zlib (0) is refused: the PNG standard defines no other, and strict decoders stop on it.
+fn text_within_bounds(kind: &[u8; 4], data: &[u8], budget: &mut usize) -> Result<(), Broken> {
+    let name = String::from_utf8_lossy(kind);
+    let after_nul = |d: &'_ [u8]| -> Option<usize> { d.iter().position(|&b| b == 0).map(|n| n + 1) };
+    let malformed = || broken(format!("the PNG's {name} chunk is malformed"));
+    // (compression method, compressed stream), for the chunks that are compressed.
+    let (method, stream) = match kind {
+        b"zTXt" => match after_nul(data).and_then(|n| data.get(n..)) {
+            Some([method, stream @ ..]) => (*method, stream),
+            _ => return malformed(),
+        },
+        b"iTXt" => match after_nul(data).and_then(|n| data.get(n..)) {
+            Some([0, _, ..]) => return Ok(()),
+            Some([1, method, rest @ ..]) => {
+                let text =
+                    after_nul(rest).and_then(|n| rest.get(n..)).and_then(|r| after_nul(r).and_then(|n| r.get(n..)));
+                match text {
+                    Some(stream) => (*method, stream),
+                    None => return malformed(),
+                }
+            }
+            _ => return malformed(),
+        },
+        _ => return Ok(()),
+    };
+    if method != 0 {
+        return broken(format!("the PNG's {name} chunk names unknown compression method {method}"));
+    }
+    inflate_bounded(kind, stream, budget).map(drop)
+}
+
+/// Inflates a metadata stream within what is left of the file's bound. `None`: the stream is
+/// corrupt (a decoder skips it); past the bound: a zlib bomb, refused.
+fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<Option<Vec<u8>>, Broken> {
+    match miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(stream, *budget) {
+        Ok(inflated) => {
+            *budget -= inflated.len();
+            Ok(Some(inflated))
+        }
+        Err(e) if e.status == miniz_oxide::inflate::TINFLStatus::HasMoreOutput => broken(format!(
+            "the PNG's compressed metadata ({}) inflates past {ANCILLARY_INFLATE_MAX} bytes (a zlib bomb)",
+            String::from_utf8_lossy(kind)
+        )),
+        Err(e) => {
+            *budget = budget.saturating_sub(e.output.len());
+            Ok(None)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JPEG
+
+/// Markers from SOI to EOI. Bytes that are no marker where one must stand are skipped, as
+/// libjpeg skips them ("extraneous bytes before marker"); so are APPn segments too short for what
+/// they name. Everything after EOI is dropped.
+fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+    out.bytes.extend_from_slice(&bytes[..2]);
+    let mut at = 2;
+    let mut icc = IccChunks::default();
+    let mut orientation = None;
+    // Where the orientation-only EXIF goes: after SOI, or after a JFIF APP0 that follows it.
+    let mut exif_at = out.bytes.len();
+    loop {
+        // A marker is 0xFF (any number of fill 0xFF) and a byte that is neither 0x00 nor 0xFF.
+        while at < bytes.len()
+            && !(bytes[at] == 0xFF && matches!(bytes.get(at + 1), Some(&b) if b != 0x00 && b != 0xFF))
+        {
+            if bytes[at] != 0xFF {
+                out.drop("stray-bytes");
+            }
+            at += 1;
+        }
+        let Some(&marker) = bytes.get(at + 1) else {
+            return broken("the JPEG ends before its end-of-image marker (truncated)");
+        };
+        match marker {
+            0xD9 => {
+                out.bytes.extend_from_slice(&[0xFF, 0xD9]);
+                if at + 2 < bytes.len() {
+                    out.drop("trailing-bytes");
+                }
+                if let Some(o) = orientation.filter(|_| !out.keep_metadata) {
+                    let mut app1 = vec![0xFF, 0xE1];
+                    let tiff = orientation_only_exif(o);
+                    app1.extend_from_slice(&((tiff.len() + 8) as u16).to_be_bytes());
+                    app1.extend_from_slice(b"Exif\0\0");
+                    app1.extend_from_slice(&tiff);
+                    out.bytes.splice(exif_at..exif_at, app1);
+                }
+                if let Some(profile) = icc.finish(&mut out)? {
+                    let at = exif_at;
+                    out.bytes.splice(at..at, profile);
+                }
+                return Ok(out.finish());
+            }
+            0xD0..=0xD7 | 0x01 => {
+                out.bytes.extend_from_slice(&bytes[at..at + 2]);
+                at += 2;
+                continue;
+            }
+            0xD8 => return broken("the JPEG starts a second image inside the first"),
+            _ => {}
+        }
+        let Some(len) = bytes.get(at + 2..at + 4).map(|l| usize::from(u16::from_be_bytes([l[0], l[1]]))) else {
+            return broken("the JPEG ends inside a segment header (truncated)");
+        };
+        let Some(segment) = bytes.get(at..at + 2 + len).filter(|_| len >= 2) else {
+            return broken(format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"));
+        };
+        let payload = &segment[4..];
+        at += 2 + len;
+        match marker {
+            0xE0 if payload.starts_with(b"JFIF\0") && out.bytes.len() == 2 => {
+                out.bytes.extend_from_slice(segment);
+                exif_at = out.bytes.len();
+            }
+            // Adobe: "Adobe", version, flags0, flags1, transform — 12 bytes; a shorter one libjpeg
+            // reads as no Adobe segment at all.
+            0xEE if payload.starts_with(b"Adobe") && payload.len() >= 12 => out.bytes.extend_from_slice(segment),
+            0xE2 if payload.starts_with(b"ICC_PROFILE\0") => {
+                if out.keep_metadata {
+                    out.bytes.extend_from_slice(segment);
+                } else {
+                    icc.add(payload);
+                }
+            }
+            0xE1 if payload.starts_with(b"Exif\0") => {
+                orientation = turned(&payload[6.min(payload.len())..]);
+                out.metadata(segment, "exif");
+            }
+            0xE1 if payload.starts_with(b"http://ns.adobe.com/") => out.metadata(segment, "xmp"),
+            0xED => out.metadata(segment, "iptc"),
+            0xFE => out.metadata(segment, "comment"),
+            0xE0..=0xEF => out.metadata(segment, "other-metadata"),
+            0xDA => {
+                let end = crate::structure::entropy_coded_end(bytes, at)?;
+                out.bytes.extend_from_slice(segment);
+                out.bytes.extend_from_slice(&bytes[at..end]);
+                at = end;
+            }
+            _ => out.bytes.extend_from_slice(segment),
+        }
+    }
+}
+
+/// The `APP2` chunks of an ICC profile, kept only when they make one whole profile: numbered 1 to
+/// n without a gap, each saying n, the header stating the profile's length.
+#[derive(Default)]
+struct IccChunks {
+    chunks: Vec<(u8, u8, Vec<u8>)>,
+}
+
+impl IccChunks {
+    fn add(&mut self, payload: &[u8]) {
+        if let [seq, count, data @ ..] = &payload[12..] {
+            self.chunks.push((*seq, *count, data.to_vec()));
+        } else {
+            self.chunks.push((0, 0, Vec::new()));
+        }
+    }
+
+    /// The segments to write, or `None` (the profile dropped, and said so, when it is not whole).
+    fn finish(&mut self, out: &mut Out) -> Result<Option<Vec<u8>>, Broken> {
+        if self.chunks.is_empty() {
+            return Ok(None);
+        }
+        self.chunks.sort_by_key(|c| c.0);
+        let n = self.chunks.len();
+        let whole =
+            n <= 255 && self.chunks.iter().enumerate().all(|(i, c)| usize::from(c.0) == i + 1 && usize::from(c.1) == n);
+        let profile: Vec<u8> = self.chunks.iter().flat_map(|c| c.2.iter().copied()).collect();
+        let declared = profile.get(..4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as usize);
+        if !whole || profile.len() < 128 || declared != Some(profile.len()) {
+            out.drop("icc-profile");
+            return Ok(None);
+        }
+        let mut segments = Vec::with_capacity(profile.len() + n * 18);
+        for (seq, count, data) in &self.chunks {
+            segments.extend_from_slice(&[0xFF, 0xE2]);
+            segments.extend_from_slice(&((data.len() + 16) as u16).to_be_bytes());
+            segments.extend_from_slice(b"ICC_PROFILE\0");
+            segments.extend_from_slice(&[*seq, *count]);
+            segments.extend_from_slice(data);
+        }
+        Ok(Some(segments))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GIF
+
+/// The GIF's blocks: header, screen, colour tables, frames, graphic control and looping
+/// extensions. A frame that reaches past the logical screen is refused (the 4-gigapixel frame in a
+/// 100×100 screen); a GIF with no colour table for a frame gets a grey ramp as its global table,
+/// as Pillow reads it.
+fn gif(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+    let cut = || Broken("the GIF ends before its trailer (truncated)".into());
+    let screen = bytes.get(..13).ok_or_else(cut)?;
+    let (sw, sh) = (u16::from_le_bytes([screen[6], screen[7]]), u16::from_le_bytes([screen[8], screen[9]]));
+    let global = screen[10] & 0x80 != 0;
+    let table_len = |packed: u8| 3 * (2usize << (packed & 7));
+    let mut at = 13;
+    out.bytes.extend_from_slice(screen);
+    if global {
+        let table = bytes.get(at..at + table_len(screen[10])).ok_or_else(cut)?;
+        out.bytes.extend_from_slice(table);
+        at += table.len();
+    }
+    let mut needs_default_palette = false;
+    // The sub-blocks from `at` to their terminator: their end.
+    let sub_blocks = |mut at: usize| -> Result<usize, Broken> {
+        loop {
+            let n = usize::from(*bytes.get(at).ok_or_else(cut)?);
+            at += 1 + n;
+            if n == 0 {
+                return if at <= bytes.len() { Ok(at) } else { Err(cut()) };
+            }
+        }
+    };
+    loop {
+        match bytes.get(at).copied().ok_or_else(cut)? {
+            0x3B => {
+                out.bytes.push(0x3B);
+                if at + 1 < bytes.len() {
+                    out.drop("trailing-bytes");
+                }
+                if needs_default_palette {
+                    // A global table of 256 entries, 8 bits per primary.
+                    out.bytes[10] = (out.bytes[10] & 0x08) | 0xF7;
+                    let ramp: Vec<u8> = (0..=255u8).flat_map(|v| [v, v, v]).collect();
+                    out.bytes.splice(13..13, ramp);
+                }
+                return Ok(out.finish());
+            }
+            0x21 => {
+                let label = *bytes.get(at + 1).ok_or_else(cut)?;
+                let end = sub_blocks(at + 2)?;
+                let block = &bytes[at..end];
+                at = end;
+                match label {
+                    0xF9 => out.bytes.extend_from_slice(block),
+                    0xFF if block.get(3..14) == Some(b"NETSCAPE2.0") || block.get(3..14) == Some(b"ANIMEXTS1.0") => {
+                        out.bytes.extend_from_slice(block)
+                    }
+                    0xFF if block.get(3..14) == Some(b"XMP DataXMP") => out.metadata(block, "xmp"),
+                    0xFE => out.metadata(block, "comment"),
+                    _ => out.metadata(block, "other-metadata"),
+                }
+            }
+            0x2C => {
+                let d = bytes.get(at..at + 10).ok_or_else(cut)?;
+                let [left, top, w, h] = [1, 3, 5, 7].map(|i| u32::from(u16::from_le_bytes([d[i], d[i + 1]])));
+                if left + w > u32::from(sw) || top + h > u32::from(sh) {
+                    return broken(format!(
+                        "a GIF frame of {w}x{h} px at ({left}, {top}) reaches past the {sw}x{sh} logical screen"
+                    ));
+                }
+                let local = d[9] & 0x80 != 0;
+                needs_default_palette |= !global && !local;
+                let mut end = at + 10;
+                if local {
+                    end += table_len(d[9]);
+                }
+                end += 1; // the LZW minimum code size
+                let end = sub_blocks(end)?;
+                out.bytes.extend_from_slice(&bytes[at..end]);
+                at = end;
+            }
+            other => return broken(format!("the GIF has an unknown block {other:#04X} at byte {at}")),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebP
+
+/// The RIFF chunks: `VP8`, `VP8L`, `VP8X`, `ALPH`, `ANIM`, `ANMF`, `ICCP` kept; `EXIF`, `XMP `
+/// and unknown chunks dropped, with the extended header's flags cleared to match. Bytes past the
+/// size the RIFF header claims are dropped.
+fn webp(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+    let riff_end = (u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize).saturating_add(8);
+    if riff_end > bytes.len() {
+        return broken("the WebP's RIFF header claims more bytes than the file has (truncated)");
+    }
+    if riff_end < bytes.len() {
+        out.drop("trailing-bytes");
+    }
+    out.bytes.extend_from_slice(&bytes[..12]);
+    let mut at = 12;
+    let mut vp8x_at = None;
+    let mut orientation = None;
+    while at < riff_end {
+        let Some(head) = bytes.get(at..at + 8).filter(|_| at + 8 <= riff_end) else {
+            return broken("the WebP ends inside a chunk header (truncated)");
+        };
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let padded = len + (len & 1);
+        let Some(chunk) = at.checked_add(8 + padded).filter(|&e| e <= riff_end).map(|e| &bytes[at..e]) else {
+            return broken("a WebP chunk runs past the end of the RIFF (truncated)");
+        };
+        at += chunk.len();
+        match &chunk[..4] {
+            b"VP8X" => {
+                vp8x_at = Some(out.bytes.len());
+                out.bytes.extend_from_slice(chunk);
+            }
+            b"VP8 " | b"VP8L" | b"ALPH" | b"ANIM" | b"ANMF" | b"ICCP" => out.bytes.extend_from_slice(chunk),
+            b"EXIF" => {
+                orientation = turned(&chunk[8..8 + len]);
+                out.metadata(chunk, "exif");
+            }
+            b"XMP " => out.metadata(chunk, "xmp"),
+            _ => out.metadata(chunk, "other-metadata"),
+        }
+    }
+    if let Some(o) = orientation.filter(|_| !out.keep_metadata && vp8x_at.is_some()) {
+        let tiff = orientation_only_exif(o);
+        out.bytes.extend_from_slice(b"EXIF");
+        out.bytes.extend_from_slice(&(tiff.len() as u32).to_le_bytes());
+        out.bytes.extend_from_slice(&tiff); // 26 bytes: even, no padding
+    }
+    if let Some(x) = vp8x_at {
+        let exif = has_chunk(&out.bytes, b"EXIF");
+        let xmp = has_chunk(&out.bytes, b"XMP ");
+        let flags = &mut out.bytes[x + 8];
+        *flags = (*flags & !0x0C) | if exif { 0x08 } else { 0 } | if xmp { 0x04 } else { 0 };
+    }
+    let riff_len = (out.bytes.len() - 8) as u32;
+    out.bytes[4..8].copy_from_slice(&riff_len.to_le_bytes());
+    Ok(out.finish())
+}
+
+/// Whether a top-level chunk of this kind is in the RIFF written so far.
+fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
+    let mut at = 12;
+    while let Some(head) = riff.get(at..at + 8) {
+        if &head[..4] == kind {
+            return true;
+        }
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        at += 8 + len + (len & 1);
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,395 @@
+use std::io::Write;
+
+use image::{DynamicImage, ImageFormat};
+
+use super::*;
+use crate::test_images::{encode, gradient, png, png_with_chunk_after_ihdr};
+
+fn made(bytes: &[u8], t: ImageType) -> (Vec<u8>, Vec<&'static str>) {
+    let c = canonical(bytes, t, false).expect("a canonical form");
+    (c.bytes.expect("a changed form"), c.dropped)
+}
+
+fn decoded(bytes: &[u8], format: ImageFormat) -> DynamicImage {
+    image::load_from_memory_with_format(bytes, format).expect("decodes")
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(data).unwrap();
+    z.finish().unwrap()
+}
+
+/// A TIFF-structured EXIF block with the orientation and a GPS-looking ASCII value (a camera
+/// serial, a place) that must not leave.
+fn exif_tiff(orientation: u16) -> Vec<u8> {
+    let mut tiff = b"II*\0\x08\0\0\0".to_vec();
+    tiff.extend_from_slice(&2u16.to_le_bytes());
+    tiff.extend_from_slice(&0x0112u16.to_le_bytes());
+    tiff.extend_from_slice(&3u16.to_le_bytes());
+    tiff.extend_from_slice(&1u32.to_le_bytes());
+    tiff.extend_from_slice(&orientation.to_le_bytes());
+    tiff.extend_from_slice(&[0, 0]);
+    // BodySerialNumber (0xA431), ASCII, at offset 38.
+    let secret = b"SERIAL-48.8584N-2.2945E\0";
+    tiff.extend_from_slice(&0xA431u16.to_le_bytes());
+    tiff.extend_from_slice(&2u16.to_le_bytes());
+    tiff.extend_from_slice(&(secret.len() as u32).to_le_bytes());
+    tiff.extend_from_slice(&38u32.to_le_bytes());
+    tiff.extend_from_slice(&0u32.to_le_bytes());
+    tiff.extend_from_slice(secret);
+    tiff
+}
+
+const SECRET: &[u8] = b"48.8584N";
+
+/// A JPEG segment: marker, length, payload.
+fn segment(marker: u8, payload: &[u8]) -> Vec<u8> {
+    let mut s = vec![0xFF, marker];
+    s.extend_from_slice(&((payload.len() + 2) as u16).to_be_bytes());
+    s.extend_from_slice(payload);
+    s
+}
+
+fn jpeg_plain() -> Vec<u8> {
+    encode(&gradient(64, 48), ImageFormat::Jpeg)
+}
+
+/// `segments` inserted right after SOI (and the JFIF APP0 the encoder writes, if any).
+fn jpeg_with(segments: &[Vec<u8>]) -> Vec<u8> {
+    let plain = jpeg_plain();
+    let at = if plain[2..4] == [0xFF, 0xE0] { 4 + usize::from(u16::from_be_bytes([plain[4], plain[5]])) } else { 2 };
+    let mut out = plain[..at].to_vec();
+    for s in segments {
+        out.extend_from_slice(s);
+    }
+    out.extend_from_slice(&plain[at..]);
+    out
+}
+
+fn icc_profile(len: usize) -> Vec<u8> {
+    let mut p = vec![0x5Au8; len];
+    p[..4].copy_from_slice(&(len as u32).to_be_bytes());
+    p
+}
+
+#[test]
+fn a_png_without_metadata_is_its_own_canonical_form() {
+    let bytes = png(16, 16);
+    assert_eq!(canonical(&bytes, ImageType::Png, false), Ok(Canonical::default()));
+}
+
+#[test]
+fn png_metadata_is_dropped_and_the_pixels_kept() {
+    let mut exif = b"".to_vec();
+    exif.extend_from_slice(&exif_tiff(1));
+    let with_exif = png_with_chunk_after_ihdr(b"eXIf", &exif);
+    let mut text = b"Comment\0".to_vec();
+    text.extend_from_slice(SECRET);
+    let bytes = insert_png_chunk(&with_exif, b"tEXt", &text);
+    let bytes = insert_png_chunk(&bytes, b"prIv", b"unknown ancillary");
+    let mut trailing = bytes.clone();
+    trailing.extend_from_slice(b"after IEND");
+    let (out, dropped) = made(&trailing, ImageType::Png);
+    assert!(!contains(&out, SECRET) && !contains(&out, b"eXIf") && !contains(&out, b"prIv"));
+    assert!(!contains(&out, b"after IEND"));
+    assert_eq!(dropped, ["exif", "text", "other-metadata", "trailing-bytes"]);
+    assert_eq!(decoded(&out, ImageFormat::Png), decoded(&bytes, ImageFormat::Png));
+    assert_eq!(crate::structure::check(&out, ImageType::Png), Ok(()));
+    // Kept when asked; only what lies outside the structure still goes.
+    let kept = canonical(&trailing, ImageType::Png, true).unwrap();
+    assert_eq!((kept.bytes.as_deref(), kept.dropped), (Some(&bytes[..]), vec!["trailing-bytes"]));
+}
+
+/// `bytes` with one more chunk before its last (IEND).
+fn insert_png_chunk(bytes: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut out = bytes[..bytes.len() - 12].to_vec();
+    png_chunk(&mut out, kind, data);
+    out.extend_from_slice(&bytes[bytes.len() - 12..]);
+    out
+}
+
+#[test]
+fn a_png_orientation_outlives_its_exif() {
+    let bytes = png_with_chunk_after_ihdr(b"eXIf", &exif_tiff(6));
+    let (out, dropped) = made(&bytes, ImageType::Png);
+    assert_eq!(dropped, ["exif"]);
+    assert!(!contains(&out, SECRET));
+    let header = crate::image_gate::read_header(&out, ImageType::Png).unwrap();
+    assert_eq!(header.orientation, Orientation::Rotate90);
+}
+
+#[test]
+fn colour_information_is_kept_and_a_bad_profile_dropped() {
+    let mut iccp = b"sRGB IEC61966-2.1\0\0".to_vec();
+    iccp.extend_from_slice(&zlib(&icc_profile(3000)));
+    let good = png_with_chunk_after_ihdr(b"iCCP", &iccp);
+    assert_eq!(canonical(&good, ImageType::Png, false), Ok(Canonical::default()));
+    let gamma = png_with_chunk_after_ihdr(b"gAMA", &45455u32.to_be_bytes());
+    assert_eq!(canonical(&gamma, ImageType::Png, false), Ok(Canonical::default()));
+    // A profile whose stream is corrupt, or whose compression method is unknown: libpng warns and
+    // goes on without it; so does the canonical form.
+    let mut corrupt = iccp.clone();
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 0xFF;
+    let mut unknown_method = iccp.clone();
+    unknown_method[18] = 1;
+    for data in [corrupt, unknown_method] {
+        let (out, dropped) = made(&png_with_chunk_after_ihdr(b"iCCP", &data), ImageType::Png);
+        assert_eq!((out, dropped), (png(8, 8), vec!["icc-profile"]));
+    }
+}
+
+#[test]
+fn an_iccp_zlib_bomb_is_refused_without_inflating_it_whole() {
+    let mut iccp = b"icc\0\0".to_vec();
+    iccp.extend_from_slice(&zlib(&vec![0u8; 64 * 1024 * 1024]));
+    let bomb = png_with_chunk_after_ihdr(b"iCCP", &iccp);
+    let (refused, peak) = crate::alloc_meter::peak_during(|| canonical(&bomb, ImageType::Png, false));
+    let err = refused.unwrap_err();
+    assert!(err.0.contains("zlib bomb"), "{}", err.0);
+    assert!(peak < 4 * ANCILLARY_INFLATE_MAX, "the bomb took {peak} bytes to refuse");
+}
+
+#[test]
+fn compressed_text_is_dropped_unread_or_checked_when_kept() {
+    let mut bomb = b"Comment\0\0".to_vec();
+    bomb.extend_from_slice(&zlib(&vec![b'a'; ANCILLARY_INFLATE_MAX + 1]));
+    let mut unknown_method = b"Comment\0\x07".to_vec();
+    unknown_method.extend_from_slice(&zlib(b"hello"));
+    let mut itxt_unknown = b"Comment\0\x01\x05\0\0".to_vec();
+    itxt_unknown.extend_from_slice(b"whatever");
+    for (kind, data, why) in [
+        (b"zTXt", bomb, "zlib bomb"),
+        (b"zTXt", unknown_method, "unknown compression method 7"),
+        (b"iTXt", itxt_unknown, "unknown compression method 5"),
+    ] {
+        let bytes = png_with_chunk_after_ihdr(kind, &data);
+        let (out, dropped) = made(&bytes, ImageType::Png);
+        assert_eq!((out, dropped), (png(8, 8), vec!["text"]));
+        let err = canonical(&bytes, ImageType::Png, true).unwrap_err();
+        assert!(err.0.contains(why), "{}", err.0);
+    }
+}
+
+/// An APNG: acTL declaring `declared` frames, then fcTL/fdAT chunks numbered as `sequence` says
+/// (the default image is the first frame).
+fn apng(declared: u32, chunks: &[(&[u8; 4], u32)]) -> Vec<u8> {
+    let base = png(8, 8);
+    let after_ihdr = 8 + 25;
+    let mut out = base[..after_ihdr].to_vec();
+    let mut actl = declared.to_be_bytes().to_vec();
+    actl.extend_from_slice(&0u32.to_be_bytes());
+    png_chunk(&mut out, b"acTL", &actl);
+    for (kind, n) in chunks {
+        let mut data = n.to_be_bytes().to_vec();
+        if *kind == b"fcTL" {
+            for v in [8u32, 8, 0, 0] {
+                data.extend_from_slice(&v.to_be_bytes());
+            }
+            data.extend_from_slice(&[0, 1, 0, 1, 0, 0]);
+        } else {
+            data.extend_from_slice(b"frame data");
+        }
+        png_chunk(&mut out, kind, &data);
+    }
+    out.extend_from_slice(&base[after_ihdr..]);
+    out
+}
+
+#[test]
+fn a_well_formed_apng_loses_its_animation_chunks() {
+    let bytes = apng(2, &[(b"fcTL", 0), (b"fcTL", 1), (b"fdAT", 2)]);
+    let (out, dropped) = made(&bytes, ImageType::Png);
+    assert_eq!((out, dropped), (png(8, 8), vec!["animation"]));
+    assert_eq!(canonical(&bytes, ImageType::Png, true).unwrap().bytes, None);
+}
+
+#[test]
+fn a_broken_apng_is_refused_as_strict_decoders_refuse_it() {
+    for (declared, chunks, why) in [
+        (2, &[(b"fcTL", 0), (b"fcTL", 2), (b"fdAT", 1)][..], "out of sequence"),
+        (2, &[(b"fcTL", 0), (b"fcTL", 1), (b"fdAT", 1)][..], "out of sequence"),
+        (2, &[(b"fcTL", 1), (b"fcTL", 2)][..], "out of sequence"),
+        (5, &[(b"fcTL", 0), (b"fcTL", 1), (b"fdAT", 2)][..], "declares 5 frames"),
+        (1, &[(b"fdAT", 0)][..], "before any frame control"),
+    ] {
+        let bytes = apng(declared, chunks);
+        for keep in [false, true] {
+            let err = canonical(&bytes, ImageType::Png, keep).unwrap_err();
+            assert!(err.0.contains(why), "{why}: {}", err.0);
+        }
+    }
+}
+
+#[test]
+fn jpeg_metadata_is_dropped_and_what_a_decoder_needs_kept() {
+    let mut exif = b"Exif\0\0".to_vec();
+    exif.extend_from_slice(&exif_tiff(1));
+    let mut xmp = b"http://ns.adobe.com/xap/1.0/\0<x:xmpmeta>".to_vec();
+    xmp.extend_from_slice(SECRET);
+    let adobe = b"Adobe\0\x64\0\0\0\0\x01".to_vec();
+    let bytes = jpeg_with(&[
+        segment(0xE1, &exif),
+        segment(0xE1, &xmp),
+        segment(0xED, b"Photoshop 3.0\0 8BIM iptc"),
+        segment(0xFE, SECRET),
+        segment(0xEE, &adobe),
+    ]);
+    let (out, dropped) = made(&bytes, ImageType::Jpeg);
+    assert!(!contains(&out, SECRET) && !contains(&out, b"Exif") && !contains(&out, b"8BIM"));
+    assert!(contains(&out, &segment(0xEE, &adobe)), "the Adobe segment decides the colour transform");
+    assert_eq!(dropped, ["exif", "xmp", "iptc", "comment"]);
+    assert_eq!(out, jpeg_with(&[segment(0xEE, &adobe)]));
+    assert_eq!(decoded(&out, ImageFormat::Jpeg), decoded(&bytes, ImageFormat::Jpeg));
+    assert_eq!(canonical(&jpeg_plain(), ImageType::Jpeg, false), Ok(Canonical::default()));
+    assert_eq!(canonical(&bytes, ImageType::Jpeg, true), Ok(Canonical::default()));
+}
+
+#[test]
+fn a_jpeg_orientation_outlives_its_exif() {
+    let mut exif = b"Exif\0\0".to_vec();
+    exif.extend_from_slice(&exif_tiff(8));
+    let (out, _) = made(&jpeg_with(&[segment(0xE1, &exif)]), ImageType::Jpeg);
+    assert!(!contains(&out, SECRET));
+    let header = crate::image_gate::read_header(&out, ImageType::Jpeg).unwrap();
+    assert_eq!(header.orientation, Orientation::Rotate270);
+}
+
+#[test]
+fn a_whole_icc_profile_is_kept_a_broken_one_dropped() {
+    let profile = icc_profile(70_000);
+    let (a, b) = profile.split_at(60_000);
+    let chunk = |seq: u8, count: u8, data: &[u8]| {
+        let mut p = b"ICC_PROFILE\0".to_vec();
+        p.extend_from_slice(&[seq, count]);
+        p.extend_from_slice(data);
+        segment(0xE2, &p)
+    };
+    let whole = jpeg_with(&[chunk(1, 2, a), chunk(2, 2, b)]);
+    assert_eq!(canonical(&whole, ImageType::Jpeg, false), Ok(Canonical::default()));
+    let missing = jpeg_with(&[chunk(1, 2, a)]);
+    let (out, dropped) = made(&missing, ImageType::Jpeg);
+    assert_eq!((out, dropped), (jpeg_plain(), vec!["icc-profile"]));
+}
+
+#[test]
+fn what_libjpeg_repairs_is_repaired() {
+    let plain = jpeg_plain();
+    // Stray bytes before a marker, an APP14 too short to be Adobe's, bytes after EOI.
+    let sos = plain.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+    let mut stray = plain[..sos].to_vec();
+    stray.extend_from_slice(b"\x00\x13\x37");
+    stray.extend_from_slice(&plain[sos..]);
+    let (out, dropped) = made(&stray, ImageType::Jpeg);
+    assert_eq!((out, dropped), (plain.clone(), vec!["stray-bytes"]));
+    let (out, dropped) = made(&jpeg_with(&[segment(0xEE, b"Adobe")]), ImageType::Jpeg);
+    assert_eq!((out, dropped), (plain.clone(), vec!["other-metadata"]));
+    let mut trailing = plain.clone();
+    trailing.extend_from_slice(b"maker notes");
+    let (out, dropped) = made(&trailing, ImageType::Jpeg);
+    assert_eq!((out, dropped), (plain, vec!["trailing-bytes"]));
+}
+
+fn gif_plain() -> Vec<u8> {
+    encode(&gradient(16, 8), ImageFormat::Gif)
+}
+
+/// `block` inserted before the GIF's first image descriptor (after the screen and any table).
+fn gif_with(block: &[u8]) -> Vec<u8> {
+    let plain = gif_plain();
+    let at = 13 + if plain[10] & 0x80 != 0 { 3 * (2usize << (plain[10] & 7)) } else { 0 };
+    let mut out = plain[..at].to_vec();
+    out.extend_from_slice(block);
+    out.extend_from_slice(&plain[at..]);
+    out
+}
+
+#[test]
+fn gif_comments_and_unknown_extensions_are_dropped() {
+    let mut comment = vec![0x21, 0xFE, SECRET.len() as u8];
+    comment.extend_from_slice(SECRET);
+    comment.push(0);
+    let (out, dropped) = made(&gif_with(&comment), ImageType::Gif);
+    assert_eq!((out, dropped), (gif_plain(), vec!["comment"]));
+    assert_eq!(canonical(&gif_plain(), ImageType::Gif, false), Ok(Canonical::default()));
+}
+
+#[test]
+fn a_gif_frame_past_the_screen_is_refused() {
+    let mut bytes = gif_plain();
+    let at = bytes.iter().position(|&b| b == 0x2C).unwrap();
+    bytes[at + 5..at + 9].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
+    let err = canonical(&bytes, ImageType::Gif, false).unwrap_err();
+    assert!(err.0.contains("65535x65535") && err.0.contains("16x8 logical screen"), "{}", err.0);
+}
+
+#[test]
+fn a_gif_without_a_colour_table_gets_a_grey_ramp() {
+    // 2x1, indices 1 and 2, written with a global table that is then taken out.
+    let mut with_table = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut with_table, 2, 1, &[0; 12]).unwrap();
+        let frame = gif::Frame { width: 2, height: 1, buffer: vec![1, 2].into(), ..Default::default() };
+        encoder.write_frame(&frame).unwrap();
+    }
+    let mut bytes = with_table[..13].to_vec();
+    bytes[10] &= 0x70;
+    bytes.extend_from_slice(&with_table[13 + 12..]);
+    assert!(image::load_from_memory_with_format(&bytes, ImageFormat::Gif).is_err());
+    let (out, dropped) = made(&bytes, ImageType::Gif);
+    assert!(dropped.is_empty());
+    let img = decoded(&out, ImageFormat::Gif).to_rgba8();
+    assert_eq!(img.get_pixel(0, 0).0, [1, 1, 1, 255]);
+    assert_eq!(img.get_pixel(1, 0).0, [2, 2, 2, 255]);
+}
+
+/// An extended WebP: VP8X, the lossless image, then EXIF and XMP chunks.
+fn webp_with_metadata(orientation: u16) -> Vec<u8> {
+    let simple = encode(&gradient(16, 16), ImageFormat::WebP);
+    let mut body = b"WEBP".to_vec();
+    let mut vp8x = vec![0x08 | 0x04, 0, 0, 0];
+    vp8x.extend_from_slice(&15u32.to_le_bytes()[..3]);
+    vp8x.extend_from_slice(&15u32.to_le_bytes()[..3]);
+    for (kind, data) in [(&b"VP8X"[..], vp8x), (b"EXIF", exif_tiff(orientation)), (b"XMP ", SECRET.to_vec())] {
+        body.extend_from_slice(kind);
+        body.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        body.extend_from_slice(&data);
+        if data.len() % 2 == 1 {
+            body.push(0);
+        }
+        if kind == b"VP8X" {
+            body.extend_from_slice(&simple[12..]);
+        }
+    }
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+#[test]
+fn webp_exif_and_xmp_are_dropped() {
+    let bytes = webp_with_metadata(1);
+    assert_eq!(
+        decoded(&bytes, ImageFormat::WebP),
+        decoded(&encode(&gradient(16, 16), ImageFormat::WebP), ImageFormat::WebP)
+    );
+    let (out, dropped) = made(&bytes, ImageType::WebP);
+    assert_eq!(dropped, ["exif", "xmp"]);
+    assert!(!contains(&out, SECRET) && !contains(&out, b"EXIF"));
+    assert_eq!(out[20] & 0x0C, 0, "the VP8X flags say no EXIF, no XMP");
+    assert_eq!(decoded(&out, ImageFormat::WebP), decoded(&bytes, ImageFormat::WebP));
+    assert_eq!(crate::structure::check(&out, ImageType::WebP), Ok(()));
+    let simple = encode(&gradient(16, 16), ImageFormat::WebP);
+    assert_eq!(canonical(&simple, ImageType::WebP, false), Ok(Canonical::default()));
+    // Sideways: the orientation alone stays.
+    let (out, _) = made(&webp_with_metadata(3), ImageType::WebP);
+    assert!(!contains(&out, SECRET) && out[20] & 0x08 != 0);
+    let header = crate::image_gate::read_header(&out, ImageType::WebP).unwrap();
+    assert_eq!(header.orientation, Orientation::Rotate180);
+}
