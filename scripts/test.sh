@@ -37,6 +37,8 @@ echo "== MCP proxy in front of the official servers, driven by the official Type
 MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
 echo "== JavaScript package: Node, headless Chromium, verdict parity with the CLI"
 MEDIAGATE_BIN="$bin" bash js/test.sh
+echo "== Conformance: the gate's verdicts judged by Pillow, libvips, Chromium and Debian's format tools"
+MEDIAGATE_BIN="$bin" bash tests/conformance/test.sh
 echo "== The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)"
 if ! wait "$wasmtime_job"; then
   cat "$wasmtime_log" >&2
