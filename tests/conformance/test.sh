@@ -48,6 +48,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+say "the judge's own tests"
+.venv/bin/python -m unittest -q test_judge
+
 bin=${MEDIAGATE_BIN:-../../target/release/mediagate}
 [ -x "$bin" ] || die "$bin is missing: cargo build --release --locked -p mediagate, or set MEDIAGATE_BIN"
 exec .venv/bin/python conform.py --bin "$(realpath "$bin")" "$@"
