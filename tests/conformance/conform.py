@@ -262,13 +262,15 @@ def tool_decode(tool, path, scratch):
         "mutool": ["mutool", "draw", "-q", "-r", "36", "-o", f"{out}.png", path, "1"],
     }
     try:
-        done = subprocess.run(commands[tool], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT_S)
+        # pngcheck says what is wrong on stdout; the others write the image there.
+        stdout = subprocess.PIPE if tool == "pngcheck" else subprocess.DEVNULL
+        done = subprocess.run(commands[tool], stdout=stdout, stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"{tool} ran past {TOOL_TIMEOUT_S} s"}
     finally:
         for leftover in Path(scratch).glob(f"{out.name}*"):
             leftover.unlink(missing_ok=True)
-    stderr = done.stderr.decode("utf8", "replace").strip()
+    stderr = ((done.stdout or b"") + done.stderr).decode("utf8", "replace").strip()
     ok = done.returncode == 0
     if ok and tool == "pdftoppm" and "Error" in stderr:
         ok = False
