@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -247,7 +248,7 @@ def pillow_version():
 
 def tool_decode(tool, path, scratch):
     """A Debian tool decodes when it exits 0 (a PDF renderer also: nothing on stderr naming an error)."""
-    out = Path(scratch) / f"{os.getpid()}-{threading_id()}"
+    out = Path(scratch) / f"{os.getpid()}-{threading.get_ident()}"  # a name per thread: the renderers' output
     commands = {
         "pngcheck": ["pngcheck", "-q", path],
         "djpeg": ["djpeg", "-outfile", os.devnull, path],
@@ -282,12 +283,6 @@ def tool_decode(tool, path, scratch):
     return answer
 
 
-def threading_id():
-    import threading
-
-    return threading.get_ident()
-
-
 def tool_versions():
     def first_line(cmd):
         try:
@@ -300,10 +295,11 @@ def tool_versions():
     return {
         "djpeg": first_line(["sh", "-c", "djpeg -version 2>&1 </dev/null"]),
         "dwebp": first_line(["dwebp", "-version"]),
-        "pngcheck": first_line(["sh", "-c", "pngcheck -h 2>&1 | head -n1"]),
+        "pngcheck": first_line(["sh", "-c", "pngcheck -h 2>&1 | grep -o 'version [0-9.]*' | head -n1"]),
         "pdftoppm": first_line(["pdftoppm", "-v"]),
         "mutool": first_line(["sh", "-c", "mutool -v 2>&1"]),
-        "netpbm": first_line(["sh", "-c", "tifftopnm -version 2>&1 | grep -i version"]),
+        "netpbm": first_line(["sh", "-c", "tifftopnm -version 2>&1 | grep -io 'netpbm version.*'"]),
+        "giftext": first_line(["sh", "-c", "giftext -h 2>&1 | head -n1 | sed 's/,.*//'"]),
     }
 
 
