@@ -89,9 +89,11 @@ lane python "Python host (wasmtime-py)" env MEDIAGATE_BIN="$bin" bash hosts/pyth
 lane mcp "MCP server, driven by the official Python MCP client" env MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
 lane proxy "MCP proxy in front of the official servers, driven by the official TypeScript SDK client" \
   env MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
+lane conformance "Conformance: the gate's verdicts judged by Pillow, libvips, Chromium and Debian's format tools" \
+  env MEDIAGATE_BIN="$bin" bash tests/conformance/test.sh
 section "JavaScript package: Node, headless Chromium, verdict parity with the CLI (the suites above run beside it)"
 MEDIAGATE_BIN="$bin" bash js/test.sh
-collect python mcp proxy
+collect python mcp proxy conformance
 all_collected
 
 # Alone: maturin relinks the CLI stripped for the wheel (target/release/mediagate), which no suite

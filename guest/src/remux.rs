@@ -197,9 +197,16 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 first_idat.get_or_insert(out.bytes.len());
                 out.bytes.extend_from_slice(whole)
             }
+            // Colour information and transparency belong before the image data; met after it,
+            // libpng ignores them ("out of place") and pngcheck refuses the order, so they go.
+            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" | b"iCCP" if first_idat.is_some() => {
+                out.drop("other-metadata")
+            }
             b"IHDR" | b"PLTE" | b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => out.bytes.extend_from_slice(whole),
             b"IEND" => {
-                out.bytes.extend_from_slice(whole);
+                // Written, not copied: IEND carries nothing, and a copied one could carry a wrong
+                // CRC that libpng and pngcheck refuse.
+                png_chunk(&mut out.bytes, b"IEND", &[]);
                 if at < bytes.len() {
                     out.drop("trailing-bytes");
                 }

@@ -393,3 +393,31 @@ fn webp_exif_and_xmp_are_dropped() {
     let header = crate::image_gate::read_header(&out, ImageType::WebP).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate180);
 }
+
+#[test]
+fn png_colour_chunks_after_the_image_data_are_dropped() {
+    // Where libpng ignores them as out of place and pngcheck refuses the file; a public corpus's
+    // chunk reorder found the re-mux copying them there.
+    let good = png(8, 8);
+    let iend = good.len() - 12;
+    let mut late = good[..iend].to_vec();
+    png_chunk(&mut late, b"gAMA", &45455u32.to_be_bytes());
+    png_chunk(&mut late, b"sRGB", &[0]);
+    png_chunk(&mut late, b"tRNS", &[0, 0, 0, 0, 0, 0]);
+    late.extend_from_slice(&good[iend..]);
+    assert_eq!(made(&late, ImageType::Png), (good.clone(), vec!["other-metadata"]));
+    // Before the image data they stay.
+    let early = png_with_chunk_after_ihdr(b"gAMA", &45455u32.to_be_bytes());
+    assert_eq!(canonical(&early, ImageType::Png, false).unwrap(), Canonical { bytes: None, dropped: vec![] });
+}
+
+#[test]
+fn png_iend_is_written_not_copied() {
+    // A flipped bit in IEND's CRC: the other references ignore it, libpng and pngcheck refuse it.
+    let good = png(8, 8);
+    let mut wrong_crc = good.clone();
+    let last = wrong_crc.len() - 1;
+    wrong_crc[last] ^= 0x20;
+    assert_eq!(made(&wrong_crc, ImageType::Png), (good.clone(), vec![]));
+    assert_eq!(canonical(&good, ImageType::Png, false).unwrap(), Canonical { bytes: None, dropped: vec![] });
+}
