@@ -13,6 +13,7 @@ pub mod options;
 pub mod pdf_structure;
 pub mod profile;
 pub mod request;
+mod row_resize;
 pub mod signature;
 pub mod structure;
 pub mod tool;
