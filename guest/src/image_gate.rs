@@ -277,9 +277,10 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     }
 
     // Every pixel decoded, unless the downsampler is about to decode them anyway (a JPEG it
-    // decodes at a reduced DCT scale, which still reads every coefficient of every block).
+    // decodes at a reduced DCT scale, which still reads every coefficient of every block; a PNG it
+    // decodes row by row into the fit, never holding the whole decode).
     let decoded = match options.verify {
-        Verify::Full if t == ImageType::Jpeg && !fits_as_is => None,
+        Verify::Full if matches!(t, ImageType::Jpeg | ImageType::Png) && !fits_as_is => None,
         Verify::Full if t == ImageType::Jpeg => match downsample::verify_jpeg(src, &header) {
             Ok(()) => None,
             Err(e) => return Err(undecodable(raw, t, &e)),

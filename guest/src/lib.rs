@@ -14,6 +14,7 @@ pub mod pdf_structure;
 pub mod profile;
 pub mod remux;
 pub mod request;
+mod row_resize;
 pub mod signature;
 pub mod structure;
 pub mod tool;

@@ -59,7 +59,15 @@ export function commandLine(engine, component, port, { memoryBytes = MEMORY_BYTE
       {},
     ];
   }
-  if (engine === 'jco') {
+  // `jco` is docs/serving.md's line; the variants are measured beside it (BENCHMARKS.md):
+  // `jco-instance` (a fresh instance per request on the server's thread; a trap ends the server)
+  // and `jco-shared` (no isolation: one instance serves every request).
+  if (engine === 'jco' || engine === 'jco-instance' || engine === 'jco-shared') {
+    const isolation = {
+      jco: ['--isolate-requests', 'worker', '--isolate-worker-pool-size', String(JCO_WORKER_POOL)],
+      'jco-instance': ['--isolate-requests', 'instance'],
+      'jco-shared': [],
+    }[engine];
     const jco = existsSync(JCO) ? JCO : join(REPO_ROOT, 'js', 'node_modules', '.bin', 'jco');
     return [
       process.execPath,
@@ -71,10 +79,7 @@ export function commandLine(engine, component, port, { memoryBytes = MEMORY_BYTE
         '127.0.0.1',
         '--port',
         String(port),
-        '--isolate-requests',
-        'worker',
-        '--isolate-worker-pool-size',
-        String(JCO_WORKER_POOL),
+        ...isolation,
       ],
       { JCO_RUN_ARGS: `--wasm-max-mem-pages=${memoryBytes / 65536}` },
     ];
@@ -181,6 +186,23 @@ export function peakRssKiB(pid) {
     } catch {}
   }
   return total;
+}
+
+/**
+ * CPU seconds (user + system, with reaped children) the process tree rooted at `pid` has used:
+ * the difference over a run is the engine's CPU cost, which the machine's load moves far less than
+ * its requests per second. Linux's clock tick is 100 Hz.
+ */
+export function cpuSeconds(pid) {
+  let ticks = 0;
+  for (const p of descendants(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {}
+  }
+  return ticks / 100;
 }
 
 /** `mediagate ARGS` → { code, stdout, stderr } (stdout as a Buffer when `raw`). */

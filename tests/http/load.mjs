@@ -1,7 +1,7 @@
 // Loopback load test of the http-gate component under one engine: N requests (10,000 by default),
 // 32 in flight, a fixed mix of small, medium, large and refused images from tests/corpus/. Every
 // answer is checked against `mediagate admit --json` for the same input (the verdict object, and
-// the admitted bytes by SHA-256). Prints throughput, p50/p99 latency and the engine's peak RSS.
+// the admitted bytes by SHA-256). Prints throughput, p50/p99 latency, the engine's peak RSS and its CPU seconds.
 //
 //   node tests/http/load.mjs ENGINE [OUT.json]     (tests/http/test.sh runs it for each engine)
 //
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
-import { CORPUS, peakRssKiB, runCli, startEngine } from './engines.mjs';
+import { CORPUS, cpuSeconds, peakRssKiB, runCli, startEngine } from './engines.mjs';
 
 const engineName = process.argv[2];
 const outFile = process.argv[3];
@@ -94,6 +94,7 @@ async function main() {
   const expected = await expectations(groups);
   const seq = schedule(groups);
   const engine = await startEngine(engineName);
+  const cpuAtStart = cpuSeconds(engine.pid);
   const started = performance.now();
   const deadline = AbortSignal.timeout(RUN_DEADLINE_MS);
   const latencies = new Array(seq.length);
@@ -131,6 +132,7 @@ async function main() {
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   } finally {
     var peak = peakRssKiB(engine.pid);
+    var cpu = cpuSeconds(engine.pid) - cpuAtStart;
     engine.stop();
   }
   const seconds = (performance.now() - started) / 1000;
@@ -148,6 +150,8 @@ async function main() {
     p99_ms: +percentile(sorted, 99).toFixed(1),
     max_ms: +sorted[sorted.length - 1].toFixed(1),
     peak_rss_mib: +(peak / 1024).toFixed(1),
+    cpu_seconds: +cpu.toFixed(1),
+    cpu_ms_per_request: +((cpu * 1000) / seq.length).toFixed(1),
     verdicts_equal_cli: mismatches.length === 0,
     mismatches: mismatches.length,
   };

@@ -15,10 +15,11 @@ use image::{
 };
 
 use super::{GIF_MIME, Source};
-use crate::downsample::resize_to_fit;
+use crate::downsample::{fit_inside, resize_to_fit};
 use crate::image_gate::{Budget, admit_image_within, decode_limits};
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
+use crate::row_resize::RowResizer;
 use crate::signature::ImageType;
 use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
 
@@ -62,7 +63,11 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     let one_buffer = source == Source::Tiff && tiff_in_one_buffer(decoder.color_type(), decoder.original_color_type());
     let image = if one_buffer {
         drop(decoder);
-        decode_tiff_in_one_buffer(bytes, width, height, decoded)
+        match tiff_fitted_by_strips(bytes, width, height, decoded) {
+            Ok(Some(fitted)) => Ok(fitted),
+            Ok(None) => decode_tiff_in_one_buffer(bytes, width, height, decoded),
+            Err(e) => Err(e),
+        }
     } else {
         DynamicImage::from_decoder(decoder)
     }
@@ -149,6 +154,65 @@ pub(super) fn tiff_in_one_buffer(color: ColorType, original: ExtendedColorType) 
     original == color.into() && matches!(color, L8 | La8 | Rgb8 | Rgba8 | L16 | La16 | Rgb16 | Rgba16)
 }
 
+/// A TIFF's first page decoded strip by strip straight into the fit ([`RowResizer`]): a 12 MP
+/// page (36 MB) is never held, only a strip, the rows under the filter and the fitted image. The
+/// strips are the ones the whole decode reads, through the same `tiff` calls and limits.
+/// `Ok(None)`: a page this path does not take (tiles, planar, not 8-bit, nothing to shrink),
+/// decoded whole instead.
+pub(super) fn tiff_fitted_by_strips(
+    bytes: &[u8],
+    width: u32,
+    height: u32,
+    decoded: u64,
+) -> Result<Option<DynamicImage>, ImageError> {
+    use tiff::decoder::{ChunkType, DecodingResult};
+    let mut decoder = tiff_decoder(bytes, decoded)?;
+    let planar = decoder.find_tag_unsigned::<u16>(tiff::tags::Tag::PlanarConfiguration).map_err(tiff_error)?;
+    if decoder.get_chunk_type() != ChunkType::Strip || planar.is_some_and(|p| p != 1) {
+        return Ok(None);
+    }
+    let color = match decoder.colortype().map_err(tiff_error)? {
+        tiff::ColorType::Gray(8) => ColorType::L8,
+        tiff::ColorType::GrayA(8) => ColorType::La8,
+        tiff::ColorType::RGB(8) => ColorType::Rgb8,
+        tiff::ColorType::RGBA(8) => ColorType::Rgba8,
+        _ => return Ok(None),
+    };
+    let Some(mut rows) = RowResizer::new((width, height), fit_inside(width, height, FIT_SIDE), color) else {
+        return Ok(None);
+    };
+    let broken = |e: String| ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Tiff.into(), e));
+    let row_bytes = width as usize * usize::from(color.bytes_per_pixel());
+    for strip in 0..decoder.strip_count().map_err(tiff_error)? {
+        let DecodingResult::U8(pixels) = decoder.read_chunk(strip).map_err(tiff_error)? else {
+            return Err(broken("a strip's samples are not 8-bit".into()));
+        };
+        for row in pixels.chunks_exact(row_bytes) {
+            rows.push_row(row).map_err(broken)?;
+        }
+    }
+    rows.finish().map(Some).map_err(broken)
+}
+
+fn tiff_error(e: tiff::TiffError) -> ImageError {
+    match e {
+        tiff::TiffError::LimitsExceeded => {
+            ImageError::Limits(image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory))
+        }
+        e => ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Tiff.into(), e)),
+    }
+}
+
+/// The `tiff` decoder under the gate's bounds: the decode's bytes for pixels, the rest of the
+/// decoder's bound for the compressed strips and tags.
+fn tiff_decoder(bytes: &[u8], decoded: u64) -> Result<tiff::decoder::Decoder<Cursor<&[u8]>>, ImageError> {
+    let mut limits = tiff::decoder::Limits::default();
+    limits.decoding_buffer_size = usize::try_from(decoded).unwrap_or(usize::MAX);
+    limits.intermediate_buffer_size = usize::try_from(DECODE_MAX_ALLOC.saturating_sub(decoded)).unwrap_or(usize::MAX);
+    limits.ifd_value_size = limits.intermediate_buffer_size;
+    Ok(tiff::decoder::Decoder::new(Cursor::new(bytes)).map_err(tiff_error)?.with_limits(limits))
+}
+
 /// A TIFF's first page decoded by the `tiff` crate into one buffer that becomes the image: the
 /// image crate's decoder decodes into a buffer of its own and copies it whole, so a 12 MP page
 /// would be held twice (72 MB instead of 36). Same limits (the decode's bytes, the rest of the
@@ -160,18 +224,8 @@ pub(super) fn decode_tiff_in_one_buffer(
     height: u32,
     decoded: u64,
 ) -> Result<DynamicImage, ImageError> {
-    use tiff::decoder::{Decoder, DecodingResult, Limits};
-    let tiff_error = |e: tiff::TiffError| match e {
-        tiff::TiffError::LimitsExceeded => {
-            ImageError::Limits(image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory))
-        }
-        e => ImageError::Decoding(image::error::DecodingError::new(ImageFormat::Tiff.into(), e)),
-    };
-    let mut limits = Limits::default();
-    limits.decoding_buffer_size = usize::try_from(decoded).unwrap_or(usize::MAX);
-    limits.intermediate_buffer_size = usize::try_from(DECODE_MAX_ALLOC.saturating_sub(decoded)).unwrap_or(usize::MAX);
-    limits.ifd_value_size = limits.intermediate_buffer_size;
-    let mut decoder = Decoder::new(Cursor::new(bytes)).map_err(tiff_error)?.with_limits(limits);
+    use tiff::decoder::DecodingResult;
+    let mut decoder = tiff_decoder(bytes, decoded)?;
     let color = decoder.colortype().map_err(tiff_error)?;
     let mut buffer = DecodingResult::U8(Vec::new());
     let layout = decoder.read_image_to_buffer(&mut buffer).map_err(tiff_error)?;

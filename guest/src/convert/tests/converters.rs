@@ -524,3 +524,42 @@ fn a_request_converts_its_blocks_and_says_so() {
     assert!(a.conversions.is_empty());
     assert_eq!(a.changes[0].reason, Some(Reason::MimeUnsupported));
 }
+
+/// A 2400×1600 RGB TIFF (the image crate's encoder: uncompressed strips) of an upscaled corpus photo.
+fn large_tiff() -> (Vec<u8>, DynamicImage) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/kodim23.png");
+    let photo = image::open(path).expect("tests/corpus/photos/kodim23.png");
+    let big = DynamicImage::ImageRgb8(photo.resize_exact(2400, 1600, image::imageops::FilterType::Triangle).to_rgb8());
+    (crate::test_images::encode(&big, image::ImageFormat::Tiff), big)
+}
+
+/// A TIFF fitted strip by strip is the whole page fitted (fast_image_resize on the whole decode,
+/// what the converter did before): ≥ 50 dB PSNR, the bar for this change, and it holds less than
+/// the page: the fitted image and a window of rows, not the 11.5 MB decode.
+#[test]
+fn a_tiff_fitted_by_strips_matches_the_whole_page_fitted() {
+    use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
+    let (tiff, big) = large_tiff();
+    let decoded = 2400 * 1600 * 3;
+    let (fitted, peak) = crate::alloc_meter::peak_during(|| {
+        super::raster::tiff_fitted_by_strips(&tiff, 2400, 1600, decoded).unwrap().expect("8-bit RGB strips")
+    });
+    let mut whole = DynamicImage::new(2000, 1333, big.color());
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+    Resizer::new().resize(&big, &mut whole, &options).unwrap();
+    let (a, b) = (fitted.as_bytes(), whole.as_bytes());
+    assert_eq!(a.len(), b.len());
+    let mse = a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2)).sum::<f64>() / a.len() as f64;
+    let db = 10.0 * (255.0f64.powi(2) / mse).log10();
+    assert!(db >= 50.0, "{db:.1} dB");
+    assert!(peak < a.len() + decoded as usize / 2, "held {peak} bytes (fitted image {}, page {decoded})", a.len());
+}
+
+/// A TIFF cut inside its strips fails strip by strip as it fails whole.
+#[test]
+fn a_cut_tiff_fails_by_strips() {
+    let (tiff, _) = large_tiff();
+    let cut = &tiff[..tiff.len() / 2];
+    let decoded = 2400 * 1600 * 3;
+    assert!(super::raster::tiff_fitted_by_strips(cut, 2400, 1600, decoded).is_err());
+}
