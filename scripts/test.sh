@@ -19,6 +19,7 @@ section "One feature set: the tests reuse the release build's dependencies"
 bash scripts/check-features.sh
 section "cargo deny: licenses, bans, sources (offline, no advisory database)"
 bash scripts/check-deny.sh
+bash fuzz/run.sh --check # the fuzz targets still compile (fuzzing itself is too long for CI: fuzz/README.md)
 section "Rust: guest unit tests, host end-to-end tests (release build)"
 cargo test --release --locked --workspace
 # The workspace builds the guest natively without its converters (the preflight feature set); their
