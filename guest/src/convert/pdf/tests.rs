@@ -424,10 +424,12 @@ fn a_huge_image_is_refused_before_it_is_decoded() {
 
 #[test]
 fn a_jpeg_larger_than_its_dictionary_says_is_refused() {
-    // The dictionary says 10x10; the JPEG's frame header says 60000x60000.
-    let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0xEA, 0x60, 0xEA, 0x60, 0x03];
-    jpeg.extend_from_slice(&[1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-    jpeg.extend_from_slice(&[0xFF, 0xD9]);
+    // The dictionary says 10x10; the JPEG's frame header says 60000x60000: an 8x8 JPEG, tables
+    // and scan whole (what the decoder reads), its frame header patched.
+    let mut jpeg = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg, 90).encode(&[0; 192], 8, 8, jpeg_encoder::ColorType::Rgb).unwrap();
+    let sof = jpeg.windows(2).position(|m| m == [0xff, 0xc0]).unwrap();
+    jpeg[sof + 5..sof + 9].copy_from_slice(&[0xea, 0x60, 0xea, 0x60]);
     let objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
