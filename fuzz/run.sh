@@ -7,8 +7,8 @@
 #                                            (fuzz_targets/gate.rs), convert, proxy or jpeg
 #   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
 #   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
-#   SANITIZER=none …                         no AddressSanitizer (the default is address): safe Rust
-#                                            needs it little, and the converters run 5–6× faster without
+#   SANITIZER=address …                      with AddressSanitizer (the default is none: safe Rust needs
+#                                            it little, and the converters run 5–6× faster without it)
 #   bash fuzz/run.sh --check                 only `cargo check` the targets (stable, no cargo-fuzz): CI's
 #                                            guard that the fuzz crate still compiles
 # cargo-fuzz passes rustc nightly-only flags (-Z sanitizer, -Z coverage options); RUSTC_BOOTSTRAP=1
@@ -40,7 +40,7 @@ if ! { [ -x "$cargo_fuzz" ] && "$cargo_fuzz" --version 2>/dev/null | grep -qF "c
 fi
 export RUSTC_BOOTSTRAP=1
 if [ -n "${TOOLCHAIN:-}" ]; then export RUSTUP_TOOLCHAIN=$TOOLCHAIN; fi
-sanitizer=${SANITIZER:-address}
+sanitizer=${SANITIZER:-none}
 # -O: the release profile (overflow checks off, as the component is built); fuzz/target holds it.
 for target in $targets; do nice -n 10 "$cargo_fuzz" fuzz build -O -s "$sanitizer" "$target"; done
 
