@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
-# Fuzzes the gate for a bounded time on one core, one target after the other.
-#   bash fuzz/run.sh [SECONDS]              the targets (gate, convert, proxy), SECONDS each (default 600)
-#   TARGET=convert bash fuzz/run.sh 600     one target: gate (fuzz_targets/gate.rs), convert (convert.rs)
-#                                            or proxy (proxy.rs)
+# Fuzzes the gate for a bounded time on one core, one target after the other: installs cargo-fuzz
+# (pinned, once, into the per-user tool cache scripts/check-deny.sh uses), builds the targets and
+# runs each with its seeds.
+#   bash fuzz/run.sh [SECONDS]              the targets (gate, convert, proxy, jpeg), SECONDS each (default 600)
+#   TARGET=convert bash fuzz/run.sh 600     one target (or several, space-separated): gate
+#                                            (fuzz_targets/gate.rs), convert, proxy or jpeg
 #   RUNS=1000000 TARGET=convert bash fuzz/run.sh   stop after that many executions instead (no time bound)
 #   JOBS=2 …                                 that many libFuzzer processes in parallel (-jobs/-workers)
-#   SANITIZER=none …                         no AddressSanitizer (the default is address): safe Rust
-#                                            needs it little, and the converters run 5–6× faster without
-# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`).
-# Crashes land in fuzz/artifacts/<target>/; reproduce one with
-#   cargo +nightly fuzz run -O <target> fuzz/artifacts/<target>/crash-…
+#   SANITIZER=address …                      with AddressSanitizer (the default is none: safe Rust needs
+#                                            it little, and the converters run 5–6× faster without it)
+#   bash fuzz/run.sh --check                 only `cargo check` the targets (stable, no cargo-fuzz): CI's
+#                                            guard that the fuzz crate still compiles
+# cargo-fuzz passes rustc nightly-only flags (-Z sanitizer, -Z coverage options); RUSTC_BOOTSTRAP=1
+# lets the stable toolchain take them, so no nightly toolchain is needed (TOOLCHAIN=nightly uses one).
+# Crashes land in fuzz/artifacts/<target>/; reproduce one (SANITIZER as it was found) with
+#   RUSTC_BOOTSTRAP=1 ~/.cache/mediagate/tools/cargo-fuzz-0.13.2/bin/cargo-fuzz fuzz run -O -s none <target> fuzz/artifacts/<target>/crash-…
+# and minimise it with `… fuzz tmin -O -s none <target> <file>`.
 set -euo pipefail
 cd "$(dirname "$0")"
+if [ "${1:-}" = --check ]; then
+    # Every target with its dependencies, as checked metadata in the project's target directory
+    # (CI's, kept warm; the instrumented build lives apart in fuzz/target).
+    exec cargo check --locked --release --bins --target-dir "$(cd .. && realpath -m "${CARGO_TARGET_DIR:-target}")"
+fi
 seconds="${1:-600}"
-targets="${TARGET:-gate convert proxy}"
+targets="${TARGET:-gate convert proxy jpeg}"
+
+version=0.13.2
+cache=${MEDIAGATE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mediagate/tools}
+root=$cache/cargo-fuzz-$version
+cargo_fuzz=$root/bin/cargo-fuzz
+if ! { [ -x "$cargo_fuzz" ] && "$cargo_fuzz" --version 2>/dev/null | grep -qF "cargo-fuzz $version"; }; then
+    echo "installing cargo-fuzz $version into $root" >&2
+    rm -rf "$root.partial"
+    nice cargo install cargo-fuzz --version "=$version" --locked --root "$root.partial" \
+        --target-dir "$PWD/target/cargo-fuzz" >&2
+    rm -rf "$root"
+    mv "$root.partial" "$root"
+fi
+export RUSTC_BOOTSTRAP=1
+if [ -n "${TOOLCHAIN:-}" ]; then export RUSTUP_TOOLCHAIN=$TOOLCHAIN; fi
+sanitizer=${SANITIZER:-none}
+# -O: the release profile (overflow checks off, as the component is built); fuzz/target holds it.
+for target in $targets; do nice -n 10 "$cargo_fuzz" fuzz build -O -s "$sanitizer" "$target"; done
 
 seed() { # selector file [corpus]
     local out="$corpus/seed-$(basename "$2")-$1"
@@ -69,6 +98,15 @@ seed_convert() {
     done
 }
 
+seed_jpeg() {
+    # The first byte (see jpeg.rs): bit 0 downsample, bit 1 verify by header only, top two bits the
+    # provider. The small JPEGs of fuzz/seeds (those that declare 4000x3000 to 65535x1 reach the
+    # fit's reduced DCT scales) and those of tests/corpus up to the -max_len.
+    for f in seeds/*.jpg $(find ../tests/corpus -name '*.jpg' -size -"$max_len"c); do
+        for opts in 0x00 0x01 0x03 0x41 0x81 0xc1; do seed $((opts)) "$f"; done
+    done
+}
+
 seed_proxy() {
     # The first byte (see proxy.rs): where the rest goes (0 the whole line, 1 a result, 2 error.data,
     # 3 a sampling request's content, 4 a notification's params, 5 an icon's src); the rest is JSON.
@@ -77,6 +115,21 @@ seed_proxy() {
     done
 }
 
+# Each slow or timed-out unit of a target, replayed alone (at the fuzzer's niceness) and measured in
+# CPU seconds (user + system); over 2 s is a finding: every verdict is due within 2 s of CPU.
+replay_slow() { # target
+    local unit cpu TIMEFORMAT=%U+%S
+    for unit in artifacts/"$1"/slow-unit-* artifacts/"$1"/timeout-*; do
+        [ -e "$unit" ] || continue
+        cpu=$( { time nice -n 15 target/*/release/"$1" -runs=1 "$unit" >/dev/null 2>&1; } 2>&1 )
+        cpu=$(awk "BEGIN { print $cpu }")
+        echo "fuzz/run.sh: $unit: $cpu s of CPU replayed alone" >&2
+        if awk "BEGIN { exit !($cpu > 2) }"; then status=1; found="$found $1(over 2 s CPU)"; fi
+    done
+}
+
+found=""
+status=0
 for target in $targets; do
     corpus=corpus/$target
     mkdir -p "$corpus" "artifacts/$target"
@@ -88,7 +141,9 @@ for target in $targets; do
         convert) max_len=16384; seed_convert ;;
         # 4 KiB: a message with a few small media blocks, icons and blobs.
         proxy) max_len=4096; seed_proxy ;;
-        *) echo "unknown target $target (gate, convert, proxy)" >&2; exit 2 ;;
+        # 8 KiB: a few hundred bytes can declare 7000x7000 (the decoder pads a short scan).
+        jpeg) max_len=8192; seed_jpeg ;;
+        *) echo "unknown target $target (gate, convert, proxy, jpeg)" >&2; exit 2 ;;
     esac
     runs_flag=()
     time_flag=(-max_total_time="$seconds")
@@ -97,9 +152,18 @@ for target in $targets; do
     if [ -n "${JOBS:-}" ]; then jobs_flag=(-jobs="$JOBS" -workers="$JOBS"); fi
     # -rss_limit_mb 2048 / -malloc_limit_mb 1024: natively there is no sandbox; the decoders' and
     #   renderers' own limits (512 MiB per decode, 50 MP, the 2000² fit) must hold; more is a finding.
-    # -timeout 20: the component's CPU deadline.
-    cargo +nightly fuzz run -O -s "${SANITIZER:-address}" "$target" "$corpus" -- \
-        -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
-        -print_final_stats=1 \
-        "${runs_flag[@]}" "${time_flag[@]}" "${jobs_flag[@]}"
+    # -timeout 60 / -report_slow_units 2: libFuzzer times a unit by the wall clock, which on a
+    #   shared machine (at nice 15) runs many times the CPU time. A hang still stops the target at
+    #   60 s; every unit over 2 s of wall time is kept (slow-unit-*) and, with any timeout, replayed
+    #   below for its CPU time, which is what the 2 s rule counts.
+    # A finding stops this target, not the next; the exit status says whether any target found one.
+    nice -n 15 "$cargo_fuzz" fuzz run -O -s "$sanitizer" "$target" "$corpus" -- \
+        -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout="${UNIT_TIMEOUT:-60}" \
+        -report_slow_units=2 -print_final_stats=1 \
+        "${runs_flag[@]}" "${time_flag[@]}" "${jobs_flag[@]}" || { status=$?; found="$found $target"; }
+    replay_slow "$target"
 done
+if [ -n "$found" ]; then
+    echo "fuzz/run.sh: findings in$found (see fuzz/artifacts/)" >&2
+    exit "$status"
+fi

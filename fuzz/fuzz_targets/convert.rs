@@ -130,9 +130,15 @@ fn in_a_request(data: &[u8], options: &Options) {
     let Some((claimed, bytes)) = block_bytes(data) else { return };
     let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
     let (api, block) = if options.provider == Provider::Anthropic {
-        (Api::Anthropic, serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": claimed, "data": b64}}))
+        (
+            Api::Anthropic,
+            serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": claimed, "data": b64}}),
+        )
     } else {
-        (Api::OpenAi, serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:{claimed};base64,{b64}")}}))
+        (
+            Api::OpenAi,
+            serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:{claimed};base64,{b64}")}}),
+        )
     };
     let request = serde_json::json!({
         "model": "m", "max_tokens": 16,

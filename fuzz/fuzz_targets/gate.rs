@@ -44,7 +44,9 @@ fuzz_target!(|data: &[u8]| {
             let admission = admit_tool_result("fuzz", &json, &options);
             match &admission.content {
                 // What the gate writes is JSON its own reader reads.
-                Some(content) => assert!(scan(&with_lone_surrogates_mended(content)).is_ok(), "rewritten content is JSON"),
+                Some(content) => {
+                    assert!(scan(&with_lone_surrogates_mended(content)).is_ok(), "rewritten content is JSON")
+                }
                 None => assert!(admission.refused.is_empty(), "refusals without new content"),
             }
         }

@@ -104,3 +104,14 @@ forms.append(stream(b"/Type /XObject /Subtype /Form /BBox [0 0 595 842] /Resourc
 write("bomb-form-fan-out.pdf", page(b"/X0 Do", b"<< /XObject << /X0 5 0 R >> >>", forms))
 write("bomb-form-cycle.pdf", page(b"/X0 Do", b"<< /XObject << /X0 5 0 R >> >>", [stream(
     b"/Type /XObject /Subtype /Form /BBox [0 0 10 10] /Resources << /XObject << /X0 5 0 R >> >>", b"/X0 Do /X0 Do")]))
+
+# The jpeg target: small real JPEGs whose frame header is made to declare more pixels than the
+# scan holds (the decoder pads the missing blocks), so that a few hundred bytes reach the fit's
+# 1/2, 1/4 and 1/8 DCT scales and the 50 MP edge.
+for source in ("gray.jpg", "rgb.jpg"):
+    with open(os.path.join(HERE, source), "rb") as f:
+        jpeg = f.read()
+    sof = jpeg.index(b"\xff\xc0")
+    for w, h in ((4000, 3000), (8000, 6000), (16000, 3000), (7000, 7000), (65535, 1)):
+        declared = jpeg[:sof + 5] + struct.pack(">HH", h, w) + jpeg[sof + 9:]
+        write("jpeg-%s-declares-%dx%d.jpg" % (source[:-4], w, h), declared)

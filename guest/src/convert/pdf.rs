@@ -31,6 +31,7 @@ use hayro::vello_cpu::color::palette::css::WHITE;
 use hayro::vello_cpu::{Pixmap, RasterizerSettings, RenderContext, Resources, TargetInit};
 use hayro::{RenderCache, RenderSettings, render_into};
 use image::RgbaImage;
+use zune_jpeg::zune_core::bytestream::ZCursor;
 
 use super::PageError;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, PDF_RAW_CAP};
@@ -184,12 +185,16 @@ fn check_image_size(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
     for filter in &filters {
         match filter {
             Filter::DctDecode => {
-                // The frame header, not the dictionary, is what the JPEG decoder allocates for.
-                let mut decoder = jpeg_decoder::Decoder::new(&data[..]);
-                if decoder.read_info().is_ok()
-                    && let Some(info) = decoder.info()
+                // The frame header, not the dictionary, is what the JPEG decoder allocates for;
+                // read by the decoder hayro draws with (zune-jpeg), allowed every side it allows.
+                let options = zune_jpeg::zune_core::options::DecoderOptions::default()
+                    .set_max_width(usize::from(u16::MAX))
+                    .set_max_height(usize::from(u16::MAX));
+                let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(&data[..]), options);
+                if decoder.decode_headers().is_ok()
+                    && let Some((w, h)) = decoder.dimensions()
                 {
-                    dims.push((u32::from(info.width), u32::from(info.height)));
+                    dims.push((w as u32, h as u32));
                 }
             }
             Filter::Jbig2Decode => {

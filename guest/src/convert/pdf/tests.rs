@@ -350,6 +350,26 @@ fn image_codecs_are_sized_by_their_data() {
     objects.push(image);
     let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
     assert!(r.message.contains("65535x"), "{}", r.message);
+    // JPEG: an 8x8 grey JPEG whose frame header is made to say 60000x50000, in a 10x10 dictionary.
+    let mut jpeg = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg, 90).encode(&[128; 64], 8, 8, jpeg_encoder::ColorType::Luma).unwrap();
+    let sof = jpeg.windows(2).position(|m| m == [0xff, 0xc0]).unwrap();
+    jpeg[sof + 5..sof + 9].copy_from_slice(&[0xc3, 0x50, 0xea, 0x60]); // height 50000, width 60000
+    objects.pop();
+    objects.push(stream(
+        "/Type /XObject /Subtype /Image /Width 10 /Height 10 /BitsPerComponent 8 /ColorSpace /DeviceGray /Filter /DCTDecode",
+        &jpeg,
+    ));
+    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    assert!(r.message.contains("60000x50000"), "{}", r.message);
+    // The same JPEG with its own 8x8 header is drawn.
+    jpeg[sof + 5..sof + 9].copy_from_slice(&[0, 8, 0, 8]);
+    objects.pop();
+    objects.push(stream(
+        "/Type /XObject /Subtype /Image /Width 8 /Height 8 /BitsPerComponent 8 /ColorSpace /DeviceGray /Filter /DCTDecode",
+        &jpeg,
+    ));
+    assert!(render_page(&pdf(&objects), 1, 2000).is_ok());
 }
 
 #[test]
@@ -404,10 +424,12 @@ fn a_huge_image_is_refused_before_it_is_decoded() {
 
 #[test]
 fn a_jpeg_larger_than_its_dictionary_says_is_refused() {
-    // The dictionary says 10x10; the JPEG's frame header says 60000x60000.
-    let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0xEA, 0x60, 0xEA, 0x60, 0x03];
-    jpeg.extend_from_slice(&[1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-    jpeg.extend_from_slice(&[0xFF, 0xD9]);
+    // The dictionary says 10x10; the JPEG's frame header says 60000x60000: an 8x8 JPEG, tables
+    // and scan whole (what the decoder reads), its frame header patched.
+    let mut jpeg = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg, 90).encode(&[0; 192], 8, 8, jpeg_encoder::ColorType::Rgb).unwrap();
+    let sof = jpeg.windows(2).position(|m| m == [0xff, 0xc0]).unwrap();
+    jpeg[sof + 5..sof + 9].copy_from_slice(&[0xea, 0x60, 0xea, 0x60]);
     let objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
