@@ -14,7 +14,7 @@ features=serve,run,cranelift,pooling-allocator,parallel-compilation,component-mo
 cache=${MEDIAGATE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mediagate/tools}
 root=$cache/wasmtime-cli-$version-$(printf %s "$features" | sha256sum | cut -c1-12)
 bin=$root/bin/wasmtime
-if ! { [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qF "wasmtime $version "; }; then
+if ! { [ -x "$bin" ] && [ "$("$bin" --version 2>/dev/null | awk '{ print $2; exit }')" = "$version" ]; }; then
   echo "installing wasmtime-cli $version ($features) into $root" >&2
   rm -rf "$root.partial"
   cargo install wasmtime-cli --version "=$version" --locked --no-default-features --features "$features" \
