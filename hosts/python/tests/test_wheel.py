@@ -118,3 +118,73 @@ def test_the_wheel_installs_and_works_outside_the_repository(wheel, tmp_path):
         assert out[key]["ok"] is True and (out[key]["width"], out[key]["height"]) == (20, 10), out[key]
     for key in ("lying_file", "lying_bytes"):
         assert out[key]["ok"] is False and out[key]["reason"] == "magic_mismatch", out[key]
+
+
+USE_THE_OPENAI_INTEGRATION = r"""
+import base64, json, sys
+from openai import DefaultHttpxClient, OpenAI
+from mediagate_host.transport import GateTransport
+
+client = OpenAI(base_url=sys.argv[1], api_key="test-key", max_retries=0,
+                http_client=DefaultHttpxClient(transport=GateTransport()))
+svg = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
+reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": [
+    {"type": "text", "text": "What is this?"},
+    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{svg}"}},
+]}])
+print(json.dumps({"answer": reply.choices[0].message.content}))
+"""
+
+
+def test_the_wheel_with_its_openai_extra_gates_a_real_openai_client(wheel, tmp_path):
+    """Installed as a user would (`pip install 'mediagate-host[openai]'`, the SDK from the registry),
+    the transport stops an SVG claimed as PNG before it reaches a provider on loopback, which records
+    what it receives."""
+    import http.server
+    import threading
+
+    received: list[bytes] = []
+
+    class Provider(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the http.server name)
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            body = json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-4o",
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": "a text block"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env_dir = tmp_path / "venv"
+        venv.EnvBuilder(with_pip=True).create(env_dir)
+        python = env_dir / "bin" / "python"
+        clean_env = {k: v for k, v in os.environ.items()
+                     if not k.startswith(("MEDIAGATE_", "PYTHON", "VIRTUAL_ENV", "PIP_", "OPENAI_"))}
+        install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                                  f"{wheel}[openai]"], capture_output=True, text=True, timeout=600, env=clean_env,
+                                 cwd=tmp_path)
+        assert install.returncode == 0, install.stderr
+        (tmp_path / "lying.png").write_bytes(SVG)
+        (tmp_path / "use_it.py").write_text(USE_THE_OPENAI_INTEGRATION)
+        run = subprocess.run([str(python), "-I", str(tmp_path / "use_it.py"),
+                              f"http://127.0.0.1:{server.server_address[1]}/v1", str(tmp_path / "lying.png")],
+                             capture_output=True, text=True, timeout=300,
+                             env={**clean_env, "MEDIAGATE_CACHE_DIR": str(tmp_path / "cache")}, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout) == {"answer": "a text block"}
+    finally:
+        server.shutdown()
+    assert len(received) == 1
+    sent = json.loads(received[0])
+    parts = sent["messages"][0]["content"]
+    assert [p["type"] for p in parts] == ["text", "text"], parts
+    assert "[mediagate]" in parts[1]["text"] and "magic_mismatch" in parts[1]["text"], parts[1]
+    assert b"data:image" not in received[0]
