@@ -375,12 +375,15 @@ fn gate_with(limits: Limits) -> Gate {
 #[tokio::test]
 async fn a_bomb_over_the_memory_limit_traps_that_call_only() {
     let _serial = SERIAL.lock().await;
-    // 64 MiB cannot hold the 49 MB canvas and its working copies: the guest traps out of memory.
-    let gate = gate_with(Limits { memory_bytes: 64 << 20, ..Limits::default() });
-    let bomb = png_zlib_bomb_within_bounds();
+    // The fit decodes a canvas row by row, holding a window of rows and the fitted image: 16 MiB
+    // cannot hold the fitted 2000² RGBA image (15.3 MiB) and its encoding, so the guest traps out
+    // of memory.
+    let gate = gate_with(Limits { memory_bytes: 16 << 20, ..Limits::default() });
+    let side = 7000u32;
+    let bomb = png(side, side, 6, &zlib_zeros(u64::from(side) * u64::from(4 * side + 1)));
     let (result, _) = admit(&gate, &bomb, "image/png", full()).await;
-    let err = result.expect_err("the decode cannot fit in 64 MiB");
-    assert!(matches!(err, CallError::OutOfMemory { limit_mib: 64 }), "{err}");
+    let err = result.expect_err("the fit cannot fit in 16 MiB");
+    assert!(matches!(err, CallError::OutOfMemory { limit_mib: 16 }), "{err}");
     assert!(err.to_string().contains("out of memory"), "{err}");
     assert_next_call_succeeds(&gate).await;
 }
