@@ -41,7 +41,7 @@ describe('admitRequest', () => {
     const file = join(scratch, 'request.json');
     writeFileSync(file, text);
     const { code, stdout, stderr } = await runCli(['admit-request', '--api', 'anthropic', '--json', file]);
-    assert.equal(code, 1, stderr);
+    assert.equal(code, 0, stderr); // downsampled counts as admitted: the gate commands' one exit rule
     const report = JSON.parse(stdout);
     assert.deepEqual(report.changed, a.changes);
     assert.deepEqual(report.request, JSON.parse(a.request));
