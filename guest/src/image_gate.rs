@@ -253,8 +253,8 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     }
 
     // The container, walked: cut files, metadata bombs and scan bombs end here.
-    let dropped = match &canonical {
-        Ok(c) => c.dropped.clone(),
+    let (dropped, repaired) = match &canonical {
+        Ok(c) => (c.dropped.clone(), c.reencoded),
         Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why.clone())),
     };
     if let Err(Broken(why)) = structure::check(src, t) {
@@ -363,7 +363,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         dimensions: Some(Dimensions { width: header.width, height: header.height }),
         original_dimensions: Some(Dimensions { width: header.width, height: header.height }),
         resized: false,
-        reencoded: false,
+        reencoded: repaired,
         converted: None,
         dropped,
     })

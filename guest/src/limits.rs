@@ -27,6 +27,10 @@ pub const DECODE_MAX_PIXELS: u64 = 50_000_000;
 /// must fit, with room left in a 512 MiB instance for the input, the resize and the output.
 /// 50 MP of 8-bit RGBA fits; a 16-bit 7071² PNG (300 MB) does not.
 pub const DECODE_MAX_ALLOC: u64 = 200_000_000;
+/// The GIF re-mux decodes every frame's LZW data (so no frame a strict decoder stops on is
+/// admitted): at most this many frame pixels in all, a few hundred milliseconds of the guest's
+/// CPU. A long animation is tens of millions; more is a decoding-time bomb.
+pub const GIF_FRAMES_MAX_PIXELS: u64 = 400_000_000;
 
 /// PNG metadata chunks that are zlib-compressed (`iCCP`, `zTXt`, `iTXt`) may inflate to at most
 /// this many bytes in all: an ICC profile or a comment is kilobytes, a bomb is gigabytes.

@@ -33,10 +33,13 @@ pub struct Canonical {
     /// What was left out, by kind, each named once, in the order met. The names are
     /// [`DROPPED_KINDS`].
     pub dropped: Vec<&'static str>,
+    /// Pixels were re-encoded (losslessly) to repair the file: a cut PNG's rows re-compressed, a
+    /// GIF frame clipped or cut re-encoded in its own indices.
+    pub reencoded: bool,
 }
 
 /// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
-pub const DROPPED_KINDS: [&str; 10] = [
+pub const DROPPED_KINDS: [&str; 13] = [
     "exif",
     "xmp",
     "iptc",
@@ -47,6 +50,9 @@ pub const DROPPED_KINDS: [&str; 10] = [
     "other-metadata",
     "stray-bytes",
     "trailing-bytes",
+    "cut-data",
+    "broken-frames",
+    "off-screen",
 ];
 
 struct Out<'a> {
@@ -54,11 +60,12 @@ struct Out<'a> {
     bytes: Vec<u8>,
     dropped: Vec<&'static str>,
     keep_metadata: bool,
+    reencoded: bool,
 }
 
 impl<'a> Out<'a> {
     fn new(input: &'a [u8], keep_metadata: bool) -> Self {
-        Out { input, bytes: Vec::with_capacity(input.len()), dropped: Vec::new(), keep_metadata }
+        Out { input, bytes: Vec::with_capacity(input.len()), dropped: Vec::new(), keep_metadata, reencoded: false }
     }
 
     fn drop(&mut self, kind: &'static str) {
@@ -79,7 +86,7 @@ impl<'a> Out<'a> {
 
     fn finish(self) -> Canonical {
         let bytes = if self.bytes == self.input { None } else { Some(self.bytes) };
-        Canonical { bytes, dropped: self.dropped }
+        Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded }
     }
 }
 
@@ -90,7 +97,7 @@ pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Cano
     match t {
         ImageType::Png => png(bytes, out),
         ImageType::Jpeg => jpeg(bytes, out),
-        ImageType::Gif => gif(bytes, out),
+        ImageType::Gif => gif_frames::gif(bytes, out),
         ImageType::WebP => webp(bytes, out),
     }
 }
@@ -181,43 +188,45 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut orientation = None;
     // Where the orientation-only eXIf goes: before the image data, where decoders read the header.
     let mut first_idat = None;
-    loop {
+    // What a cut file's repair needs: the header, the whole IDAT chunks and where they sit.
+    let mut ihdr = None;
+    let mut idats: Vec<&[u8]> = Vec::new();
+    let mut idat_end = 0;
+    // `Some(the part of a cut IDAT chunk's data that arrived)` when the file ends before IEND.
+    let cut = loop {
         let Some(head) = bytes.get(at..at + 8) else {
-            return broken("the PNG ends before its IEND chunk (truncated)");
+            break Some(&[][..]);
         };
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let kind = [head[4], head[5], head[6], head[7]];
         let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else {
-            return broken("the PNG ends inside a chunk (truncated)");
+            let arrived = &bytes[at + 8..bytes.len().min((at + 8).saturating_add(len))];
+            break Some(if &kind == b"IDAT" { arrived } else { &[][..] });
         };
         let data = &whole[8..8 + len];
         at += 12 + len;
         match &kind {
             b"IDAT" => {
                 first_idat.get_or_insert(out.bytes.len());
-                out.bytes.extend_from_slice(whole)
+                out.bytes.extend_from_slice(whole);
+                idats.push(whole);
+                idat_end = out.bytes.len();
             }
             // Colour information and transparency belong before the image data; met after it,
             // libpng ignores them ("out of place") and pngcheck refuses the order, so they go.
             b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" | b"iCCP" if first_idat.is_some() => {
                 out.drop("other-metadata")
             }
-            b"IHDR" | b"PLTE" | b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => out.bytes.extend_from_slice(whole),
+            b"IHDR" => {
+                ihdr.get_or_insert(data);
+                out.bytes.extend_from_slice(whole)
+            }
+            b"PLTE" | b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => out.bytes.extend_from_slice(whole),
             b"IEND" => {
-                // Written, not copied: IEND carries nothing, and a copied one could carry a wrong
-                // CRC that libpng and pngcheck refuse.
-                png_chunk(&mut out.bytes, b"IEND", &[]);
                 if at < bytes.len() {
                     out.drop("trailing-bytes");
                 }
-                apng.end()?;
-                if let Some(o) = orientation.filter(|_| !out.keep_metadata) {
-                    let mut exif = Vec::new();
-                    png_chunk(&mut exif, b"eXIf", &orientation_only_exif(o));
-                    let at = first_idat.unwrap_or(out.bytes.len() - 12);
-                    out.bytes.splice(at..at, exif);
-                }
-                return Ok(out.finish());
+                break None;
             }
             b"iCCP" => match icc_inflated(data, &mut inflate_budget)? {
                 Some(_) => out.bytes.extend_from_slice(whole),
@@ -255,7 +264,27 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             _ => out.metadata(whole, "other-metadata"),
         }
+    };
+    match cut {
+        Some(arrived) => {
+            // Cut before IEND: what arrived is kept, the image data repaired (png_cut.rs). An
+            // APNG's frame count cannot be checked, and its animation is dropped anyway.
+            out.drop("cut-data");
+            let idat_span = first_idat.map(|start| (start, idat_end));
+            png_cut::repair(&mut out, ihdr, &idats, arrived, idat_span)?;
+        }
+        None => apng.end()?,
     }
+    // Written, not copied: IEND carries nothing, and a copied one could carry a wrong CRC that
+    // libpng and pngcheck refuse.
+    png_chunk(&mut out.bytes, b"IEND", &[]);
+    if let Some(o) = orientation.filter(|_| !out.keep_metadata) {
+        let mut exif = Vec::new();
+        png_chunk(&mut exif, b"eXIf", &orientation_only_exif(o));
+        let at = first_idat.unwrap_or(out.bytes.len() - 12);
+        out.bytes.splice(at..at, exif);
+    }
+    Ok(out.finish())
 }
 
 /// The inflated ICC profile of an `iCCP` chunk, or `None` for one a decoder skips (an unknown
@@ -462,91 +491,6 @@ impl IccChunks {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GIF
-
-/// The GIF's blocks: header, screen, colour tables, frames, graphic control and looping
-/// extensions. A frame that reaches past the logical screen is refused (the 4-gigapixel frame in a
-/// 100×100 screen); a GIF with no colour table for a frame gets a grey ramp as its global table,
-/// as Pillow reads it.
-fn gif(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
-    let cut = || Broken("the GIF ends before its trailer (truncated)".into());
-    let screen = bytes.get(..13).ok_or_else(cut)?;
-    let (sw, sh) = (u16::from_le_bytes([screen[6], screen[7]]), u16::from_le_bytes([screen[8], screen[9]]));
-    let global = screen[10] & 0x80 != 0;
-    let table_len = |packed: u8| 3 * (2usize << (packed & 7));
-    let mut at = 13;
-    out.bytes.extend_from_slice(screen);
-    if global {
-        let table = bytes.get(at..at + table_len(screen[10])).ok_or_else(cut)?;
-        out.bytes.extend_from_slice(table);
-        at += table.len();
-    }
-    let mut needs_default_palette = false;
-    // The sub-blocks from `at` to their terminator: their end.
-    let sub_blocks = |mut at: usize| -> Result<usize, Broken> {
-        loop {
-            let n = usize::from(*bytes.get(at).ok_or_else(cut)?);
-            at += 1 + n;
-            if n == 0 {
-                return if at <= bytes.len() { Ok(at) } else { Err(cut()) };
-            }
-        }
-    };
-    loop {
-        match bytes.get(at).copied().ok_or_else(cut)? {
-            0x3B => {
-                out.bytes.push(0x3B);
-                if at + 1 < bytes.len() {
-                    out.drop("trailing-bytes");
-                }
-                if needs_default_palette {
-                    // A global table of 256 entries, 8 bits per primary.
-                    out.bytes[10] = (out.bytes[10] & 0x08) | 0xF7;
-                    let ramp: Vec<u8> = (0..=255u8).flat_map(|v| [v, v, v]).collect();
-                    out.bytes.splice(13..13, ramp);
-                }
-                return Ok(out.finish());
-            }
-            0x21 => {
-                let label = *bytes.get(at + 1).ok_or_else(cut)?;
-                let end = sub_blocks(at + 2)?;
-                let block = &bytes[at..end];
-                at = end;
-                match label {
-                    0xF9 => out.bytes.extend_from_slice(block),
-                    0xFF if block.get(3..14) == Some(b"NETSCAPE2.0") || block.get(3..14) == Some(b"ANIMEXTS1.0") => {
-                        out.bytes.extend_from_slice(block)
-                    }
-                    0xFF if block.get(3..14) == Some(b"XMP DataXMP") => out.metadata(block, "xmp"),
-                    0xFE => out.metadata(block, "comment"),
-                    _ => out.metadata(block, "other-metadata"),
-                }
-            }
-            0x2C => {
-                let d = bytes.get(at..at + 10).ok_or_else(cut)?;
-                let [left, top, w, h] = [1, 3, 5, 7].map(|i| u32::from(u16::from_le_bytes([d[i], d[i + 1]])));
-                if left + w > u32::from(sw) || top + h > u32::from(sh) {
-                    return broken(format!(
-                        "a GIF frame of {w}x{h} px at ({left}, {top}) reaches past the {sw}x{sh} logical screen"
-                    ));
-                }
-                let local = d[9] & 0x80 != 0;
-                needs_default_palette |= !global && !local;
-                let mut end = at + 10;
-                if local {
-                    end += table_len(d[9]);
-                }
-                end += 1; // the LZW minimum code size
-                let end = sub_blocks(end)?;
-                out.bytes.extend_from_slice(&bytes[at..end]);
-                at = end;
-            }
-            other => return broken(format!("the GIF has an unknown block {other:#04X} at byte {at}")),
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // WebP
 
 /// The RIFF chunks: `VP8`, `VP8L`, `VP8X`, `ALPH`, `ANIM`, `ANMF`, `ICCP` kept; `EXIF`, `XMP `
@@ -617,6 +561,9 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
     }
     false
 }
+
+mod gif_frames;
+mod png_cut;
 
 #[cfg(test)]
 mod tests;

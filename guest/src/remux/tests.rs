@@ -320,7 +320,7 @@ fn gif_comments_and_unknown_extensions_are_dropped() {
 }
 
 #[test]
-fn a_gif_frame_past_the_screen_is_refused() {
+fn a_gif_frame_declaring_gigapixels_is_refused_undecoded() {
     let mut bytes = gif_plain();
     let at = bytes.iter().position(|&b| b == 0x2C).unwrap();
     bytes[at + 5..at + 9].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
@@ -408,7 +408,7 @@ fn png_colour_chunks_after_the_image_data_are_dropped() {
     assert_eq!(made(&late, ImageType::Png), (good.clone(), vec!["other-metadata"]));
     // Before the image data they stay.
     let early = png_with_chunk_after_ihdr(b"gAMA", &45455u32.to_be_bytes());
-    assert_eq!(canonical(&early, ImageType::Png, false).unwrap(), Canonical { bytes: None, dropped: vec![] });
+    assert_eq!(canonical(&early, ImageType::Png, false).unwrap(), Canonical::default());
 }
 
 #[test]
@@ -419,5 +419,169 @@ fn png_iend_is_written_not_copied() {
     let last = wrong_crc.len() - 1;
     wrong_crc[last] ^= 0x20;
     assert_eq!(made(&wrong_crc, ImageType::Png), (good.clone(), vec![]));
-    assert_eq!(canonical(&good, ImageType::Png, false).unwrap(), Canonical { bytes: None, dropped: vec![] });
+    assert_eq!(canonical(&good, ImageType::Png, false).unwrap(), Canonical::default());
+}
+
+/// The byte where a PNG's first chunk of `kind` starts.
+fn chunk_at(png: &[u8], kind: &[u8; 4]) -> usize {
+    png.windows(4).position(|w| w == kind).expect("the chunk") - 4
+}
+
+#[test]
+fn a_cut_png_keeps_the_rows_that_arrived_and_gets_its_end() {
+    let original = encode(&crate::test_images::noise(64, 64), ImageFormat::Png);
+    let idat = chunk_at(&original, b"IDAT");
+    let idat_len = u32::from_be_bytes(original[idat..idat + 4].try_into().unwrap()) as usize;
+    // Cut in the middle of the image data: the first rows arrived, the last did not.
+    let cut = &original[..idat + 8 + idat_len / 2];
+    let c = canonical(cut, ImageType::Png, false).expect("repaired");
+    assert_eq!((c.dropped.as_slice(), c.reencoded), (&["cut-data"][..], true));
+    let (was, now) =
+        (decoded(&original, ImageFormat::Png).to_rgb8(), decoded(&c.bytes.unwrap(), ImageFormat::Png).to_rgb8());
+    assert_eq!(now.dimensions(), (64, 64));
+    assert_eq!(now.get_pixel(5, 0), was.get_pixel(5, 0));
+    assert_eq!(now.get_pixel(5, 63).0, [0, 0, 0]);
+    assert_ne!(was.get_pixel(5, 63).0, [0, 0, 0]);
+
+    // Cut inside IEND only: the chunks stay as they are, the end is written.
+    let c = canonical(&original[..original.len() - 3], ImageType::Png, false).expect("repaired");
+    assert_eq!(
+        (c.bytes.as_deref(), c.dropped.as_slice(), c.reencoded),
+        (Some(&original[..]), &["cut-data"][..], false)
+    );
+
+    // Cut before any image data: nothing to show.
+    let err = canonical(&original[..idat + 4], ImageType::Png, false).unwrap_err();
+    assert!(err.0.contains("before its image data"), "{}", err.0);
+}
+
+#[test]
+fn a_cut_png_with_a_bad_crc_before_the_cut_is_refused() {
+    // Two IDAT chunks, the first with a wrong CRC, the file cut inside the second.
+    let original = encode(&crate::test_images::noise(32, 32), ImageFormat::Png);
+    let idat = chunk_at(&original, b"IDAT");
+    let len = u32::from_be_bytes(original[idat..idat + 4].try_into().unwrap()) as usize;
+    let data = &original[idat + 8..idat + 8 + len];
+    let mut bytes = original[..idat].to_vec();
+    png_chunk(&mut bytes, b"IDAT", &data[..len / 2]);
+    let crc_at = bytes.len() - 1;
+    bytes[crc_at] ^= 1;
+    png_chunk(&mut bytes, b"IDAT", &data[len / 2..]);
+    bytes.truncate(bytes.len() - 10);
+    let err = canonical(&bytes, ImageType::Png, false).unwrap_err();
+    assert!(err.0.contains("CRC"), "{}", err.0);
+}
+
+/// The frames a GIF holds, as the `gif` crate reads them (indices, rectangle).
+fn gif_frames_of(bytes: &[u8]) -> Vec<(u16, u16, u16, u16, Vec<u8>)> {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::Indexed);
+    let mut decoder = options.read_info(bytes).expect("a GIF");
+    let mut frames = Vec::new();
+    while let Some(f) = decoder.read_next_frame().expect("every frame decodes") {
+        frames.push((f.left, f.top, f.width, f.height, f.buffer.to_vec()));
+    }
+    frames
+}
+
+/// A GIF of 16x8 (a table of 4 colours) with two frames `width` x 4, indices 0..=2 (3 unused), at
+/// the given places.
+fn two_frame_gif(places: [(u16, u16); 2], width: u16) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut bytes, 16, 8, &[0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255]).unwrap();
+        for (left, top) in places {
+            let buffer: Vec<u8> = (0..u32::from(width) * 4).map(|i| (i % 3) as u8).collect();
+            let frame = gif::Frame { left, top, width, height: 4, buffer: buffer.into(), ..Default::default() };
+            encoder.write_frame(&frame).unwrap();
+        }
+    }
+    bytes
+}
+
+#[test]
+fn a_gif_frame_past_the_screen_is_clipped_to_it() {
+    // The second frame is 8 wide at x = 12 of a 16-wide screen: 4 columns show.
+    let bytes = two_frame_gif([(0, 0), (12, 4)], 8);
+    let c = canonical(&bytes, ImageType::Gif, false).expect("clipped");
+    assert_eq!((c.dropped.as_slice(), c.reencoded), (&["off-screen"][..], true));
+    let frames = gif_frames_of(&c.bytes.unwrap());
+    assert_eq!(frames.len(), 2);
+    let (left, top, w, h, indices) = &frames[1];
+    assert_eq!((*left, *top, *w, *h), (12, 4, 4, 4));
+    // Each row keeps its first 4 indices of 8.
+    let kept: Vec<u8> = (0..4u32).flat_map(|row| (0..4).map(move |x| ((row * 8 + x) % 3) as u8)).collect();
+    assert_eq!(indices, &kept);
+    assert_eq!(frames[0].4, gif_frames_of(&bytes)[0].4, "the frame inside the screen is copied as it was");
+}
+
+#[test]
+fn a_gif_frame_wholly_off_the_screen_is_dropped() {
+    let bytes = two_frame_gif([(0, 0), (0, 40)], 8);
+    let c = canonical(&bytes, ImageType::Gif, false).expect("admitted");
+    assert_eq!(c.dropped, ["off-screen"]);
+    assert_eq!(gif_frames_of(&c.bytes.unwrap()).len(), 1);
+    // Its only frame off the screen: one transparent pixel stands for the empty screen.
+    let mut only = two_frame_gif([(0, 40), (0, 40)], 8);
+    let second = only.len() - 1 - only.iter().rev().position(|&b| b == 0x2C).unwrap();
+    only.truncate(second);
+    only.push(0x3B);
+    let frames = gif_frames_of(&canonical(&only, ImageType::Gif, false).unwrap().bytes.unwrap());
+    assert_eq!(frames.iter().map(|f| (f.2, f.3)).collect::<Vec<_>>(), [(1, 1)]);
+}
+
+#[test]
+fn a_cut_gif_keeps_its_whole_frames_and_what_arrived_of_the_last() {
+    let bytes = two_frame_gif([(0, 0), (8, 4)], 8);
+    // Cut inside the second frame's LZW data.
+    let cut = &bytes[..bytes.len() - 6];
+    let c = canonical(cut, ImageType::Gif, false).expect("repaired");
+    assert_eq!((c.dropped.as_slice(), c.reencoded), (&["cut-data"][..], true));
+    let out = c.bytes.unwrap();
+    assert_eq!(out.last(), Some(&0x3B));
+    let frames = gif_frames_of(&out);
+    assert_eq!(frames.len(), 2);
+    assert_eq!(frames[0].4, gif_frames_of(&bytes)[0].4);
+    // What did not arrive is an index the frame does not use, made transparent.
+    let fill = *frames[1].4.last().unwrap();
+    assert_eq!(fill, 3);
+    assert!(image::load_from_memory_with_format(&out, ImageFormat::Gif).is_ok());
+    // Cut before the first frame: nothing to show.
+    let first = bytes.iter().position(|&b| b == 0x2C).unwrap();
+    assert!(canonical(&bytes[..first], ImageType::Gif, false).is_err());
+}
+
+#[test]
+fn a_later_gif_frame_whose_data_do_not_decode_is_dropped() {
+    let mut bytes = two_frame_gif([(0, 0), (8, 4)], 8);
+    let second = bytes.len() - 1 - bytes.iter().rev().position(|&b| b == 0x2C).unwrap();
+    // The LZW data after the code size: a code past the table (7 with 6 defined) at once.
+    let data = second + 10 + 1;
+    let n = usize::from(bytes[data]);
+    bytes[data + 1..data + 1 + n].fill(0xFF);
+    let c = canonical(&bytes, ImageType::Gif, false).expect("admitted");
+    assert_eq!((c.dropped.as_slice(), c.reencoded), (&["broken-frames"][..], false));
+    assert_eq!(gif_frames_of(&c.bytes.unwrap()).len(), 1);
+}
+
+#[test]
+fn an_unknown_gif_extension_is_skipped_even_when_metadata_is_kept() {
+    let bytes = gif_with(&[0x21, 0xB9, 2, 1, 2, 0]);
+    assert!(image::load_from_memory_with_format(&bytes, ImageFormat::Gif).is_err());
+    let c = canonical(&bytes, ImageType::Gif, true).expect("admitted");
+    assert_eq!((c.bytes.as_deref(), c.dropped.as_slice()), (Some(&gif_plain()[..]), &["other-metadata"][..]));
+}
+
+#[test]
+fn the_frames_of_a_gif_are_bounded_in_all() {
+    // 7000x7000 frames (49 MP each, under the one-frame bound) but too many of them, refused
+    // before any of their data is decoded: the descriptors alone, no LZW data.
+    let mut bytes = b"GIF89a".to_vec();
+    bytes.extend_from_slice(&[0x58, 0x1B, 0x58, 0x1B, 0x80, 0, 0, 0, 0, 0, 255, 255, 255]);
+    for _ in 0..10 {
+        bytes.extend_from_slice(&[0x2C, 0, 0, 0, 0, 0x58, 0x1B, 0x58, 0x1B, 0, 2, 0]);
+    }
+    bytes.push(0x3B);
+    let err = canonical(&bytes, ImageType::Gif, false).unwrap_err();
+    assert!(err.0.contains("pixels in all"), "{}", err.0);
 }
