@@ -57,9 +57,11 @@ seed_gate() {
         [ "$(stat -c %s "$f")" -le 4096 ] || continue
         seed $((0x30)) "$f"; seed $((0x10)) "$f"
     done
-    for f in seeds/*; do
+    # fuzz/seeds, then the conformance corpora's files (public suites, broken ones among them) up
+    # to the -max_len.
+    for f in seeds/* $(find ../tests/corpus/conformance/{png,jpeg,gif,webp,pdf} -type f -size -"$max_len"c | sort); do
         case "$f" in
-            *.png) t=0 ;; *.jpg) t=1 ;; *.gif) t=2 ;; *.webp) t=3 ;; *.svg) t=4 ;;
+            *.png) t=0 ;; *.jpg | *.jpeg) t=1 ;; *.gif) t=2 ;; *.webp) t=3 ;; *.svg) t=4 ;;
             *.pdf) seed 10 "$f"; seed 14 "$f"; continue ;;
             *.json) seed $((0x0c)) "$f"; seed $((0x3c)) "$f"; seed $((0x7c)) "$f"; continue ;;
             *) continue ;;
@@ -79,8 +81,9 @@ seed_convert() {
     # OpenAI, 5 PDF page, 6 in a tool result, 7 in a request), 0x08 downsample, 0x10 verify full
     # (PDF: bits 4-5 the page), top two bits the provider. 6 and 7 take a second byte: the claimed
     # type (0 SVG, 1 BMP, 2 TIFF, 3 ICO, 4 GIF).
-    # The real files of tests/corpus/convert (the hostile ones too) up to the -max_len, and fuzz/seeds.
-    for f in ../tests/corpus/convert/* seeds/*; do
+    # The real files of tests/corpus/convert (the hostile ones too) and of the conformance corpora
+    # (BMP, TIFF, ICO, GIF, PDF suites) up to the -max_len, and fuzz/seeds.
+    for f in ../tests/corpus/convert/* ../tests/corpus/conformance/{bmp,tiff,ico,gif,pdf}/* seeds/*; do
         [ "$(stat -c %s "$f")" -le "$max_len" ] || continue
         case "$f" in
             *.ref.png) continue ;;

@@ -1,5 +1,6 @@
 // Same conversions everywhere: the native CLI (`mediagate admit --convert --json`, `--page N`) and
-// the Node package judge every file of tests/corpus/convert/ and the files written here by hand:
+// the Node package judge every file of tests/corpus/convert/, the conformance files of
+// tests/corpus/conformance/parity.txt and the files written here by hand:
 // the verdict (admitted or refused, reason, media type, dimensions, `converted` from/to/note) and
 // the SHA-256 of the admitted bytes are equal. (hosts/python/tests/test_convert_parity.py holds the
 // Python host to the same CLI.)
@@ -52,6 +53,11 @@ for (const [name, bytes] of Object.entries(made)) writeFileSync(join(work, name)
 for (const name of Object.keys(made)) addCase(join(work, name), `made/${name}`);
 addCase(join(work, 'spinner.gif'), 'made/spinner.gif', { options: { provider: 'openai' }, cliArgs: ['--profile', 'openai'] });
 addCase(join(work, 'doc.pdf'), 'made/doc.pdf', { page: 1 });
+// The conformance files every host's parity test runs: re-muxes that drop metadata, conversions.
+const CONFORMANCE = join(CORPUS, 'conformance');
+for (const line of readFileSync(join(CONFORMANCE, 'parity.txt'), 'utf8').split('\n')) {
+  if (line.trim() && !line.startsWith('#')) addCase(join(CONFORMANCE, line.trim()), `conformance/${line.trim()}`);
+}
 for (const { path, mime, pages } of corpusInputs()) {
   const label = `convert/${relative(CONVERT_CORPUS, path)}`;
   addCase(path, label, { mime });

@@ -168,3 +168,35 @@ fn tool_results_and_requests_gain_conversions_with_convert_only() {
     assert_eq!(converting["conversions"], json!([]));
     assert_eq!(converting["request"], plain["request"]);
 }
+
+/// The conformance files every host's parity test runs (`tests/corpus/conformance/parity.txt`):
+/// the Rust library admits the bytes `mediagate admit --convert` admits, re-mux or conversion.
+#[tokio::test]
+async fn the_library_admits_the_clis_bytes_for_the_conformance_parity_files() {
+    let gate = gate();
+    let conformance = corpus().join("conformance");
+    let list = std::fs::read_to_string(conformance.join("parity.txt")).unwrap();
+    let names: Vec<&str> = list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    assert!(names.len() >= 6, "{names:?}");
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        let file = conformance.join(name);
+        let mime = match file.extension().and_then(|e| e.to_str()) {
+            Some("png") => "image/png",
+            Some("jpg") => "image/jpeg",
+            Some("gif") => "image/gif",
+            Some("webp") => "image/webp",
+            Some("tif") => "image/tiff",
+            Some("bmp") => "image/bmp",
+            Some("ico") => "image/vnd.microsoft.icon",
+            other => panic!("{name}: no media type for {other:?}"),
+        };
+        let out = dir.path().join("admitted");
+        let run = mediagate(&["admit", "--convert", "--mime", mime, "--out", path(&out), path(&file)]);
+        assert_eq!(run.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+        let bytes = std::fs::read(&file).unwrap();
+        let converted = gate.admit_image_converting(&bytes, mime, gate.default_options()).await.unwrap();
+        let mediagate::gate::Verdict::Admitted(admitted) = converted.verdict else { panic!("{name}: refused") };
+        assert!(admitted.bytes(&bytes) == std::fs::read(&out).unwrap().as_slice(), "{name}: the same bytes");
+    }
+}

@@ -35,7 +35,10 @@ function assertError(r, status) {
   assert.ok(r.json.error.message.length > 0);
 }
 
-const MIME = { png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', pdf: 'application/pdf' };
+const MIME = {
+  png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', pdf: 'application/pdf',
+  tif: 'image/tiff', bmp: 'image/bmp', ico: 'image/vnd.microsoft.icon',
+};
 const mimeOf = (file) => MIME[file.split('.').pop().toLowerCase()];
 
 /** Images with GPS EXIF, a camera and a comment: the canonical form drops them unless kept. */
@@ -50,6 +53,14 @@ export function parityFiles() {
     .map((f) => join(CORPUS, 'pngsuite', f));
   const photos = readdirSync(join(CORPUS, 'photos')).map((f) => join(CORPUS, 'photos', f));
   return [...png, ...photos, join(CORPUS, 'bench', 'photo-exif-rotated.jpg'), ...METADATA_FILES];
+}
+
+/** The conformance files every host's parity test runs (tests/corpus/conformance/parity.txt). */
+export function conformanceParityFiles() {
+  return readFileSync(join(CORPUS, 'conformance', 'parity.txt'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() && !line.startsWith('#'))
+    .map((line) => join(CORPUS, 'conformance', line.trim()));
 }
 
 /** The CLI's verdict for `file` claimed as `mime`: its JSON object and the admitted bytes. */
@@ -254,6 +265,18 @@ for (const name of engineNames()) {
           if (!cli.verdict.ok) refused++;
         }
         assert.ok(refused > 5, `some corpus files are refused (${refused})`);
+        // The conformance files with conversion on (convert=1 is --convert): the same canonical
+        // re-mux or conversion, byte for byte.
+        for (const file of conformanceParityFiles()) {
+          const mime = mimeOf(file);
+          const cli = await cliVerdict(file, mime, dir, ['--convert']);
+          assert.ok(cli.verdict.ok, `${file}: admitted by the CLI: ${JSON.stringify(cli.verdict)}`);
+          const r = await call(engine.url, '/v1/admit?convert=1', { body: readFileSync(file), type: mime });
+          assert.equal(r.status, 200, `${file}: ${r.text.slice(0, 300)}`);
+          const http = splitAnswer(r.json);
+          assert.deepEqual(http.verdict, cli.verdict, file);
+          assert.deepEqual(http.bytes, cli.bytes, `${file}: admitted bytes`);
+        }
         // keep_metadata=1 is --keep-metadata: the input as given.
         for (const file of METADATA_FILES) {
           const mime = mimeOf(file);

@@ -114,6 +114,32 @@ async def test_images_pass_as_the_clis_canonical_bytes_and_keep_metadata_keeps_t
 
 
 @pytest.mark.anyio
+async def test_conformance_files_pass_as_the_clis_canonical_or_converted_bytes(tmp_path, mode):
+    # The conformance files every host's parity test runs (tests/corpus/conformance/parity.txt):
+    # `proxy --convert` passes the bytes `mediagate admit --convert` admits, re-mux or conversion.
+    # (The filesystem server sends TIFF and ICO as embedded resources, not images: those are left out.)
+    conformance = REPO / "tests" / "corpus" / "conformance"
+    lines = (conformance / "parity.txt").read_text().splitlines()
+    names = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    names = [name for name in names if Path(name).suffix in (".png", ".jpg", ".gif", ".webp", ".bmp")]
+    assert len(names) >= 5, names
+    for name in names:
+        shutil.copy(conformance / name, tmp_path / Path(name).name)
+    server = [NODE, server_main("server-filesystem"), str(tmp_path)]
+    async with proxied(server, mode, ("--convert",)) as client:
+        await client.list_tools()
+        for name in names:
+            path = tmp_path / Path(name).name
+            out = tmp_path / f"{path.name}.out"
+            run = subprocess.run([mediagate_bin(), "admit", str(path), "--convert", "--out", str(out)],
+                                 capture_output=True, timeout=120)
+            assert run.returncode == 0, (name, run.stderr)
+            got = await client.call_tool("read_media_file", {"path": str(path)})
+            assert not got.is_error and isinstance(got.content[0], types.ImageContent), (name, got.content)
+            assert base64.b64decode(got.content[0].data) == out.read_bytes(), name
+
+
+@pytest.mark.anyio
 async def test_convert_gates_results_through_the_convert_component(tmp_path, mode):
     # `proxy --convert`: results pass the converting seat; an image providers take is
     # admitted (and fitted) exactly as without the flag, an SVG is refused without it.

@@ -13,6 +13,8 @@
 //! pixel budget) → decode or render, fitted into 2000² → PNG (lossless, alpha kept) → the gate.
 
 #[cfg(feature = "convert")]
+mod bmp;
+#[cfg(feature = "convert")]
 pub mod pdf;
 #[cfg(feature = "convert")]
 mod raster;

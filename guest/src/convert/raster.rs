@@ -5,6 +5,7 @@
 //! The header is read before any pixel is decoded: a file that declares more than the decoder's
 //! limits (side, pixels, bytes, the caller's pixel budget) is refused before the allocation.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 
 use image::codecs::gif::GifDecoder;
@@ -14,6 +15,7 @@ use image::{
     ImageReader, RgbaImage,
 };
 
+use super::bmp::{self, Dib};
 use super::{GIF_MIME, Source};
 use crate::downsample::{fit_inside, resize_to_fit};
 use crate::image_gate::{Budget, admit_image_within, decode_limits};
@@ -46,13 +48,27 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     if let Some((width, height)) = declared_bmp_size(bytes, source) {
         check_side(raw, name, width, height)?;
     }
+    if source == Source::Bmp
+        && let Some(dib) = bytes.get(14..).and_then(Dib::parse)
+        && dib.is_ours()
+    {
+        return decode_bmp_layout(bytes, &dib, budget);
+    }
+    let normalised = if source == Source::Bmp { bmp::normalised(bytes) } else { Cow::Borrowed(bytes) };
+    let bytes = &*normalised;
     if source == Source::Tiff && super::tiff_layouts::is_ours(bytes) {
         return decode_tiff_layout(bytes, budget);
     }
     if source == Source::Ico
-        && let Some(png) = ico_png_entry_not_rgba(bytes)
+        && let Some(entry) = ico_chosen_entry(bytes)
     {
-        return decode_ico_png_entry(bytes, png, budget);
+        // PNG signature, then IHDR: bit depth at 24, colour type at 25.
+        if !entry.starts_with(b"\x89PNG\r\n\x1a\n") {
+            return decode_ico_bmp_entry(bytes, entry, budget);
+        }
+        if entry.len() > 25 && !(entry[24] == 8 && entry[25] == 6) {
+            return decode_ico_png_entry(bytes, entry, budget);
+        }
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(decode_limits());
@@ -83,11 +99,12 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
 }
 
-/// The entry of an ICO the image crate picks (the most bits per pixel, then the most pixels; the
-/// last entry first, then the others in order, a tie keeping the one found first) when it is a
-/// PNG that is not 8-bit RGBA: the image crate's ICO decoder takes only those, though icon
-/// writers (Pillow, for one) store RGB, grey and palette PNGs.
-fn ico_png_entry_not_rgba(bytes: &[u8]) -> Option<&[u8]> {
+/// The entry of an ICO the image crate's decoder would pick (the most bits per pixel, then the
+/// most pixels; the last entry first, then the others in order, a tie keeping the one found
+/// first), its data cut at the file's end where the file is cut. The image crate's ICO decoder
+/// takes only 8-bit RGBA PNG entries, though icon writers (Pillow, for one) store RGB, grey and
+/// palette PNGs, and refuses a BMP entry whose AND mask is short; those entries are decoded here.
+fn ico_chosen_entry(bytes: &[u8]) -> Option<&[u8]> {
     let count = usize::from(u16::from_le_bytes(bytes.get(4..6)?.try_into().ok()?));
     let mut best: Option<((u16, u64), &[u8])> = None;
     for i in (0..count).rev().take(1).chain(0..count.saturating_sub(1)) {
@@ -96,16 +113,49 @@ fn ico_png_entry_not_rgba(bytes: &[u8]) -> Option<&[u8]> {
         let bits = u16::from_le_bytes(e[6..8].try_into().ok()?);
         let size = u32::from_le_bytes(e[8..12].try_into().ok()?) as usize;
         let offset = u32::from_le_bytes(e[12..16].try_into().ok()?) as usize;
-        let data = bytes.get(offset..offset.checked_add(size)?)?;
+        let rest = bytes.get(offset..)?;
+        let data = rest.get(..size).unwrap_or(rest);
         let score = (bits, side(e[0]) * side(e[1]));
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, data));
         }
     }
-    let (_, data) = best?;
-    // PNG signature, then IHDR: bit depth at 24, colour type at 25.
-    let png = data.starts_with(b"\x89PNG\r\n\x1a\n") && data.len() > 25;
-    (png && !(data[24] == 8 && data[25] == 6)).then_some(data)
+    best.map(|(_, data)| data)
+}
+
+/// A BMP entry of an ICO (`bmp::decode_icon`), under the same header checks.
+fn decode_ico_bmp_entry(bytes: &[u8], entry: &[u8], budget: &mut Budget) -> Result<Made, Refusal> {
+    let raw = bytes.len() as u64;
+    let undecodable =
+        |e: String| Refusal::new(Reason::Undecodable, raw, None, format!("the ICO's BMP entry cannot be decoded: {e}"));
+    let dib = Dib::parse(entry).ok_or_else(|| undecodable("its header cannot be read".into()))?;
+    let (width, height) = (dib.width, dib.height / 2);
+    check_side(raw, "ICO", width, height)?;
+    check_header(raw, "ICO", width, height, u64::from(width) * u64::from(height) * 4, budget)?;
+    let image = bmp::decode_icon(entry, &dib).map_err(undecodable)?;
+    let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
+    let note = format!("decoded from ICO {width}x{height}, the largest of its {entries} entries");
+    Ok(Made {
+        image: DynamicImage::ImageRgba8(image),
+        source_dimensions: Dimensions { width, height },
+        from: Source::Ico.mime(),
+        note,
+    })
+}
+
+/// A BMP layout the image crate refuses (`bmp`), under the same header checks.
+fn decode_bmp_layout(bytes: &[u8], dib: &Dib, budget: &mut Budget) -> Result<Made, Refusal> {
+    let raw = bytes.len() as u64;
+    let (width, height) = (dib.width, dib.height);
+    check_header(raw, "BMP", width, height, u64::from(width) * u64::from(height) * 4, budget)?;
+    let image = bmp::decode_file(bytes, dib)
+        .map_err(|e| Refusal::new(Reason::Undecodable, raw, None, format!("the BMP cannot be decoded: {e}")))?;
+    Ok(Made {
+        image: DynamicImage::ImageRgba8(image),
+        source_dimensions: Dimensions { width, height },
+        from: Source::Bmp.mime(),
+        note: format!("decoded from BMP {width}x{height}"),
+    })
 }
 
 /// That PNG entry decoded with the gate's PNG decoder, under the same header checks.

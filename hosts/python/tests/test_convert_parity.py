@@ -1,5 +1,6 @@
 """Conversions through the Python host equal the native CLI's (`mediagate admit --convert --json`,
-`--page N`), file by file: every file of tests/corpus/convert/ and files written here by hand. The
+`--page N`), file by file: every file of tests/corpus/convert/, the conformance files of
+tests/corpus/conformance/parity.txt and files written here by hand. The
 verdict (with `converted`) and the SHA-256 of the admitted bytes are compared. (js/test/
 convert-parity.test.js holds the Node package to the same CLI.)"""
 
@@ -28,6 +29,11 @@ def cases():
     manifest lists them (the reference renderings beside them are not inputs)."""
     out = [(f"made/{name}", None, mime_from_extension(name), {}, None) for name in MADE]
     out.append(("made/doc.pdf", None, "application/pdf", {}, 1))
+    # The conformance files every host's parity test runs: re-muxes that drop metadata, conversions.
+    for line in (CORPUS / "conformance" / "parity.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            path = CORPUS / "conformance" / line.strip()
+            out.append((f"conformance/{line.strip()}", path, mime_from_extension(path.name), {}, None))
     manifest = CONVERT_CORPUS / "manifest.json"
     if manifest.is_file():
         for f in json.loads(manifest.read_text())["files"]:
