@@ -589,7 +589,7 @@ fn cmyk_to_rgb(c: u8, m: u8, y: u8, k: u8) -> [u8; 3] {
 
 /// CCITT Group 3 (T.4, 1D or 2D), Group 4 (T.6) and modified Huffman (compression 2), strip by
 /// strip. A strip whose data breaks off after some rows keeps those rows and leaves the rest
-/// white, as libtiff does (its fax decoder stops at a bad code word and fails the strip only when
+/// blank (the fax's background), as libtiff does (its fax decoder stops at a bad code word and fails the strip only when
 /// no row decoded, and Pillow and netpbm then show the page); a strip that decodes no row is refused.
 fn decode_fax(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<Page, String> {
     use hayro_ccitt::{DecodeSettings, DecoderContext, EncodingMode};
@@ -647,7 +647,7 @@ fn decode_fax(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<
                 return Err(format!("strip {strip} of the TIFF cannot be decoded ({name}): {e:?}"));
             }
             damage.get_or_insert(format!(
-                "strip {strip}'s {name} data is damaged after {decoded} of its {rows} rows; the rows after are left white"
+                "strip {strip}'s {name} data is damaged after {decoded} of its {rows} rows; the rows after are left blank"
             ));
         }
         row += rows;
