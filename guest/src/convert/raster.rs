@@ -187,10 +187,13 @@ fn decode_tiff_layout(bytes: &[u8], budget: &mut Budget) -> Result<Made, Refusal
     let (width, height) = (header.width, header.height);
     check_side(raw, "TIFF", width, height)?;
     check_header(raw, "TIFF", width, height, header.decoded, budget)?;
-    let image = tiff_layouts::decode(bytes).map_err(undecodable)?;
-    let note = format!("decoded from TIFF {width}x{height} (its first page)");
+    let page = tiff_layouts::decode(bytes).map_err(undecodable)?;
+    let mut note = format!("decoded from TIFF {width}x{height} (its first page)");
+    if let Some(damage) = page.damage {
+        note.push_str(&format!("; {damage}"));
+    }
     Ok(Made {
-        image: eight_bit(image),
+        image: eight_bit(page.image),
         source_dimensions: Dimensions { width, height },
         from: Source::Tiff.mime(),
         note,

@@ -1,6 +1,17 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
-//! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed), planar pages (strips or tiles,
-//! any colour type), CCITT Group 3 (with `hayro-ccitt`, which the PDF renderer carries anyway).
+//! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
+//! strips), planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point
+//! samples, WebP-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF
+//! renderer carries anyway).
+//!
+//! Samples that are not unsigned integers of up to 16 bits become 8-bit levels as Pillow and
+//! libvips make them: each value is read as a level on the 0..255 scale, truncated and clipped
+//! (Pillow's `I`/`F` → `L` conversion clips; libvips' cast to uchar, which sharp applies to a
+//! signed, 32-bit or float sRGB or CMYK page, clips). So a negative level is black, one over 255
+//! white, and a float page scaled 0..1 comes out black in all three; both read an unsigned
+//! 32-bit sample as a signed one. The two differ only on a
+//! signed grey page: Pillow keeps an 8-bit one's bytes as unsigned, libvips shifts a 16-bit one
+//! down by 8 bits; the clip is the rule both apply to every other signed layout.
 //!
 //! Each chunk (strip or tile) of each plane is decoded on its own and its samples are placed,
 //! scaled to 8 bits, into one interleaved buffer of the page; colour is converted at the end.
@@ -33,7 +44,12 @@ const PHOTOMETRIC_PALETTE: u16 = 3;
 const PHOTOMETRIC_YCBCR: u16 = 6;
 const COMPRESSION_CCITT_RLE: u16 = 2;
 const COMPRESSION_FAX3: u16 = 3;
+const COMPRESSION_FAX4: u16 = 4;
 const COMPRESSION_LZW: u16 = 5;
+const COMPRESSION_NONE: u16 = 1;
+const COMPRESSION_JPEG: u16 = 7;
+const COMPRESSION_WEBP: u16 = 50001;
+const SAMPLE_FORMAT_UNSIGNED: u16 = 1;
 const PREDICTOR_HORIZONTAL: u16 = 2;
 const T4_OPTIONS: u16 = 292;
 
@@ -41,15 +57,22 @@ const T4_OPTIONS: u16 = 292;
 /// planar pages, traps on it). `false` when the tags cannot be read: the image crate says why.
 pub(super) fn is_ours(bytes: &[u8]) -> bool {
     let Ok(mut decoder) = open(bytes) else { return false };
+    let sample_format = first_value(&mut decoder, Tag::SampleFormat).unwrap_or(SAMPLE_FORMAT_UNSIGNED);
+    let bits = first_value(&mut decoder, Tag::BitsPerSample);
     let mut tag = |t| decoder.find_tag_unsigned::<u16>(t).ok().flatten();
     let planar = tag(Tag::PlanarConfiguration) == Some(2);
-    let fax3 = matches!(tag(Tag::Compression), Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE));
+    let compression = tag(Tag::Compression);
     let photometric = tag(Tag::PhotometricInterpretation);
-    let bits = tag(Tag::BitsPerSample);
     planar
-        || fax3
+        || matches!(compression, Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP))
         || matches!(photometric, Some(PHOTOMETRIC_PALETTE | PHOTOMETRIC_YCBCR))
-        || matches!(bits, Some(2 | 4))
+        || matches!(bits, Some(2 | 4 | 32 | 64))
+        || sample_format != SAMPLE_FORMAT_UNSIGNED
+}
+
+/// The first value of a tag that holds one per sample (BitsPerSample, SampleFormat).
+fn first_value(decoder: &mut Decoder<Cursor<&[u8]>>, tag: Tag) -> Option<u16> {
+    decoder.find_tag_unsigned_vec::<u16>(tag).ok().flatten()?.first().copied()
 }
 
 /// The page's size and decoded bytes, from its first IFD.
@@ -62,14 +85,27 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
     Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels })
 }
 
+/// The decoded page, and what was left out of it in words (a damaged fax strip's rest).
+pub(super) struct Page {
+    pub image: DynamicImage,
+    pub damage: Option<String>,
+}
+
 /// Decode the first page. The caller has checked [`header`] against the decoder's limits.
-pub(super) fn decode(bytes: &[u8]) -> Result<DynamicImage, String> {
+pub(super) fn decode(bytes: &[u8]) -> Result<Page, String> {
     let mut decoder = open(bytes)?;
     let compression = decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)?.unwrap_or(1);
-    if matches!(compression, COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE) {
-        return decode_fax3(&mut decoder, compression);
+    if matches!(compression, COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4) {
+        return decode_fax(&mut decoder, compression);
     }
+    decode_samples(bytes, decoder, compression).map(|image| Page { image, damage: None })
+}
+
+fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
     let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+    if photometric == Some(PHOTOMETRIC_YCBCR) && compression != COMPRESSION_JPEG {
+        return decode_ycbcr_strips(&mut decoder, compression);
+    }
     if photometric == Some(PHOTOMETRIC_PALETTE) {
         // The `tiff` crate decodes no palette; the same samples read as grey (photometric
         // BlackIsZero, no inversion) are the indices, looked up in the colour map here.
@@ -103,7 +139,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<DynamicImage, String> {
             raw(4)?;
             RgbaImage::from_raw(width, height, samples).map(DynamicImage::ImageRgba8).ok_or_else(short)
         }
-        ColorType::YCbCr(8) if compression == 7 => {
+        ColorType::YCbCr(8) if compression == COMPRESSION_JPEG => {
             raw(3)?;
             let mut rgb = samples;
             for px in rgb.chunks_exact_mut(3) {
@@ -175,8 +211,9 @@ fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Every sample of the first page, interleaved, 8 bits each (16-bit samples keep their high
-/// byte; 1/2/4-bit ones are scaled to 0..255 unless `indices`, which keeps them as they are).
+/// Every sample of the first page, interleaved, 8 bits each (16-bit unsigned samples keep their
+/// high byte; 1/2/4-bit ones are scaled to 0..255 unless `indices`, which keeps them as they are;
+/// signed, 32/64-bit and float ones as [`level`] makes them).
 fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(u32, u32, Vec<u8>), String> {
     let (width, height) = decoder.dimensions().map_err(words)?;
     let color = decoder.colortype().map_err(words)?;
@@ -187,7 +224,11 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
         ColorType::Multiband { bit_depth, num_samples } => (bit_depth, num_samples),
         other => return Err(format!("the TIFF's colour type {other:?} is not converted")),
     };
-    if !matches!(bits, 1 | 2 | 4 | 8 | 16) || !(1..=4).contains(&spp) {
+    let sample_format = first_value(decoder, Tag::SampleFormat).unwrap_or(SAMPLE_FORMAT_UNSIGNED);
+    let unsigned = sample_format == SAMPLE_FORMAT_UNSIGNED;
+    let known_bits =
+        if unsigned { matches!(bits, 1 | 2 | 4 | 8 | 16 | 32 | 64) } else { matches!(bits, 8 | 16 | 32 | 64) };
+    if !known_bits || !(1..=4).contains(&spp) {
         return Err(format!("the TIFF has {spp} samples of {bits} bits per pixel, which is not converted"));
     }
     let planar = decoder.find_tag_unsigned::<u16>(Tag::PlanarConfiguration).map_err(words)? == Some(2);
@@ -203,26 +244,27 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     let total = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(spp));
     let mut out = vec![0u8; total.ok_or("the TIFF is too large")?];
     let max = (1u32 << bits.min(8)) - 1;
-    let lzw = match decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)? {
-        Some(COMPRESSION_LZW) => Some(LzwChunks::new(decoder, bits, per_chunk)?),
-        _ => None,
+    let predictor = decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1);
+    let reader = match decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)? {
+        Some(COMPRESSION_LZW) if unsigned && bits <= 16 && predictor <= PREDICTOR_HORIZONTAL => {
+            Chunks::Lzw(LzwChunks::new(decoder, bits, per_chunk)?)
+        }
+        Some(COMPRESSION_WEBP) => Chunks::WebP(WebPChunks::new(decoder, per_chunk)?),
+        _ => Chunks::Tiff,
     };
     for plane in 0..planes {
         for chunk in 0..per_plane {
             let (x0, y0) = ((chunk % across) * cw, (chunk / across) * ch);
             let (dw, dh) = ((width - x0).min(cw) as usize, (height - y0).min(ch) as usize);
             let index = plane * per_plane + chunk;
-            let values: Vec<u8> = match &lzw {
-                Some(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
-                None => match decoder.read_chunk(index).map_err(words)? {
-                    DecodingResult::U8(v) => v,
-                    DecodingResult::U16(v) => v.iter().map(|s| (s >> 8) as u8).collect(),
-                    _ => return Err("the TIFF's samples are not unsigned integers of 8 or 16 bits".into()),
-                },
+            let values: Vec<u8> = match &reader {
+                Chunks::Lzw(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
+                Chunks::WebP(webp) => webp.chunk(index as usize, (cw, ch), dh)?,
+                Chunks::Tiff => eight_bit_levels(decoder.read_chunk(index).map_err(words)?),
             };
             // A chunk comes out as wide as its data or, for a padded tile the reader did not
             // cut (planes after the first), as wide as the tile: told apart by its length.
-            let bits = bits.min(8); // 16-bit samples are single bytes by now
+            let bits = bits.min(8); // wider samples are single bytes by now
             let row_bytes = |w: usize| (w * per_chunk * usize::from(bits)).div_ceil(8);
             let stride = if dw != cw as usize && values.len() >= row_bytes(cw as usize) * dh {
                 row_bytes(cw as usize)
@@ -256,6 +298,98 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     Ok((width, height, out))
 }
 
+/// Where a page's chunks come from: the `tiff` crate's reader, or one of the two kept here.
+enum Chunks<'a> {
+    Tiff,
+    Lzw(LzwChunks<'a>),
+    WebP(WebPChunks<'a>),
+}
+
+/// A chunk's samples as 8-bit levels: unsigned 8-bit (and packed 1/2/4-bit) bytes as they are,
+/// unsigned 16-bit ones by their high byte, every other kind through [`level`].
+fn eight_bit_levels(samples: DecodingResult) -> Vec<u8> {
+    match samples {
+        DecodingResult::U8(v) => v,
+        DecodingResult::U16(v) => v.iter().map(|s| (s >> 8) as u8).collect(),
+        // Pillow (mode I) and libvips both hold an unsigned 32-bit sample as a signed one: from
+        // 2^31 up it is negative, so black in both.
+        DecodingResult::U32(v) => v.iter().map(|&s| level(f64::from(s as i32))).collect(),
+        DecodingResult::U64(v) => v.iter().map(|&s| level(s as f64)).collect(),
+        DecodingResult::I8(v) => v.iter().map(|&s| level(f64::from(s))).collect(),
+        DecodingResult::I16(v) => v.iter().map(|&s| level(f64::from(s))).collect(),
+        DecodingResult::I32(v) => v.iter().map(|&s| level(f64::from(s))).collect(),
+        DecodingResult::I64(v) => v.iter().map(|&s| level(s as f64)).collect(),
+        DecodingResult::F16(v) => v.iter().map(|&s| level(f64::from(s.to_f32()))).collect(),
+        DecodingResult::F32(v) => v.iter().map(|&s| level(f64::from(s))).collect(),
+        DecodingResult::F64(v) => v.iter().map(|&s| level(s)).collect(),
+    }
+}
+
+/// A sample read as a level on the 8-bit scale, its fraction dropped and clipped to 0..255 (NaN
+/// is 0): what Pillow's conversion to `L` and libvips' cast to uchar do (the module's header).
+fn level(value: f64) -> u8 {
+    // `as` truncates toward zero and saturates; NaN becomes 0.
+    value.clamp(0.0, 255.0) as u8
+}
+
+/// The WebP-compressed chunks of a page (compression 50001, as GDAL writes them): each chunk is a
+/// WebP image of the chunk's size, its header read and checked against the chunk before its
+/// pixels are decoded (the `tiff` crate's own reader allocates whatever a chunk's header says).
+struct WebPChunks<'a> {
+    file: &'a [u8],
+    offsets: Vec<u64>,
+    counts: Vec<u64>,
+    samples: usize,
+}
+
+impl<'a> WebPChunks<'a> {
+    fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>, samples: usize) -> Result<Self, String> {
+        if !matches!(samples, 3 | 4) {
+            return Err(format!("a WebP-compressed TIFF with {samples} samples per chunk is not converted"));
+        }
+        let (offsets, counts) = chunk_places(decoder)?;
+        let &file = decoder.inner().get_ref();
+        Ok(WebPChunks { file, offsets, counts, samples })
+    }
+
+    /// Chunk `index`'s samples, rows as wide as the chunk; at least `rows` rows.
+    fn chunk(&self, index: usize, (cw, ch): (u32, u32), rows: usize) -> Result<Vec<u8>, String> {
+        let data = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let broken = |e: image_webp::DecodingError| format!("chunk {index} of the TIFF cannot be decoded (WebP): {e}");
+        let mut webp = image_webp::WebPDecoder::new(Cursor::new(data)).map_err(broken)?;
+        let (w, h) = webp.dimensions();
+        if w != cw || h > ch || (h as usize) < rows {
+            return Err(format!("chunk {index} of the TIFF is a {w}x{h} WebP image in a {cw}x{ch} place"));
+        }
+        if self.samples == 3 && webp.has_alpha() {
+            return Err(format!("chunk {index} of the TIFF holds alpha its three samples have no room for"));
+        }
+        let mut pixels = vec![0u8; webp.output_buffer_size().ok_or("a WebP chunk of the TIFF is too large")?];
+        webp.read_image(&mut pixels).map_err(broken)?;
+        if self.samples == 4 && !webp.has_alpha() {
+            return Ok(pixels.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect());
+        }
+        Ok(pixels)
+    }
+}
+
+/// The offsets and byte counts of a page's chunks (tiles, else strips).
+fn chunk_places(decoder: &mut Decoder<Cursor<&[u8]>>) -> Result<(Vec<u64>, Vec<u64>), String> {
+    let tiled = decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some();
+    let (offsets, counts) =
+        if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
+    Ok((decoder.get_tag_u64_vec(offsets).map_err(words)?, decoder.get_tag_u64_vec(counts).map_err(words)?))
+}
+
+/// Chunk `index`'s bytes in the file.
+fn chunk_bytes<'a>(file: &'a [u8], offsets: &[u64], counts: &[u64], index: usize) -> Result<&'a [u8], String> {
+    let outside = || format!("chunk {index} of the TIFF is outside the file");
+    let (&offset, &count) = offsets.get(index).zip(counts.get(index)).ok_or_else(outside)?;
+    let start = usize::try_from(offset).map_err(|_| outside())?;
+    let end = start.checked_add(usize::try_from(count).map_err(|_| outside())?).ok_or_else(outside)?;
+    file.get(start..end).ok_or_else(outside)
+}
+
 /// The LZW-compressed chunks of a page, inflated as the `tiff` crate would give them: rows as
 /// wide as the chunk, the horizontal predictor undone, WhiteIsZero turned to BlackIsZero, 16-bit
 /// samples cut to their high byte.
@@ -272,11 +406,7 @@ struct LzwChunks<'a> {
 
 impl<'a> LzwChunks<'a> {
     fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>, bits: u8, per_chunk: usize) -> Result<Self, String> {
-        let tiled = decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some();
-        let (offsets, counts) =
-            if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
-        let offsets = decoder.get_tag_u64_vec(offsets).map_err(words)?;
-        let counts = decoder.get_tag_u64_vec(counts).map_err(words)?;
+        let (offsets, counts) = chunk_places(decoder)?;
         let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
             1 => false,
             PREDICTOR_HORIZONTAL if bits >= 8 => true,
@@ -296,15 +426,10 @@ impl<'a> LzwChunks<'a> {
         })
     }
 
-    /// The first `rows` rows of chunk `index`, each `width` samples wide.
-    fn rows(&self, index: usize, width: usize, rows: usize) -> Result<Vec<u8>, String> {
-        let outside = || format!("chunk {index} of the TIFF is outside the file");
-        let (&offset, &count) = self.offsets.get(index).zip(self.counts.get(index)).ok_or_else(outside)?;
-        let start = usize::try_from(offset).map_err(|_| outside())?;
-        let end = start.checked_add(usize::try_from(count).map_err(|_| outside())?).ok_or_else(outside)?;
-        let mut input = self.file.get(start..end).ok_or_else(outside)?;
-        let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
-        let wanted = row_bytes.checked_mul(rows).filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
+    /// The first `wanted` bytes chunk `index` inflates to (`None`: more than a usize holds).
+    fn inflate(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
+        let mut input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let wanted = wanted.filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
         let mut out = vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?];
         let mut filled = 0;
         let mut lzw = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
@@ -319,8 +444,18 @@ impl<'a> LzwChunks<'a> {
             }
         }
         if filled < out.len() {
-            return Err(format!("chunk {index} of the TIFF holds fewer rows than its place ({rows})"));
+            return Err(format!(
+                "chunk {index} of the TIFF inflates to {filled} of the {} bytes of its place",
+                out.len()
+            ));
         }
+        Ok(out)
+    }
+
+    /// The first `rows` rows of chunk `index`, each `width` samples wide.
+    fn rows(&self, index: usize, width: usize, rows: usize) -> Result<Vec<u8>, String> {
+        let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
+        let mut out = self.inflate(index, row_bytes.checked_mul(rows))?;
         let sample_bytes = if self.bits == 16 { 2 } else { 1 };
         if self.predictor {
             let step = self.per_chunk;
@@ -354,6 +489,75 @@ impl<'a> LzwChunks<'a> {
     }
 }
 
+/// YCbCr strips that are not JPEG-compressed (LZW or none, 8 bits): each data unit holds a block
+/// of luma samples (the subsampling's width × height, row by row) and one Cb and one Cr, as
+/// libtiff reads them; chroma is spread over its block (libtiff's RGBA reader does the same) and
+/// converted as JPEG's full-range YCbCr, the ReferenceBlackWhite libtiff assumes by default.
+fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
+    let (width, height) = decoder.dimensions().map_err(words)?;
+    let not_converted = |what: &str| Err(format!("a YCbCr TIFF {what} is not converted"));
+    if decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some() {
+        return not_converted("in tiles (not JPEG-compressed)");
+    }
+    if decoder.find_tag_unsigned::<u16>(Tag::PlanarConfiguration).map_err(words)? == Some(2) {
+        return not_converted("in planes (not JPEG-compressed)");
+    }
+    if decoder.colortype().map_err(words)? != ColorType::YCbCr(8) {
+        return not_converted("of other than 8-bit samples");
+    }
+    if decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) != 1 {
+        return not_converted("with a predictor");
+    }
+    let subsampling = decoder.find_tag_unsigned_vec::<u16>(Tag::ChromaSubsampling).map_err(words)?;
+    let (sx, sy) = match subsampling.as_deref() {
+        None => (2, 2),
+        Some(&[x, y]) if matches!(x, 1 | 2 | 4) && matches!(y, 1 | 2 | 4) && y <= x => (usize::from(x), usize::from(y)),
+        Some(other) => return Err(format!("the TIFF's YCbCr subsampling {other:?} is not one TIFF allows")),
+    };
+    let rows_per_strip = decoder.find_tag_unsigned::<u32>(Tag::RowsPerStrip).map_err(words)?.unwrap_or(height);
+    let rows_per_strip = rows_per_strip.clamp(1, height) as usize;
+    let lzw = match compression {
+        COMPRESSION_LZW => Some(LzwChunks::new(decoder, 8, 3)?),
+        COMPRESSION_NONE => None,
+        other => return Err(format!("a YCbCr TIFF under compression {other} is not converted")),
+    };
+    let (offsets, counts) = chunk_places(decoder)?;
+    let file = *decoder.inner().get_ref();
+    let (width, height) = (width as usize, height as usize);
+    let unit = sx * sy + 2;
+    let units_across = width.div_ceil(sx);
+    let mut rgb = vec![0u8; width * height * 3];
+    for (strip, y0) in (0..height).step_by(rows_per_strip).enumerate() {
+        let rows = rows_per_strip.min(height - y0);
+        let wanted = units_across.checked_mul(rows.div_ceil(sy)).and_then(|n| n.checked_mul(unit));
+        let data = match &lzw {
+            Some(lzw) => lzw.inflate(strip, wanted)?,
+            None => {
+                let bytes = chunk_bytes(file, &offsets, &counts, strip)?;
+                let wanted = wanted.ok_or_else(short)?;
+                bytes
+                    .get(..wanted)
+                    .ok_or_else(|| format!("strip {strip} of the TIFF is shorter than its rows"))?
+                    .to_vec()
+            }
+        };
+        for (n, block) in data.chunks_exact(unit).enumerate() {
+            let (bx, by) = ((n % units_across) * sx, y0 + (n / units_across) * sy);
+            let (cb, cr) = (block[sx * sy], block[sx * sy + 1]);
+            for dy in 0..sy {
+                for dx in 0..sx {
+                    let (x, y) = (bx + dx, by + dy);
+                    if x < width && y < y0 + rows {
+                        let at = (y * width + x) * 3;
+                        rgb[at..at + 3].copy_from_slice(&ycbcr_to_rgb(block[dy * sx + dx], cb, cr));
+                    }
+                }
+            }
+        }
+    }
+    RgbImage::from_raw(width as u32, height as u32, rgb).map(DynamicImage::ImageRgb8).ok_or_else(short)
+}
+
 fn palette(width: u32, height: u32, indices: &[u8], colormap: &[u16]) -> Result<DynamicImage, String> {
     let n = colormap.len() / 3;
     if n == 0 || !colormap.len().is_multiple_of(3) {
@@ -383,12 +587,15 @@ fn cmyk_to_rgb(c: u8, m: u8, y: u8, k: u8) -> [u8; 3] {
     [c, m, y].map(|v| ((255.0 - f32::from(v)) * kf) as u8)
 }
 
-/// CCITT Group 3 (T.4, 1D or 2D) and modified Huffman (compression 2), strip by strip.
-fn decode_fax3(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
+/// CCITT Group 3 (T.4, 1D or 2D), Group 4 (T.6) and modified Huffman (compression 2), strip by
+/// strip. A strip whose data breaks off after some rows keeps those rows and leaves the rest
+/// blank (the fax's background), as libtiff does (its fax decoder stops at a bad code word and fails the strip only when
+/// no row decoded, and Pillow and netpbm then show the page); a strip that decodes no row is refused.
+fn decode_fax(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<Page, String> {
     use hayro_ccitt::{DecodeSettings, DecoderContext, EncodingMode};
     let (width, height) = decoder.dimensions().map_err(words)?;
     if decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some() {
-        return Err("a tiled CCITT Group 3 TIFF is not converted".into());
+        return Err("a tiled CCITT TIFF is not converted".into());
     }
     let t4 = decoder.find_tag_unsigned::<u32>(Tag::Unknown(T4_OPTIONS)).map_err(words)?.unwrap_or(0);
     let fill_order = decoder.find_tag_unsigned::<u16>(Tag::FillOrder).map_err(words)?.unwrap_or(1);
@@ -405,6 +612,7 @@ fn decode_fax3(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result
         (0, 255)
     };
     let mut out = vec![white; width as usize * height as usize];
+    let mut damage = None;
     let mut row = 0u32;
     for (strip, (&offset, &count)) in offsets.iter().zip(&counts).enumerate() {
         let start = usize::try_from(offset).map_err(|_| "a strip of the TIFF is outside the file")?;
@@ -416,26 +624,36 @@ fn decode_fax3(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result
         if rows == 0 {
             break;
         }
+        let (encoding, name) = match compression {
+            COMPRESSION_FAX4 => (EncodingMode::Group4, "CCITT Group 4"),
+            COMPRESSION_FAX3 if t4 & 1 != 0 => (EncodingMode::Group3_2D, "CCITT Group 3"),
+            _ => (EncodingMode::Group3_1D, "CCITT Group 3"),
+        };
         let settings = DecodeSettings {
             columns: width,
             rows,
-            end_of_block: false,
+            end_of_block: compression == COMPRESSION_FAX4,
             end_of_line: compression == COMPRESSION_FAX3,
-            rows_are_byte_aligned: compression == COMPRESSION_CCITT_RLE || t4 & 4 != 0,
-            encoding: if compression == COMPRESSION_FAX3 && t4 & 1 != 0 {
-                EncodingMode::Group3_2D
-            } else {
-                EncodingMode::Group3_1D
-            },
+            rows_are_byte_aligned: compression == COMPRESSION_CCITT_RLE
+                || (compression == COMPRESSION_FAX3 && t4 & 4 != 0),
+            encoding,
             strict: false,
         };
         let mut sink = Rows { out: &mut out, width: width as usize, row: row as usize, rows: rows as usize, black };
         let mut ctx = DecoderContext::new(settings);
-        hayro_ccitt::decode(&data, &mut sink, &mut ctx)
-            .map_err(|e| format!("strip {strip} of the TIFF cannot be decoded (CCITT Group 3): {e:?}"))?;
+        if let Err(e) = hayro_ccitt::decode(&data, &mut sink, &mut ctx) {
+            let decoded = rows as usize - sink.rows;
+            if decoded == 0 {
+                return Err(format!("strip {strip} of the TIFF cannot be decoded ({name}): {e:?}"));
+            }
+            damage.get_or_insert(format!(
+                "strip {strip}'s {name} data is damaged after {decoded} of its {rows} rows; the rows after are left blank"
+            ));
+        }
         row += rows;
     }
-    GrayImage::from_raw(width, height, out).map(DynamicImage::ImageLuma8).ok_or_else(short)
+    let image = GrayImage::from_raw(width, height, out).map(DynamicImage::ImageLuma8).ok_or_else(short)?;
+    Ok(Page { image, damage })
 }
 
 struct Rows<'a> {

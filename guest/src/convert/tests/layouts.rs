@@ -98,3 +98,30 @@ fn every_image_pdf_page_renders_to_pdftoppms_pixels() {
     }
     assert!(seen >= 5, "{seen} layout PDFs");
 }
+
+/// The conformance corpus's TIFFs of signed, 32-bit and float samples and of YCbCr LZW strips
+/// (`tests/corpus/conformance/tiff/`), against Pillow's or libvips' 8-bit rendering of each
+/// (`tests/corpus/convert/make_sample_formats.py`): the levels clipped as both references clip
+/// them. Lossless, so the floor is the images' own; YCbCr differs from libtiff's by the rounding
+/// of the colour conversion.
+#[test]
+fn sample_formats_convert_to_the_references_levels() {
+    let conformance = corpus().join("../conformance/tiff");
+    let mut seen = 0;
+    for reference in std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().path()) {
+        let name = reference.file_name().unwrap().to_str().unwrap().to_owned();
+        let Some(stem) = name.strip_prefix("sample-").and_then(|n| n.strip_suffix(".ref.png")) else { continue };
+        let source = ["tif", "tiff"].iter().map(|ext| conformance.join(format!("{stem}.{ext}"))).find(|p| p.exists());
+        let bytes = std::fs::read(source.unwrap_or_else(|| panic!("{stem}: no TIFF"))).unwrap();
+        assert!(super::tiff_layouts::is_ours(&bytes), "{stem}: the image crate's path would take it");
+        let page = super::tiff_layouts::decode(&bytes).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(page.damage.is_none(), "{stem}");
+        let (ours, theirs) = (page.image.to_rgba8(), image::open(&reference).unwrap().to_rgba8());
+        assert_eq!(ours.dimensions(), theirs.dimensions(), "{stem}");
+        let db = psnr(&ours, &theirs);
+        eprintln!("{stem}: {db:.2} dB vs the reference");
+        assert!(db >= IMAGE_FLOOR_DB, "{stem}: {db:.2} dB vs the reference, under {IMAGE_FLOOR_DB}");
+        seen += 1;
+    }
+    assert!(seen >= 11, "{seen} references");
+}
