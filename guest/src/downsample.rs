@@ -9,7 +9,7 @@ use image::imageops::FilterType;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
-use crate::image_gate::{Header, decode};
+use crate::decode::{Header, decode};
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
 use crate::profile::Profile;
 use crate::row_resize::RowResizer;

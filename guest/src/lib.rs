@@ -4,9 +4,11 @@
 
 pub mod answer;
 pub mod convert;
+pub mod decode;
 pub mod document;
 pub mod downsample;
 pub mod http_gate;
+pub mod image_admission;
 pub mod image_gate;
 pub mod limits;
 pub mod options;
@@ -34,7 +36,7 @@ mod http_bindings;
 mod test_images;
 
 pub use document::admit_document;
-pub use image_gate::admit_image;
+pub use image_admission::admit_image;
 pub use options::{Options, Verify};
 pub use profile::{Api, Provider};
 pub use request::admit_request;

@@ -16,7 +16,8 @@ use image::{
 
 use super::{GIF_MIME, Source};
 use crate::downsample::{fit_inside, resize_to_fit};
-use crate::image_gate::{Budget, admit_image_within, decode_limits};
+use crate::decode::{Budget, decode_limits, gif_frames};
+use crate::image_gate::admit_image_within;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
 use crate::row_resize::RowResizer;
@@ -267,7 +268,7 @@ pub fn gif_first_frame(bytes: &[u8], options: &Options, budget: &mut Budget) -> 
     let raw = bytes.len() as u64;
     let profile = options.provider.profile();
     let provider = profile.provider.name();
-    let frames = crate::image_gate::gif_frames(bytes, u64::MAX).map_err(|e| decode_refusal(raw, "GIF", e))?;
+    let frames = gif_frames(bytes, u64::MAX).map_err(|e| decode_refusal(raw, "GIF", e))?;
     let takes_gif = profile.accepts(ImageType::Gif);
     if takes_gif && frames <= 1 {
         return Ok(None);

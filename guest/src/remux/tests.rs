@@ -119,7 +119,7 @@ fn a_png_orientation_outlives_its_exif() {
     let (out, dropped) = made(&bytes, ImageType::Png);
     assert_eq!(dropped, ["exif"]);
     assert!(!contains(&out, SECRET));
-    let header = crate::image_gate::read_header(&out, ImageType::Png).unwrap();
+    let header = crate::decode::read_header(&out, ImageType::Png).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate90);
 }
 
@@ -256,7 +256,7 @@ fn a_jpeg_orientation_outlives_its_exif() {
     exif.extend_from_slice(&exif_tiff(8));
     let (out, _) = made(&jpeg_with(&[segment(0xE1, &exif)]), ImageType::Jpeg);
     assert!(!contains(&out, SECRET));
-    let header = crate::image_gate::read_header(&out, ImageType::Jpeg).unwrap();
+    let header = crate::decode::read_header(&out, ImageType::Jpeg).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate270);
 }
 
@@ -390,7 +390,7 @@ fn webp_exif_and_xmp_are_dropped() {
     // Sideways: the orientation alone stays.
     let (out, _) = made(&webp_with_metadata(3), ImageType::WebP);
     assert!(!contains(&out, SECRET) && out[20] & 0x08 != 0);
-    let header = crate::image_gate::read_header(&out, ImageType::WebP).unwrap();
+    let header = crate::decode::read_header(&out, ImageType::WebP).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate180);
 }
 
