@@ -2,13 +2,16 @@
 //! Capabilities are traits so the logic is tested natively; the component supplies them from its
 //! imports (the WASI preopen, the host's VLM and output interfaces).
 
-use crate::answer::{ANSWER_CAP_CHARS, ChunkKind, CutBuffer, HEAD_CHARS, ThinkSplitter};
+pub mod reply;
+pub mod workspace_path;
+
 use crate::convert::PageError;
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
 use crate::profile::Provider;
 use crate::signature::{PDF_MIME, sniff};
-use crate::workspace_path::{PathError, confine};
+use reply::{ANSWER_CAP_CHARS, ChunkKind, CutBuffer, HEAD_CHARS, ThinkSplitter};
+use workspace_path::{PathError, confine};
 
 pub const TOOL_NAME: &str = "read_image";
 

@@ -15,12 +15,12 @@ use image::{
 };
 
 use super::{GIF_MIME, Source};
-use crate::downsample::{fit_inside, resize_to_fit};
-use crate::decode::{Budget, decode_limits, gif_frames};
-use crate::image_gate::admit_image_within;
+use crate::gate::decode::{Budget, decode_limits, gif_frames};
+use crate::gate::downsample::{fit_inside, resize_to_fit};
+use crate::gate::image::admit_image_within;
+use crate::gate::row_resize::RowResizer;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
-use crate::row_resize::RowResizer;
 use crate::signature::ImageType;
 use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
 

@@ -1,14 +1,14 @@
 //! The admission gate for images: claimed type, raw size, signature, header, then the optional
 //! downsample and the provider's base64 limit — in that order.
 
-use crate::decode::{Budget, Header, decode, is_animated_gif, png_ihdr, read_header};
-use crate::downsample::{self, Reencoded};
+use super::decode::{Budget, Header, decode, is_animated_gif, png_ihdr, read_header};
+use super::downsample::{self, Reencoded};
+use crate::container::{self, Broken};
 use crate::limits::*;
 use crate::options::{Options, Verify};
 use crate::profile::Profile;
 use crate::remux::{self, Canonical};
 use crate::signature::{ImageType, sniff};
-use crate::structure::{self, Broken};
 use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
 
 pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
@@ -130,7 +130,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         Ok(c) => c.dropped.clone(),
         Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why.clone())),
     };
-    if let Err(Broken(why)) = structure::check(src, t) {
+    if let Err(Broken(why)) = container::check(src, t) {
         return Err(Refusal::new(Reason::Undecodable, raw, None, why));
     }
 
