@@ -27,6 +27,8 @@ mod bindings;
 mod http_bindings;
 #[cfg(test)]
 mod test_images;
+#[cfg(test)]
+mod test_oracles;
 
 pub use gate::document::admit_document;
 pub use image_admission::admit_image;
