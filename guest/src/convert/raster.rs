@@ -415,19 +415,7 @@ fn check_header(
             ),
         ));
     }
-    if pixels > budget.pixels {
-        return Err(Refusal::new(
-            Reason::DimensionsTooLarge,
-            raw,
-            Some(budget.pixels),
-            format!(
-                "{width}x{height} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
-                budget.pixels
-            ),
-        ));
-    }
-    budget.pixels -= pixels;
-    Ok(())
+    budget.spend(raw, width, height)
 }
 
 fn header_refusal(raw: u64, name: &str, e: ImageError) -> Refusal {

@@ -8,7 +8,7 @@ use image::{DynamicImage, ImageDecoder, ImageReader, metadata::Orientation};
 
 use crate::limits::*;
 use crate::signature::ImageType;
-use crate::verdict::Dimensions;
+use crate::verdict::{Dimensions, Reason, Refusal};
 
 /// What the header declares, read without decoding pixels.
 #[derive(Clone, Copy, Debug)]
@@ -127,4 +127,23 @@ pub struct Budget {
 
 impl Budget {
     pub const UNLIMITED: Budget = Budget { pixels: u64::MAX };
+
+    /// Charges the decode of `width`×`height` pixels, or refuses it in words when it would exceed
+    /// what is left (of an input of `raw` bytes); nothing is charged then.
+    pub fn spend(&mut self, raw: u64, width: u32, height: u32) -> Result<(), Refusal> {
+        let pixels = u64::from(width) * u64::from(height);
+        if pixels > self.pixels {
+            return Err(Refusal::new(
+                Reason::DimensionsTooLarge,
+                raw,
+                Some(self.pixels),
+                format!(
+                    "{width}x{height} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
+                    self.pixels
+                ),
+            ));
+        }
+        self.pixels -= pixels;
+        Ok(())
+    }
 }

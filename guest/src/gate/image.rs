@@ -111,18 +111,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     }
     let fits_as_is = !(options.downsample && downsample::needs_work(raw, &header, t));
     if options.verify == Verify::Full || !fits_as_is {
-        if pixels > budget.pixels {
-            return Err(Refusal::new(
-                Reason::DimensionsTooLarge,
-                raw,
-                Some(budget.pixels),
-                format!(
-                    "{}x{} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
-                    header.width, header.height, budget.pixels
-                ),
-            ));
-        }
-        budget.pixels -= pixels;
+        budget.spend(raw, header.width, header.height)?;
     }
 
     // The container, walked: cut files, metadata bombs and scan bombs end here.
