@@ -6,33 +6,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-say() { printf '[js/test.sh] %s\n' "$*"; }
-die() { printf '[js/test.sh] error: %s\n' "$*" >&2; exit 1; }
+suite=js/test.sh
+source ../scripts/suite.sh
 
 command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 20 ] || die "Node >= 20 is needed, found $(node --version)"
 
-# Debian's Chromium, never a downloaded browser.
-CHROMIUM_PATH=${CHROMIUM_PATH:-/usr/bin/chromium}
-if [ ! -x "$CHROMIUM_PATH" ]; then
-  [ "$(id -u)" -eq 0 ] || die "$CHROMIUM_PATH is missing; as root: apt-get update && apt-get install -y chromium"
-  say "installing Debian's chromium"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium >/dev/null
-  [ -x "$CHROMIUM_PATH" ] || die "apt-get installed chromium but $CHROMIUM_PATH is still missing"
-fi
-export CHROMIUM_PATH
-
-# npm ci when node_modules is missing or the manifest/lock changed since the last install.
-stamp=node_modules/.mediagate-install-stamp
-want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "npm ci"
-  npm ci --no-audit --no-fund
-  echo "$want" > "$stamp"
-fi
+need_chromium
+npm_ci
 
 say "npm run build -- --require-convert"
 # The converter component too: the conversion tests need it (a package built without it only warns).

@@ -2,25 +2,20 @@
 //! tool) as plain Rust, unit-tested natively. `bindings` is the thin wit-bindgen layer that makes
 //! it a WASI component.
 
-pub mod answer;
+pub mod container;
 pub mod convert;
-pub mod document;
-pub mod downsample;
+pub mod gate;
 pub mod http_gate;
-pub mod image_gate;
+pub mod image_admission;
 pub mod limits;
 pub mod options;
-pub mod pdf_structure;
 pub mod profile;
 pub mod remux;
 pub mod request;
-mod row_resize;
 pub mod signature;
-pub mod structure;
 pub mod tool;
 pub mod tool_result;
 pub mod verdict;
-pub mod workspace_path;
 
 #[cfg(test)]
 mod alloc_meter;
@@ -32,9 +27,11 @@ mod bindings;
 mod http_bindings;
 #[cfg(test)]
 mod test_images;
+#[cfg(test)]
+mod test_oracles;
 
-pub use document::admit_document;
-pub use image_gate::admit_image;
+pub use gate::document::admit_document;
+pub use image_admission::admit_image;
 pub use options::{Options, Verify};
 pub use profile::{Api, Provider};
 pub use request::admit_request;

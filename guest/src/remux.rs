@@ -21,9 +21,9 @@
 
 use image::metadata::Orientation;
 
+use crate::container::{self, Broken};
 use crate::limits::ANCILLARY_INFLATE_MAX;
 use crate::signature::ImageType;
-use crate::structure::Broken;
 
 /// What the gate admits in place of the input, and what it left out.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -437,7 +437,7 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             0xFE => out.metadata(segment, "comment"),
             0xE0..=0xEF => out.metadata(segment, "other-metadata"),
             0xDA => {
-                let end = crate::structure::entropy_coded_end(bytes, at)?;
+                let end = container::entropy_coded_end(bytes, at)?;
                 out.bytes.extend_from_slice(segment);
                 out.bytes.extend_from_slice(&bytes[at..end]);
                 at = end;

@@ -1,4 +1,5 @@
-//! Small images made on the fly for the unit tests.
+//! Small images and documents made on the fly for the unit tests, and for the end-to-end tests
+//! (`tests/e2e/common` includes this file), so that each is written once.
 
 use std::io::Cursor;
 
@@ -154,4 +155,35 @@ pub fn pdf(filler: usize) -> Vec<u8> {
         format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref:010}\n%%EOF\n", objects.len() + 1).as_bytes(),
     );
     out
+}
+
+/// A PDF of `objects`' bodies (object `i + 1` is `objects[i]`; the catalog is object 1), with its
+/// xref table and a trailer that names the catalog and carries `extra_trailer`.
+pub fn pdf_of_objects(objects: &[Vec<u8>], extra_trailer: &str) -> Vec<u8> {
+    let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R {extra_trailer}>>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
+            .as_bytes(),
+    );
+    out
+}
+
+/// A PDF stream object's body: `dict`'s entries with the `/Length` of `data`, then `data`.
+pub fn pdf_stream(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut v = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
+    v.extend_from_slice(data);
+    v.extend_from_slice(b"\nendstream");
+    v
 }

@@ -2,13 +2,16 @@
 //! Capabilities are traits so the logic is tested natively; the component supplies them from its
 //! imports (the WASI preopen, the host's VLM and output interfaces).
 
-use crate::answer::{ANSWER_CAP_CHARS, CutBuffer, HEAD_CHARS, ThinkSplitter};
+pub mod reply;
+pub mod workspace_path;
+
 use crate::convert::PageError;
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
 use crate::profile::Provider;
 use crate::signature::{PDF_MIME, sniff};
-use crate::workspace_path::{PathError, confine};
+use reply::{ANSWER_CAP_CHARS, ChunkKind, CutBuffer, HEAD_CHARS, ThinkSplitter};
+use workspace_path::{PathError, confine};
 
 pub const TOOL_NAME: &str = "read_image";
 
@@ -26,12 +29,6 @@ pub const DESCRIBE_PROMPT: &str = "Describe this image for someone who cannot se
 3. For charts, plots and tables give the title, axes and units, legends, and the numbers: values, ranges and trends as read from the image.\n\
 4. Describe any photos, diagrams or illustrations and what they show.\n\
 Say plainly when something is unreadable, cut off or ambiguous instead of guessing.";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChunkKind {
-    Content,
-    Reasoning,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {

@@ -18,8 +18,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
-use crate::document::admit_document;
-use crate::image_gate::{Budget, admit_image_within};
+use crate::gate::decode::Budget;
+use crate::gate::document::admit_document;
+use crate::image_admission::admit_image_within;
 use crate::limits::{
     TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_MAX_IMAGES, TOOL_RESULT_PIXEL_BUDGET,
 };

@@ -12,8 +12,10 @@ wasmtime::component::bindgen!({
     exports: { default: async },
     // Verdicts, options and chunks compare (tests, callers' own checks).
     additional_derives: [PartialEq, Eq],
+    // The `reply` resource is left to the generated type: the host keeps a `vlm::ReplyStream` in
+    // the call's resource table under the handle's index (`tool.rs`), so these bindings name no
+    // host type and every host module can use them without being used back.
     with: {
-        "mediagate:gate/vlm.reply": crate::vlm::ReplyStream,
         "wasi": wasmtime_wasi::p2::bindings,
     },
 });

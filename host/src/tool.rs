@@ -406,7 +406,7 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         &mut self,
         prompt: String,
         image: wit_vlm::Image,
-    ) -> wasmtime::Result<Result<Resource<ReplyStream>, wit_vlm::VlmError>> {
+    ) -> wasmtime::Result<Result<Resource<wit_vlm::Reply>, wit_vlm::VlmError>> {
         let Some(vlm) = self.extra.vlm.clone() else {
             return Ok(Err(wit_vlm::VlmError::NotConfigured));
         };
@@ -419,7 +419,7 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         self.take_turn().await;
         self.host_time += started.elapsed();
         match reply {
-            Ok(reply) => Ok(Ok(self.table().push(reply)?)),
+            Ok(reply) => Ok(Ok(Resource::new_own(self.table().push(reply)?.rep()))),
             Err(e) => Ok(Err(e)),
         }
     }
@@ -428,20 +428,26 @@ impl wit_vlm::Host for CallState<ToolCtx> {
 impl wit_vlm::HostReply for CallState<ToolCtx> {
     async fn next_chunk(
         &mut self,
-        reply: Resource<ReplyStream>,
+        reply: Resource<wit_vlm::Reply>,
     ) -> wasmtime::Result<Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError>> {
         let started = Instant::now();
         self.give_turn_back();
-        let chunk = self.table().get_mut(&reply)?.next_chunk().await;
+        let chunk = self.table().get_mut(&reply_stream(&reply))?.next_chunk().await;
         self.take_turn().await;
         self.host_time += started.elapsed();
         Ok(chunk)
     }
 
-    async fn drop(&mut self, reply: Resource<ReplyStream>) -> wasmtime::Result<()> {
-        self.table().delete(reply)?;
+    async fn drop(&mut self, reply: Resource<wit_vlm::Reply>) -> wasmtime::Result<()> {
+        self.table().delete(reply_stream(&reply))?;
         Ok(())
     }
+}
+
+/// The stream a guest's `reply` handle stands for: the table entry at its index, which the table
+/// hands out only as a `ReplyStream` (any other entry there is an error, not a stream).
+fn reply_stream(reply: &Resource<wit_vlm::Reply>) -> Resource<ReplyStream> {
+    Resource::new_own(reply.rep())
 }
 
 impl output::Host for CallState<ToolCtx> {

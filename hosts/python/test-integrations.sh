@@ -10,14 +10,10 @@
 # host/components/ copy, or $MEDIAGATE_AGENT_TOOL_WASM. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-
-python=${PYTHON:-python3}
+suite=hosts/python/integrations
+source ../../scripts/suite.sh
 for env in integrations litellm; do
-    if ! ".venv-$env/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-        rm -rf ".venv-$env"
-        "$python" -m venv ".venv-$env"
-    fi
-    ".venv-$env/bin/python" -m pip install --quiet --disable-pip-version-check -r "requirements-$env.txt"
+    python_venv ".venv-$env" 11 "requirements-$env.txt"
 done
 
 if [ -z "${MEDIAGATE_AGENT_TOOL_WASM:-}" ] && [ ! -f ../../target/guest/mediagate-agent-tool.wasm ]; then

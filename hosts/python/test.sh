@@ -5,13 +5,9 @@
 # and the native CLI (target/{release,debug}/mediagate, or $MEDIAGATE_BIN) for the parity tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-
-python=${PYTHON:-python3}
-if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
-    rm -rf .venv
-    "$python" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+suite=hosts/python
+source ../../scripts/suite.sh
+python_venv .venv 9 requirements.txt
 
 # The compiled component is cached here rather than in the user's ~/.cache.
 export MEDIAGATE_CACHE_DIR=${MEDIAGATE_CACHE_DIR:-$PWD/.cache}

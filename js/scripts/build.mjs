@@ -7,7 +7,7 @@
 // or MEDIAGATE_CONVERT_WASM; it becomes mediagate-convert.js + mediagate-convert.core.wasm beside
 // the preflight files. When it does not exist the package is built without it (a warning; the
 // converting calls then refuse with words saying so), unless `--require-convert` is given (npm
-// pack's prepack and scripts/package.sh give it: a published package always carries it).
+// pack's prepack and the root scripts/package.sh give it: a published package always carries it).
 // Works offline once `npm ci` has run. Does nothing when dist/generated/ was already built from the
 // same components with the same jco (`--force` rebuilds anyway).
 

@@ -1,4 +1,4 @@
-// The npm tarball as a user gets it: `bash scripts/package.sh DIST` packs js/, the tarball is
+// The npm tarball as a user gets it: `bash scripts/package.sh DIST npm` (at the root) packs js/, the tarball is
 // installed (offline) into a clean directory outside the repository, and used from there: in Node
 // (a good image admitted, an SVG named .png refused, the Worker entry point, the README's example
 // file, gatedFetch against a loopback provider), and through an esbuild bundle of a tiny page in headless Chromium, where the Worker entry
@@ -25,7 +25,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm tarball, installed into a clean directory', { timeout: 300_000 }, () => {
   before(async () => {
-    const { stdout } = await run('bash', [join(PKG_DIR, 'scripts', 'package.sh'), join(work, 'dist')], {
+    const { stdout } = await run('bash', [join(REPO_ROOT, 'scripts', 'package.sh'), join(work, 'dist'), 'npm'], {
       maxBuffer: 16 << 20,
     });
     tarball = stdout.trim().split('\n').pop();

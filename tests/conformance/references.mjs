@@ -11,21 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { chromium } from 'playwright-core';
+// Headless Debian Chromium with no network: the launch the JavaScript package's tests use.
+import { CHROMIUM as CHROMIUM_PATH, CHROMIUM_ARGS } from '../../js/test/helpers.js';
 
 // Each reference's formats: what it decodes, as its own documentation says.
 const SHARP_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp', 'tiff']);
 const CHROMIUM_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp', 'bmp', 'ico']);
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// The launch flags of js/test/helpers.js (CHROMIUM_ARGS): headless Debian Chromium, no network.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const items = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 

@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-say() { printf '[conformance] %s\n' "$*"; }
-die() { printf '[conformance] error: %s\n' "$*" >&2; exit 1; }
+suite=conformance
+source ../../scripts/suite.sh
 
 # The Debian references: dwebp (webp), djpeg (libjpeg-turbo-progs), pngcheck, giftext (giflib-tools),
 # bmptopnm, winicontopam, tifftopnm (netpbm, libtiff), pdftoppm (poppler-utils), mutool (mupdf-tools);
@@ -24,29 +24,12 @@ for tool in "${!package_of[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-  [ "$(id -u)" -eq 0 ] || die "missing: ${missing[*]}; as root: apt-get update && apt-get install -y ${missing[*]}"
-  say "installing Debian's ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi
-export CHROMIUM_PATH=${CHROMIUM_PATH:-/usr/bin/chromium}
+need_chromium
 
-python=${PYTHON:-python3}
-if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
-  rm -rf .venv
-  "$python" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-
-# npm ci when node_modules is missing or the manifest/lock changed since the last install.
-stamp=node_modules/.mediagate-install-stamp
-want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  say "npm ci"
-  npm ci --no-audit --no-fund
-  echo "$want" > "$stamp"
-fi
+python_venv .venv 9 requirements.txt
+npm_ci
 
 say "the judge's own tests"
 .venv/bin/python -m unittest -q test_judge

@@ -8,6 +8,8 @@
 # binary) and js/'s jco; while wit/mediagate.wit has no http-gate world they are skipped, saying why.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+suite=tests/deploy
+source ../../scripts/suite.sh
 root=$(cd ../.. && pwd)
 
 if [ -z "${MEDIAGATE_BIN:-}" ] && [ -x "$root/target/release/mediagate" ]; then
@@ -21,16 +23,8 @@ if [ -z "${WASMTIME:-}" ] && [ -f "$root/scripts/wasmtime-cli.sh" ]; then
 fi
 export WASMTIME=${WASMTIME:-}
 # jco, for the documented `jco serve` line: js/'s pinned packages (js/test.sh installs them too).
-if [ ! -x "$root/js/node_modules/.bin/jco" ]; then
-    (cd "$root/js" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
-python=${PYTHON:-python3}
-if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-    rm -rf .venv
-    "$python" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+npm_ci "$root/js"
+python_venv .venv 11 requirements.txt
 
 echo "deploy/: jsonschema $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("jsonschema"))'); mediagate: ${MEDIAGATE_BIN:-none}; wasmtime: ${WASMTIME:-none}"
 exec .venv/bin/python -m pytest -q -rs -p no:cacheprovider "$@"

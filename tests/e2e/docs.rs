@@ -285,7 +285,7 @@ fn every_module_architecture_md_names_exists() {
     let paths = architecture_paths(&text);
     // The map and the three module tables (guest, host, Python host) are all read.
     for expected in
-        ["wit/mediagate.wit", "guest/src/image_gate.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"]
+        ["wit/mediagate.wit", "guest/src/gate/image.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"]
     {
         assert!(paths.iter().any(|(_, p)| p == Path::new(expected)), "{expected} is among the paths checked");
     }
@@ -300,9 +300,9 @@ fn every_module_architecture_md_names_exists() {
 /// The reader itself: a module row and a map line that name nothing in the tree are reported.
 #[test]
 fn the_architecture_reader_catches_a_module_that_is_gone() {
-    let text = "```\nguest/  the guest\nnowhere/gone.txt  gone\n```\n\n## The guest (`guest/src`)\n| module | what |\n|---|---|\n| `image_gate.rs`, `vanished.rs` | x |\n";
+    let text = "```\nguest/  the guest\nnowhere/gone.txt  gone\n```\n\n## The guest (`guest/src`)\n| module | what |\n|---|---|\n| `gate/image.rs`, `vanished.rs` | x |\n";
     let paths = architecture_paths(text);
     let missing: Vec<&PathBuf> = paths.iter().map(|(_, p)| p).filter(|p| !repo_root().join(p).exists()).collect();
     assert_eq!(missing, [Path::new("nowhere/gone.txt"), Path::new("guest/src/vanished.rs")]);
-    assert!(paths.iter().any(|(_, p)| p == Path::new("guest/src/image_gate.rs")));
+    assert!(paths.iter().any(|(_, p)| p == Path::new("guest/src/gate/image.rs")));
 }

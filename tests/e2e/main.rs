@@ -19,6 +19,7 @@ mod gate;
 mod hostile_workspace;
 mod load;
 mod mcp_server;
+mod module_graph;
 mod mutation;
 mod read_image;
 mod runaway_vlm;

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::test_oracles::expected_cut;
 use crate::common::vlm_server::*;
 use crate::common::*;
 use base64::Engine as _;

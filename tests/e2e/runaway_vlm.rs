@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::test_oracles::expected_cut;
 use crate::common::vlm_server::*;
 use crate::common::*;
 use mediagate::ReadImageTool;

@@ -9,13 +9,13 @@
 #   MEDIAGATE_HTTP_LOAD_REQUESTS (10000), MEDIAGATE_HTTP_LOAD_REQUESTS_JCO (2000)  requests per engine
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-say() { printf '[tests/http] %s\n' "$*"; }
-die() { printf '[tests/http] error: %s\n' "$*" >&2; exit 1; }
+suite=tests/http
+source scripts/suite.sh
 
 command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
 export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
 [ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
-[ -f js/node_modules/@bytecodealliance/jco/dist/jco.js ] || (cd js && npm ci --no-audit --no-fund)
+npm_ci js
 if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
   MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
 fi

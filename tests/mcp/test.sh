@@ -5,6 +5,8 @@
 # The server binary: $MEDIAGATE_BIN, else target/release/mediagate if built, else target/debug/mediagate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+suite=tests/mcp
+source ../../scripts/suite.sh
 root=$(cd ../.. && pwd)
 
 if [ -z "${MEDIAGATE_BIN:-}" ]; then
@@ -20,12 +22,7 @@ if [ ! -x "$MEDIAGATE_BIN" ]; then
 fi
 export MEDIAGATE_BIN
 
-python=${PYTHON:-python3}
-if ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-    rm -rf .venv
-    "$python" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+python_venv .venv 11 requirements.txt
 # test_proxy.py puts `mediagate proxy` in front of the official MCP servers from npm.
 bash ../proxy/install.sh
 

@@ -19,7 +19,8 @@ import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
-from test_mcp import REPO, mediagate_bin, png, text_of
+from conftest import REPO, mediagate_bin, png
+from test_mcp import text_of
 
 DOC = REPO / "docs" / "mcp.md"
 # What the user's environment holds; a snippet reaches it only through the host's own syntax.
@@ -211,11 +212,6 @@ def command_line(s: Snippet, workspace: Path) -> tuple[list[str], dict[str, str]
         assert argv[ws] == str(workspace) or re.match(r"^/(home|Users)/me/project$", argv[ws]), argv[ws]
         argv[ws] = str(workspace)
     return argv, env
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 @pytest.mark.anyio

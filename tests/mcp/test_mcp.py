@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
-import struct
 import subprocess
 import threading
 import time
-import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -27,17 +24,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
 
-REPO = Path(__file__).resolve().parents[2]
+from conftest import REPO, mediagate_bin, png
+
 MODEL = "test-vlm"
 API_KEY = "sk-test-secret"
 DESCRIBE_START = "Describe this image"
-
-
-def mediagate_bin() -> Path:
-    if os.environ.get("MEDIAGATE_BIN"):
-        return Path(os.environ["MEDIAGATE_BIN"])
-    release = REPO / "target" / "release" / "mediagate"
-    return release if release.exists() else REPO / "target" / "debug" / "mediagate"
 
 
 # --- the loopback VLM -----------------------------------------------------------------------------
@@ -115,28 +106,7 @@ class VlmServer:
         self._httpd.server_close()
 
 
-def png(width: int = 8, height: int = 8) -> bytes:
-    """A small valid RGB PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + bytes([40, 90, 200]) * width for _ in range(height))
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
 # --- fixtures ---------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture(params=["legacy", "auto"])
-def mode(request):
-    return request.param
 
 
 @pytest.fixture

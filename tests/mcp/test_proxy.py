@@ -9,20 +9,15 @@ import os
 import shutil
 import struct
 import subprocess
-import zlib
-from pathlib import Path
 
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-REPO = Path(__file__).resolve().parents[2]
+from conftest import REPO, mediagate_bin, png
+
 MODULES = REPO / "tests" / "proxy" / "node_modules" / "@modelcontextprotocol"
 NODE = shutil.which("node")
-
-
-def mediagate_bin() -> str:
-    return os.environ.get("MEDIAGATE_BIN") or str(REPO / "target" / "release" / "mediagate")
 
 
 def server_main(package: str) -> str:
@@ -30,34 +25,14 @@ def server_main(package: str) -> str:
     return str(MODULES / package / next(iter(manifest["bin"].values())))
 
 
-def png(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    row = bytes((x + y) & 0xFF for x in range(width * 3) for y in (0,))
-    raw = b"".join(b"\0" + row for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
 def png_size(data: str) -> tuple[int, int]:
     return struct.unpack(">II", base64.b64decode(data)[16:24])
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture(params=["legacy", "auto"])
-def mode(request):
-    return request.param
 
 
 def proxied(server: list[str], mode: str, flags: tuple[str, ...] = ()) -> Client:
     assert NODE and MODULES.is_dir(), "node and tests/proxy/node_modules are needed (tests/proxy/install.sh)"
     env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"), "PATH": os.environ["PATH"]}
-    params = StdioServerParameters(command=mediagate_bin(), args=["proxy", *flags, "--", *server], env=env)
+    params = StdioServerParameters(command=str(mediagate_bin()), args=["proxy", *flags, "--", *server], env=env)
     return Client(params, mode=mode, read_timeout_seconds=60)
 
 

@@ -9,7 +9,7 @@ use super::Component;
 use super::exports::mediagate::gate0_2_0::tool as wit;
 use super::exports::mediagate::gate0_2_0::workspace_admission::{AdmittedFile, ConvertedFile};
 use super::mediagate::gate0_2_0::{output, vlm};
-use crate::tool::{self, ChunkKind, EntryType, FsError, VlmError};
+use crate::tool::{self, EntryType, FsError, VlmError, reply::ChunkKind};
 
 /// Read in pieces so a huge or growing file never lands in one allocation past the cap.
 const READ_PIECE: u64 = 1 << 20;

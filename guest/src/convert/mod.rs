@@ -9,7 +9,7 @@
 //! are refused, with or without `convert`, in words that say what the user can do.
 //!
 //! Order, as the gate's: claimed type → raw size (the read caps) → signature → header (a bomb is
-//! refused before any allocation, under [`crate::image_gate::decode_limits`] and the caller's
+//! refused before any allocation, under [`crate::gate::decode::decode_limits`] and the caller's
 //! pixel budget) → decode or render, fitted into 2000² → PNG (lossless, alpha kept) → the gate.
 
 #[cfg(feature = "convert")]
@@ -23,7 +23,7 @@ pub mod svg;
 #[cfg(feature = "convert")]
 mod tiff_layouts;
 
-use crate::image_gate::Budget;
+use crate::gate::decode::Budget;
 #[cfg(feature = "convert")]
 use crate::limits::FIT_SIDE;
 use crate::limits::{PDF_RAW_CAP, RAW_CAP, RAW_CAP_DOWNSAMPLE};

@@ -17,11 +17,12 @@ use image::{
 
 use super::bmp::{self, Dib};
 use super::{GIF_MIME, Source};
-use crate::downsample::{fit_inside, resize_to_fit};
-use crate::image_gate::{Budget, admit_image_within, decode_limits};
+use crate::gate::decode::{Budget, decode_limits, gif_frames};
+use crate::gate::downsample::{fit_inside, resize_to_fit};
+use crate::gate::image::admit_image_within;
+use crate::gate::row_resize::RowResizer;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
-use crate::row_resize::RowResizer;
 use crate::signature::ImageType;
 use crate::verdict::{Admitted, Conversion, Data, Dimensions, Reason, Refusal, Verdict};
 
@@ -320,7 +321,7 @@ pub fn gif_first_frame(bytes: &[u8], options: &Options, budget: &mut Budget) -> 
     let raw = bytes.len() as u64;
     let profile = options.provider.profile();
     let provider = profile.provider.name();
-    let frames = crate::image_gate::gif_frames(bytes, u64::MAX).map_err(|e| decode_refusal(raw, "GIF", e))?;
+    let frames = gif_frames(bytes, u64::MAX).map_err(|e| decode_refusal(raw, "GIF", e))?;
     let takes_gif = profile.accepts(ImageType::Gif);
     if takes_gif && frames <= 1 {
         return Ok(None);
@@ -467,19 +468,7 @@ fn check_header(
             ),
         ));
     }
-    if pixels > budget.pixels {
-        return Err(Refusal::new(
-            Reason::DimensionsTooLarge,
-            raw,
-            Some(budget.pixels),
-            format!(
-                "{width}x{height} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
-                budget.pixels
-            ),
-        ));
-    }
-    budget.pixels -= pixels;
-    Ok(())
+    budget.spend(raw, width, height)
 }
 
 fn header_refusal(raw: u64, name: &str, e: ImageError) -> Refusal {

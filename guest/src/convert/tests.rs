@@ -1,5 +1,5 @@
 use super::*;
-use crate::image_gate::admit_image;
+use crate::image_admission::admit_image;
 use crate::profile::Provider;
 
 fn converting(provider: Provider) -> Options {

@@ -99,7 +99,7 @@ fn png_metadata_is_dropped_and_the_pixels_kept() {
     assert!(!contains(&out, b"after IEND"));
     assert_eq!(dropped, ["exif", "text", "other-metadata", "trailing-bytes"]);
     assert_eq!(decoded(&out, ImageFormat::Png), decoded(&bytes, ImageFormat::Png));
-    assert_eq!(crate::structure::check(&out, ImageType::Png), Ok(()));
+    assert_eq!(crate::container::check(&out, ImageType::Png), Ok(()));
     // Kept when asked; only what lies outside the structure still goes.
     let kept = canonical(&trailing, ImageType::Png, true).unwrap();
     assert_eq!((kept.bytes.as_deref(), kept.dropped), (Some(&bytes[..]), vec!["trailing-bytes"]));
@@ -119,7 +119,7 @@ fn a_png_orientation_outlives_its_exif() {
     let (out, dropped) = made(&bytes, ImageType::Png);
     assert_eq!(dropped, ["exif"]);
     assert!(!contains(&out, SECRET));
-    let header = crate::image_gate::read_header(&out, ImageType::Png).unwrap();
+    let header = crate::gate::decode::read_header(&out, ImageType::Png).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate90);
 }
 
@@ -256,7 +256,7 @@ fn a_jpeg_orientation_outlives_its_exif() {
     exif.extend_from_slice(&exif_tiff(8));
     let (out, _) = made(&jpeg_with(&[segment(0xE1, &exif)]), ImageType::Jpeg);
     assert!(!contains(&out, SECRET));
-    let header = crate::image_gate::read_header(&out, ImageType::Jpeg).unwrap();
+    let header = crate::gate::decode::read_header(&out, ImageType::Jpeg).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate270);
 }
 
@@ -384,13 +384,13 @@ fn webp_exif_and_xmp_are_dropped() {
     assert!(!contains(&out, SECRET) && !contains(&out, b"EXIF"));
     assert_eq!(out[20] & 0x0C, 0, "the VP8X flags say no EXIF, no XMP");
     assert_eq!(decoded(&out, ImageFormat::WebP), decoded(&bytes, ImageFormat::WebP));
-    assert_eq!(crate::structure::check(&out, ImageType::WebP), Ok(()));
+    assert_eq!(crate::container::check(&out, ImageType::WebP), Ok(()));
     let simple = encode(&gradient(16, 16), ImageFormat::WebP);
     assert_eq!(canonical(&simple, ImageType::WebP, false), Ok(Canonical::default()));
     // Sideways: the orientation alone stays.
     let (out, _) = made(&webp_with_metadata(3), ImageType::WebP);
     assert!(!contains(&out, SECRET) && out[20] & 0x08 != 0);
-    let header = crate::image_gate::read_header(&out, ImageType::WebP).unwrap();
+    let header = crate::gate::decode::read_header(&out, ImageType::WebP).unwrap();
     assert_eq!(header.orientation, Orientation::Rotate180);
 }
 

@@ -3,6 +3,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::*;
 use crate::test_images::png;
+use crate::test_oracles::expected_cut;
 
 #[derive(Default)]
 struct FakeWorkspace {
@@ -266,22 +267,6 @@ fn reply_of(n: usize) -> String {
     let lines = (0..).map(|line| format!("line {line:06}: café ✓ naïve — 0123456789\n"));
     let body: String = lines.flat_map(|l| l.chars().collect::<Vec<_>>()).take(body_chars).collect();
     body + &last
-}
-
-/// The middle cut as the tool's plan states it, written out here independently: a text within
-/// 200,000 characters (the note at its end included) whole, else its first 100,000 characters,
-/// a marker that states the count cut, and as many last characters as fill 200,000 exactly.
-fn expected_cut(text: &str, note: &str) -> String {
-    let n = text.chars().count();
-    let budget = 200_000 - note.chars().count();
-    if n <= budget {
-        return format!("{text}{note}");
-    }
-    let marker = |cut: usize| format!("\n\n[… {cut} characters cut from the middle by mediagate …]\n\n");
-    let cut = (n - budget..).find(|&cut| cut == n - budget + marker(cut).chars().count()).unwrap();
-    let head: String = text.chars().take(100_000).collect();
-    let tail: String = text.chars().skip(100_000 + cut).collect();
-    format!("{head}{}{tail}{note}", marker(cut))
 }
 
 /// Pieces of `text` of about `size` bytes, split at character boundaries.

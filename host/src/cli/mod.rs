@@ -1,17 +1,12 @@
-//! The command line: parsing (clap) and the subcommands, one module each.
+//! The command line: parsing (clap), the commands that run once (one module each) and their output;
+//! the long-running servers' arguments (`server_args`), which `main` hands to `crate::servers`.
 
 mod admit;
-mod mcp;
-mod mcp_framing;
-mod mcp_roots;
-mod proxy;
-mod proxy_inspect;
 mod read_image;
 mod report;
 mod request;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -58,8 +53,23 @@ struct Cli {
     command: Command,
 }
 
+// After the macros above, which its help texts use.
+pub mod server_args;
+
+pub use server_args::ServerCommand;
+
+/// What the command line asks for: a command that runs once and exits ([`run`]), or one of the
+/// long-running servers, which `main` starts (`crate::servers`).
 #[derive(Subcommand)]
-enum Command {
+pub enum Command {
+    #[command(flatten)]
+    Once(OneShot),
+    #[command(flatten)]
+    Server(ServerCommand),
+}
+
+#[derive(Subcommand)]
+pub enum OneShot {
     /// Admit one image or PDF file (or stdin with `-`); print the verdict.
     #[command(after_help = help_footer!(
         "    mediagate admit shot.png\n    mediagate admit photo.jpg --json --out fitted.jpg\n    \
@@ -99,23 +109,6 @@ enum Command {
         "0 written, 2 usage or I/O error."
     ))]
     Component(ComponentArgs),
-    /// Serve the read_image and view_image tools to MCP clients (agent hosts) over stdio.
-    #[command(after_help = help_footer!(
-        "    mediagate mcp --workspace .\n    \
-         MEDIAGATE_VLM_URL=http://127.0.0.1:11434/v1 MEDIAGATE_VLM_MODEL=qwen2.5vl:7b mediagate mcp",
-        "0 the client closed the session, 2 the server could not start or the session broke (usage, workspace, \
-         sandbox, protocol)."
-    ))]
-    Mcp(mcp::McpArgs),
-    /// Run an MCP server behind the gate: every image or PDF in what it sends (tool results,
-    /// resources, prompts) is admitted, downsampled or replaced by the reason before the client sees it.
-    #[command(after_help = help_footer!(
-        "    mediagate proxy -- npx -y @modelcontextprotocol/server-filesystem .\n    \
-         mediagate proxy --convert --profile openai -- python my_server.py",
-        "0 the client ended the session, 1 the server ended it (closed its output, or sent what the proxy cannot \
-         relay), 2 the server could not be started (usage, sandbox)."
-    ))]
-    Proxy(proxy::ProxyArgs),
 }
 
 #[derive(Args, Clone)]
@@ -189,7 +182,7 @@ impl VerifyArg {
 }
 
 #[derive(Args)]
-struct ComponentArgs {
+pub struct ComponentArgs {
     /// Which world's component.
     #[arg(long, value_enum, default_value_t = WorldArg::Preflight)]
     world: WorldArg,
@@ -208,24 +201,20 @@ enum WorldArg {
     HttpGate,
 }
 
-pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return ExitCode::from(usage_error(e)),
-    };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-    let code = rt.block_on(async {
-        match cli.command {
-            Command::Admit(args) => admit::admit(args).await,
-            Command::AdmitToolResult(args) => admit::admit_tool_result(args).await,
-            Command::AdmitRequest(args) => request::admit_request(args).await,
-            Command::ReadImage(args) => read_image::read_image(args).await,
-            Command::Component(args) => write_component(&args),
-            Command::Mcp(args) => mcp::mcp(args).await,
-            Command::Proxy(args) => proxy::proxy(args).await,
-        }
-    });
-    ExitCode::from(code)
+/// The command line, parsed; `Err` is the exit code of a usage error, already reported.
+pub fn parse() -> Result<Command, u8> {
+    Cli::try_parse().map(|cli| cli.command).map_err(usage_error)
+}
+
+/// Runs a command that runs once; its exit code.
+pub async fn run(command: OneShot) -> u8 {
+    match command {
+        OneShot::Admit(args) => admit::admit(args).await,
+        OneShot::AdmitToolResult(args) => admit::admit_tool_result(args).await,
+        OneShot::AdmitRequest(args) => request::admit_request(args).await,
+        OneShot::ReadImage(args) => read_image::read_image(args).await,
+        OneShot::Component(args) => write_component(&args),
+    }
 }
 
 /// How many calls a command makes: a one-shot command skips the pooling allocator, whose

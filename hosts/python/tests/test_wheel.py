@@ -1,5 +1,6 @@
-"""The wheel: `package.sh` builds it with the component inside, and it installs and works in a
-fresh virtual environment outside the repository (its dependencies from the registry)."""
+"""The wheel: `scripts/package.sh DIST python-host` builds it with the component inside, and it
+installs and works in a fresh virtual environment outside the repository (its dependencies from the
+registry)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from images import SVG, png
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory, component_path) -> Path:
     dist = tmp_path_factory.mktemp("dist")
-    run = subprocess.run(["bash", str(PY_HOST / "package.sh"), str(dist)], capture_output=True, text=True,
+    run = subprocess.run(["bash", str(REPO / "scripts" / "package.sh"), str(dist), "python-host"], capture_output=True, text=True,
                          timeout=600, env={**os.environ, "PYTHON": sys.executable})
     assert run.returncode == 0, run.stderr
     version = re.search(r'^version = "(.+)"$', (PY_HOST / "pyproject.toml").read_text(), re.M).group(1)
@@ -62,7 +63,7 @@ def test_the_wheel_says_what_it_is_to_a_registry(wheel):
 
 
 def test_package_sh_refuses_without_a_component(tmp_path):
-    run = subprocess.run(["bash", str(PY_HOST / "package.sh"), str(tmp_path / "dist")], capture_output=True, text=True,
+    run = subprocess.run(["bash", str(REPO / "scripts" / "package.sh"), str(tmp_path / "dist"), "python-host"], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "MEDIAGATE_AGENT_TOOL_WASM": str(tmp_path / "none.wasm")})
     assert run.returncode != 0
     assert "none.wasm is missing" in run.stderr

@@ -9,6 +9,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
 pub mod process;
+/// The guest's unit tests' images and documents made on the fly, and their oracles: written once,
+/// for both (each side uses some of them).
+#[allow(dead_code)]
+#[path = "../../../guest/src/test_images.rs"]
+pub mod test_images;
+#[path = "../../../guest/src/test_oracles.rs"]
+pub mod test_oracles;
 pub mod vlm_server;
 
 use mediagate::{Gate, Runtime, RuntimeConfig};

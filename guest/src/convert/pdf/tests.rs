@@ -10,31 +10,11 @@ fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn pdf_with_trailer(objects: &[Vec<u8>], extra_trailer: &str) -> Vec<u8> {
-    let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
-        out.extend_from_slice(body);
-        out.extend_from_slice(b"\nendobj\n");
-    }
-    let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
-    for o in offsets {
-        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!("trailer\n<< /Size {} /Root 1 0 R {extra_trailer}>>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
-            .as_bytes(),
-    );
-    out
+    crate::test_images::pdf_of_objects(objects, extra_trailer)
 }
 
 fn stream(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut v = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
-    v.extend_from_slice(data);
-    v.extend_from_slice(b"\nendstream");
-    v
+    crate::test_images::pdf_stream(dict, data)
 }
 
 fn zlib(data: &[u8]) -> Vec<u8> {

@@ -1,137 +1,15 @@
 //! The admission gate for images: claimed type, raw size, signature, header, then the optional
 //! downsample and the provider's base64 limit — in that order.
 
-use std::io::Cursor;
-
-use image::{DynamicImage, ImageDecoder, ImageReader, metadata::Orientation};
-
-use crate::downsample::{self, Reencoded};
+use super::decode::{Budget, Header, decode, is_animated_gif, png_ihdr, read_header};
+use super::downsample::{self, Reencoded};
+use crate::container::{self, Broken};
 use crate::limits::*;
 use crate::options::{Options, Verify};
 use crate::profile::Profile;
 use crate::remux::{self, Canonical};
 use crate::signature::{ImageType, sniff};
-use crate::structure::{self, Broken};
 use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
-
-/// What the header declares, read without decoding pixels.
-#[derive(Clone, Copy, Debug)]
-pub struct Header {
-    pub width: u32,
-    pub height: u32,
-    pub orientation: Orientation,
-    /// Bytes the decoded pixels take (width × height × bytes per pixel of the stored colour type).
-    pub decoded_bytes: u64,
-}
-
-impl Header {
-    /// Dimensions as a person sees the image (EXIF rotations by 90° swap the sides).
-    pub fn upright(&self) -> Dimensions {
-        if swaps_sides(self.orientation) {
-            Dimensions { width: self.height, height: self.width }
-        } else {
-            Dimensions { width: self.width, height: self.height }
-        }
-    }
-}
-
-fn swaps_sides(o: Orientation) -> bool {
-    matches!(
-        o,
-        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
-    )
-}
-
-pub fn decode_limits() -> image::Limits {
-    let mut limits = image::Limits::default();
-    limits.max_image_width = Some(DECODE_MAX_SIDE);
-    limits.max_image_height = Some(DECODE_MAX_SIDE);
-    limits.max_alloc = Some(DECODE_MAX_ALLOC);
-    limits
-}
-
-fn reader(bytes: &[u8], t: ImageType) -> ImageReader<Cursor<&[u8]>> {
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), t.format());
-    reader.limits(decode_limits());
-    reader
-}
-
-pub fn read_header(bytes: &[u8], t: ImageType) -> Result<Header, image::ImageError> {
-    let mut decoder = reader(bytes, t).into_decoder()?;
-    let (width, height) = decoder.dimensions();
-    // A broken EXIF block is no reason to refuse an image; it then has no orientation to honour.
-    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-    Ok(Header { width, height, orientation, decoded_bytes: decoder.total_bytes() })
-}
-
-/// A PNG's header from its IHDR chunk alone, without a decoder: for a PNG whose chunks after IHDR
-/// the re-mux refused (a metadata bomb a decoder would inflate while reading its header). The
-/// decoded size counts what the decoder makes of each colour type (palette → RGB, grey below 8
-/// bits → 8 bits).
-fn png_ihdr(bytes: &[u8]) -> Result<Header, image::ImageError> {
-    let unreadable = || {
-        image::ImageError::Decoding(image::error::DecodingError::new(
-            image::ImageFormat::Png.into(),
-            "the PNG has no whole IHDR chunk",
-        ))
-    };
-    let ihdr = bytes.get(8..8 + 8 + 13).filter(|h| &h[4..8] == b"IHDR").ok_or_else(unreadable)?;
-    let be = |at: usize| u32::from_be_bytes([ihdr[at], ihdr[at + 1], ihdr[at + 2], ihdr[at + 3]]);
-    let (width, height, depth, colour) = (be(8), be(12), ihdr[16], ihdr[17]);
-    if width > DECODE_MAX_SIDE || height > DECODE_MAX_SIDE {
-        return Err(image::ImageError::Limits(image::error::LimitError::from_kind(
-            image::error::LimitErrorKind::DimensionError,
-        )));
-    }
-    let channels: u64 = match colour {
-        0 => 1,
-        2 | 3 => 3,
-        4 => 2,
-        6 => 4,
-        _ => return Err(unreadable()),
-    };
-    let sample: u64 = if depth == 16 { 2 } else { 1 };
-    let decoded_bytes = u64::from(width) * u64::from(height) * channels * sample;
-    Ok(Header { width, height, orientation: Orientation::NoTransforms, decoded_bytes })
-}
-
-pub fn decode(bytes: &[u8], t: ImageType) -> Result<DynamicImage, image::ImageError> {
-    let decoder = reader(bytes, t).into_decoder()?;
-    DynamicImage::from_decoder(decoder)
-}
-
-/// More than one frame, told from the frame descriptors alone: the LZW data is skipped, never
-/// decoded, so the check holds no frame whatever the GIF's size (it held two RGBA frames, 376 MiB
-/// for a 7000x7000 GIF).
-fn is_animated_gif(bytes: &[u8]) -> Result<bool, image::ImageError> {
-    Ok(gif_frames(bytes, 2)? > 1)
-}
-
-/// The GIF's frames, counted from their descriptors up to `at_most` (the LZW data skipped, never
-/// decoded).
-pub(crate) fn gif_frames(bytes: &[u8], at_most: u64) -> Result<u64, image::ImageError> {
-    let as_image_error = |e: gif::DecodingError| {
-        image::ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Gif.into(), e))
-    };
-    let mut options = gif::DecodeOptions::new();
-    options.skip_frame_decoding(true);
-    let mut decoder = options.read_info(Cursor::new(bytes)).map_err(as_image_error)?;
-    let mut frames = 0;
-    while frames < at_most && decoder.next_frame_info().map_err(as_image_error)?.is_some() {
-        frames += 1;
-    }
-    Ok(frames)
-}
-
-/// What one caller may still spend on decoding: a tool result shares one budget among its blocks.
-#[derive(Clone, Copy, Debug)]
-pub struct Budget {
-    pub pixels: u64,
-}
-
-impl Budget {
-    pub const UNLIMITED: Budget = Budget { pixels: u64::MAX };
-}
 
 pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
     let mut budget = Budget::UNLIMITED;
@@ -140,11 +18,6 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
 
 /// The gate, charging the pixels it decodes to `budget`.
 pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, budget: &mut Budget) -> Verdict {
-    // What no provider takes, converted first when the caller asks (and HEIC/AVIF refused in
-    // words that say what to do); the result is judged below as the PNG it became.
-    if let Some(verdict) = crate::convert::admit_converting_within(bytes, claimed_mime, options, budget) {
-        return verdict;
-    }
     let profile: &Profile = options.provider.profile();
     let raw = bytes.len() as u64;
     let provider = profile.provider.name();
@@ -238,18 +111,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     }
     let fits_as_is = !(options.downsample && downsample::needs_work(raw, &header, t));
     if options.verify == Verify::Full || !fits_as_is {
-        if pixels > budget.pixels {
-            return Err(Refusal::new(
-                Reason::DimensionsTooLarge,
-                raw,
-                Some(budget.pixels),
-                format!(
-                    "{}x{} px would exceed what is left of this call's decoding budget ({} pixels); not decoded",
-                    header.width, header.height, budget.pixels
-                ),
-            ));
-        }
-        budget.pixels -= pixels;
+        budget.spend(raw, header.width, header.height)?;
     }
 
     // The container, walked: cut files, metadata bombs and scan bombs end here.
@@ -257,7 +119,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
         Ok(c) => (c.dropped.clone(), c.reencoded),
         Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why.clone())),
     };
-    if let Err(Broken(why)) = structure::check(src, t) {
+    if let Err(Broken(why)) = container::check(src, t) {
         return Err(Refusal::new(Reason::Undecodable, raw, None, why));
     }
 

@@ -11,15 +11,16 @@
 //! - Calls run at most `--memory-budget` / (one call's memory limit) at a time; up to
 //!   `--max-queued` more wait for a turn; past that a call is answered at once, as an error, that
 //!   the server is busy.
-//! - Every line the client writes gets an answer or reaches rmcp exactly once (`mcp_framing`).
+//! - Every line the client writes gets an answer or reaches rmcp exactly once (`framing`).
 //! - Stdout carries only protocol messages; the one status line goes to stderr.
 
-use std::path::PathBuf;
+mod framing;
+mod roots;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use clap::Args;
 use mediagate::ReadImageTool;
 use mediagate::gate::AdmitOptions;
 use mediagate::tool::{Sink, ToolDefinition, WorkspaceDir};
@@ -35,9 +36,10 @@ use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 
-use super::mcp_roots::{Unresolved, Workspace};
-use super::read_image::VlmArgs;
-use super::{fail, runtime};
+use roots::{Unresolved, Workspace};
+
+use crate::cli::server_args::McpArgs;
+use crate::cli::{Calls, fail, runtime};
 
 /// A progress message holds at most this many characters of the answer (its end, when longer).
 const PROGRESS_MESSAGE_CHARS: usize = 4_000;
@@ -47,27 +49,6 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// At most this many progress notifications per call (the last one included).
 const MAX_PROGRESS_NOTIFICATIONS: u64 = 1_000;
-
-#[derive(Args)]
-pub struct McpArgs {
-    /// The directory the tools may read; nothing outside it is reachable. Without it: the roots the
-    /// client offers, else the directory the server starts in — never `/` or the home directory.
-    #[arg(long)]
-    workspace: Option<PathBuf>,
-    #[command(flatten)]
-    vlm: VlmArgs,
-    /// Memory for all calls' sandboxes together, in MiB. Calls run at once up to this divided by
-    /// one call's memory limit (512 MiB); more wait their turn.
-    #[arg(long, value_name = "MIB", default_value_t = 2048)]
-    memory_budget: u64,
-    /// Calls that may wait for their turn; past this a call is answered at once that the server is busy.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    max_queued: usize,
-    /// view_image admits the file's metadata (EXIF, XMP, comments, text chunks) as given instead
-    /// of dropping it from the gate's canonical form.
-    #[arg(long)]
-    keep_metadata: bool,
-}
 
 pub async fn mcp(args: McpArgs) -> u8 {
     // A VLM configured by half (a URL but no model, an unknown dialect) does not stop the server: a
@@ -95,7 +76,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
         ));
     }
     let instances = instances.min(u64::from(mediagate::Limits::default().max_concurrent_calls)) as u32;
-    let runtime = match runtime(super::Calls::Many { instances }) {
+    let runtime = match runtime(Calls::Many { instances }) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -132,7 +113,7 @@ pub async fn mcp(args: McpArgs) -> u8 {
     );
     let refusal = Arc::clone(&server.refusal);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let framing = super::mcp_framing::framing(tokio::io::BufReader::with_capacity(64 << 10, stdin), stdout);
+    let framing = framing::framing(tokio::io::BufReader::with_capacity(64 << 10, stdin), stdout);
     let code = match server.serve(framing.transport).await {
         Ok(running) => match running.waiting().await {
             Ok(_) => 0,

@@ -35,13 +35,13 @@
 //! and each channel between the reader threads, the gate and the writers holds at most
 //! `--max-message` bytes (a flood of notifications waits for the client to read).
 
+mod inspect;
+
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use clap::Args;
 use mediagate::Gate;
 use mediagate::gate::{AdmitOptions, ToolResultAdmission};
 use serde_json::value::RawValue;
@@ -51,8 +51,10 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
 use tokio::time::Instant;
 
-use super::proxy_inspect::{self, Inspection};
-use super::{GateArgs, fail};
+use inspect::Inspection;
+
+use crate::cli::server_args::ProxyArgs;
+use crate::cli::{Calls, fail, gate, terminal_text};
 
 /// JSON-RPC error codes the proxy answers with.
 const PARSE_ERROR: i64 = -32700;
@@ -69,25 +71,9 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// How much of a garbage line is quoted in the error.
 const QUOTE_CHARS: usize = 120;
 
-#[derive(Args)]
-pub struct ProxyArgs {
-    #[command(flatten)]
-    gate: GateArgs,
-    /// Answer a request the server has not answered within this many seconds with an error, and
-    /// cancel it downstream (0: wait for ever).
-    #[arg(long, default_value_t = 600)]
-    timeout: u64,
-    /// The largest message, in bytes, either side may send; larger ones are answered with an error.
-    #[arg(long, default_value_t = 64 * 1024 * 1024)]
-    max_message: usize,
-    /// The MCP server to start, and its arguments (after `--`).
-    #[arg(last = true, required = true, num_args = 1..)]
-    command: Vec<OsString>,
-}
-
 pub async fn proxy(args: ProxyArgs) -> u8 {
     // One gate call at a time: answers are gated in order, in the one loop.
-    let gate = match super::gate(super::Calls::Many { instances: 1 }) {
+    let gate = match gate(Calls::Many { instances: 1 }) {
         Ok(g) => g,
         Err(code) => return code,
     };
@@ -707,7 +693,7 @@ impl Proxy {
                 for made in &c.conversions {
                     let line =
                         format!("{label}{} converted from {} to {}: {}", made.path, made.from, made.to, made.note);
-                    eprintln!("mediagate proxy: {}", super::terminal_text(&line));
+                    eprintln!("mediagate proxy: {}", terminal_text(&line));
                 }
                 c.admission
             })
@@ -719,7 +705,7 @@ impl Proxy {
 
     /// One server message through the gate, whole: the gate's walk (which finds every typed media
     /// block, wherever it sits) over the entire line — `result`, `params`, `error.data` and any
-    /// other member alike — then the media shapes without a `type` ([`proxy_inspect`]). The line
+    /// other member alike — then the media shapes without a `type` ([`inspect`]). The line
     /// is the server's byte for byte outside the blocks the gate changed. `Err`: the message
     /// cannot be passed (a repeated key, not readable by the gate, a sandbox fault), in words.
     async fn gate_message(&self, label: &str, line: Vec<u8>, seat: &Seat) -> Result<GatedLine, String> {
@@ -796,7 +782,7 @@ impl Proxy {
                 Item::DataUrl => {
                     let url: String = serde_json::from_slice(&mended[span.clone()])
                         .map_err(|e| format!("a `data:` URL in it cannot be read ({e})"))?;
-                    let url = proxy_inspect::as_url_parser_reads(&url);
+                    let url = inspect::as_url_parser_reads(&url);
                     json!({"type": "image_url", "image_url": {"url": url}}).to_string()
                 }
             });
@@ -899,11 +885,11 @@ fn with_id(line: &[u8], id: &Value) -> Option<Vec<u8>> {
     Some([&line[..span.start], id.to_string().as_bytes(), &line[span.end..]].concat())
 }
 
-/// [`proxy_inspect::inspect`] over the line as the gate reads it (lone surrogates mended).
+/// [`inspect::inspect`] over the line as the gate reads it (lone surrogates mended).
 fn inspect_line(text: &str) -> Result<Inspection, String> {
     let mended = lone_surrogates_mended(text.as_bytes());
     let mended = std::str::from_utf8(&mended).map_err(|e| format!("it is not UTF-8 ({e})"))?;
-    proxy_inspect::inspect(mended).map_err(|e| format!("it is not JSON the gate can read ({e})"))
+    inspect::inspect(mended).map_err(|e| format!("it is not JSON the gate can read ({e})"))
 }
 
 /// The gate's words for a message it refused whole (its content is one text block).

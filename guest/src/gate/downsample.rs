@@ -9,10 +9,10 @@ use image::imageops::FilterType;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
-use crate::image_gate::{Header, decode};
+use super::decode::{Header, decode};
+use super::row_resize::RowResizer;
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
 use crate::profile::Profile;
-use crate::row_resize::RowResizer;
 use crate::signature::ImageType;
 use crate::verdict::{Dimensions, base64_len};
 

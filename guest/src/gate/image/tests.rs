@@ -1,5 +1,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use image::metadata::Orientation;
 use image::{DynamicImage, ImageFormat};
 
 use super::*;

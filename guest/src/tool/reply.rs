@@ -3,7 +3,12 @@
 
 use std::collections::VecDeque;
 
-use crate::tool::ChunkKind;
+/// Which part of the model's reply a piece of text belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkKind {
+    Content,
+    Reasoning,
+}
 
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";

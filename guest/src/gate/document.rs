@@ -1,8 +1,8 @@
 //! The admission gate for documents: `application/pdf` only, 20 MiB raw, `%PDF-`, and the
-//! structure a provider's parser needs ([`crate::pdf_structure`]).
+//! structure a provider's parser needs ([`super::pdf_structure`]).
 
+use super::pdf_structure::{self, Problem};
 use crate::limits::PDF_RAW_CAP;
-use crate::pdf_structure::{self, Problem};
 use crate::signature::{PDF_MIME, is_pdf, normalize_mime, sniff};
 use crate::verdict::{Admitted, Data, Kind, Reason, Refusal, Verdict};
 

@@ -2,7 +2,7 @@ use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
 use image::DynamicImage;
 
 use super::RowResizer;
-use crate::downsample::fit_inside;
+use crate::gate::downsample::fit_inside;
 
 fn corpus_photo() -> DynamicImage {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/kodim23.png");

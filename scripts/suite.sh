@@ -1,0 +1,53 @@
+# The steps every suite's script repeats, in one place: sourced (never run) by the test scripts
+# after they set `suite` (the name their messages carry). Each installs what is missing only.
+#   say TEXT / die TEXT          a line on stdout / an error on stderr, and exit 1
+#   apt_install PACKAGE...       Debian's packages (as root; otherwise the command to run is said)
+#   need_chromium                Debian's Chromium in CHROMIUM_PATH (default /usr/bin/chromium),
+#                                installed when missing, never a downloaded browser
+#   npm_ci [DIR]                 `npm ci` in DIR (default .) when node_modules is missing or
+#                                package.json/package-lock.json changed since its last install
+#   python_venv VENV MINOR REQUIREMENTS...
+#                                VENV with Python >= 3.MINOR ($PYTHON, else python3; made anew when
+#                                missing or older) and the pinned requirements files installed
+
+say() { printf '[%s] %s\n' "$suite" "$*"; }
+die() {
+  printf '[%s] error: %s\n' "$suite" "$*" >&2
+  exit 1
+}
+
+apt_install() {
+  [ "$(id -u)" -eq 0 ] || die "missing: $*; as root: apt-get update && apt-get install -y $*"
+  say "installing Debian's $*"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+need_chromium() {
+  export CHROMIUM_PATH=${CHROMIUM_PATH:-/usr/bin/chromium}
+  [ -x "$CHROMIUM_PATH" ] || apt_install chromium
+  [ -x "$CHROMIUM_PATH" ] || die "apt-get installed chromium but $CHROMIUM_PATH is still missing"
+}
+
+npm_ci() {
+  local dir=${1:-.} want
+  want=$(cat "$dir/package.json" "$dir/package-lock.json" | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$dir/node_modules/.mediagate-install-stamp" 2>/dev/null)" != "$want" ]; then
+    say "npm ci ($dir)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" >"$dir/node_modules/.mediagate-install-stamp"
+  fi
+}
+
+python_venv() {
+  local venv=$1 minor=$2
+  shift 2
+  if ! "$venv/bin/python" -c "import sys; sys.exit(sys.version_info < (3, $minor))" 2>/dev/null; then
+    rm -rf "$venv"
+    "${PYTHON:-python3}" -m venv "$venv"
+  fi
+  local requirements
+  for requirements in "$@"; do
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  done
+}
