@@ -16,7 +16,7 @@ use std::io::Cursor;
 use image::codecs::bmp::BmpDecoder;
 use image::{DynamicImage, ImageDecoder, RgbaImage};
 
-use crate::image_gate::decode_limits;
+use crate::gate::decode::decode_limits;
 
 /// What a DIB header says (BITMAPCOREHEADER or BITMAPINFOHEADER and its V2-V5 extensions).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 
 use super::{Out, broken, png_chunk};
 use crate::limits::DECODE_MAX_ALLOC;
-use crate::structure::Broken;
+use crate::container::Broken;
 
 /// The length of every scanline (its filter byte included) in the order the image data hold
 /// them: row by row, or pass by pass for an Adam7-interlaced image. `None`: a header no decoder
