@@ -6,6 +6,7 @@ pub mod answer;
 pub mod convert;
 pub mod document;
 pub mod downsample;
+pub mod entry;
 pub mod http_gate;
 pub mod image_gate;
 pub mod limits;
@@ -20,6 +21,7 @@ pub mod structure;
 pub mod tool;
 pub mod tool_result;
 pub mod verdict;
+pub mod verdict_json;
 pub mod workspace_path;
 
 #[cfg(test)]
