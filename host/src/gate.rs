@@ -25,8 +25,9 @@ pub use conversion::{ConversionMade, ConvertedRequest, ConvertedToolResult, Conv
 /// Contract 0.3.0's types: one entry per input, each answer with the JSON every host prints.
 pub mod v3 {
     pub use super::entry::{
-        AdmitOptions, Admission, Admitted, BlockKind, ChangeKind, Provider, InputError, InputMedia, Payload, RefusalReason, RequestAdmission,
-        RequestChange, RequestInput, RequestRefusal, RequestVerdict, ToolResultAdmission, ToolResultInput, Verdict, Verify,
+        Admission, AdmitOptions, Admitted, BlockKind, ChangeKind, InputError, InputMedia, Payload, Provider,
+        RefusalReason, RequestAdmission, RequestChange, RequestInput, RequestRefusal, RequestVerdict,
+        ToolResultAdmission, ToolResultInput, Verdict, Verify,
     };
 
     impl ChangeKind {
@@ -291,11 +292,9 @@ impl Gate {
         options: entry::AdmitOptions,
     ) -> Result<entry::ToolResultAdmission, CallError> {
         let input = entry::ToolResultInput { tool: tool.into(), content_json: content_json.into(), convert };
-        self.entry_call(convert, async |gate, store| {
-            gate.call_admit_tool_result(store, &input, options).await
-        })
-        .await
-        .map(|(v, _)| v)
+        self.entry_call(convert, async |gate, store| gate.call_admit_tool_result(store, &input, options).await)
+            .await
+            .map(|(v, _)| v)
     }
 
     /// Admit a whole provider request (contract 0.3.0); the answer carries the JSON report.

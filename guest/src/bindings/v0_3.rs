@@ -164,7 +164,11 @@ impl wit::Guest for super::Component {
     }
 
     fn admit_tool_result(input: wit::ToolResultInput, o: wit::AdmitOptions) -> wit::ToolResultAdmission {
-        let mut a = crate::admit_tool_result(&input.tool, &input.content_json, &options(o, input.convert, Options::default().provider));
+        let mut a = crate::admit_tool_result(
+            &input.tool,
+            &input.content_json,
+            &options(o, input.convert, Options::default().provider),
+        );
         let mut json = verdict_json::tool_result(&input.content_json, &a);
         if input.convert {
             json = verdict_json::with_conversions(json, &a.conversions);
