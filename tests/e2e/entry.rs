@@ -70,9 +70,10 @@ async fn options_left_out_are_the_gates_defaults() {
     assert_eq!(left_out.json, spelt.json);
     let no_downsample = v3::AdmitOptions { downsample: Some(false), ..unset() };
     let large = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
-    assert!(gate.admit(&input(large.clone(), None), unset()).await.unwrap().unwrap().json.contains(r#""ok":true"#));
-    let refused = gate.admit(&input(large, None), no_downsample).await.unwrap().unwrap();
-    assert!(matches!(refused.verdict, v3::Verdict::Refused(_)), "{}", refused.json);
+    let fitted = gate.admit(&input(large.clone(), None), unset()).await.unwrap().unwrap();
+    assert!(fitted.json.contains(r#""resized":true"#), "{}", fitted.json);
+    let kept = gate.admit(&input(large, None), no_downsample).await.unwrap().unwrap();
+    assert!(kept.json.contains(r#""resized":false"#) && kept.json.contains(r#""width":4000"#), "{}", kept.json);
 }
 
 #[tokio::test]
