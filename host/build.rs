@@ -105,7 +105,7 @@ fn precompile_engine() -> Option<wasmtime::Engine> {
 /// The repository's layout: `../guest` is the guest crate and `../wit` its contract.
 fn guest_source_beside(root: &Path) -> bool {
     let manifest = std::fs::read_to_string(root.join("guest/Cargo.toml")).unwrap_or_default();
-    manifest.contains("name = \"mediagate-guest\"") && root.join("wit/mediagate.wit").is_file()
+    manifest.contains("name = \"mediagate-guest\"") && root.join("wit/worlds.wit").is_file()
 }
 
 fn use_carried_components(manifest_dir: &Path, out_dir: &Path) {

@@ -1,7 +1,7 @@
 //! The component binding: converts between the WIT types and the gate's own. No logic lives here.
 //!
-//! The component exports the current contract (`mediagate:gate/admission@0.2.0`) and the frozen
-//! 0.1.0 one (`wit/deps/mediagate-gate-0.1.0/`) for hosts that pinned it: the same conversions
+//! The component exports the current contract (`mediagate:gate/admission@0.3.0`, `bindings/v0_3.rs`),
+//! the frozen 0.2.0 one and the frozen 0.1.0 one (`wit/deps/mediagate-gate-0.1.0/`) for hosts that pinned it: the same conversions
 //! (`conversions!`) over each version's generated types; only the admitted block's bytes differ
 //! (0.2.0: `payload`, the bytes themselves or `unchanged`; 0.1.0: `data`, base64 built here).
 
@@ -186,7 +186,7 @@ macro_rules! conversions {
     };
 }
 
-/// Contract 0.2.0: the admitted bytes cross as they are (or as `unchanged`); the host encodes base64.
+/// Contract 0.2.0 (frozen): the admitted bytes cross as they are (or as `unchanged`); the host encodes base64.
 mod v0_2 {
     use super::wit;
     use super::*;
@@ -268,7 +268,7 @@ mod conversion {
     use crate::verdict::{Admitted, Verdict};
 
     /// The media types this build converts from (`convertible-types`).
-    pub(super) const TYPES: [&str; 4] = [convert::SVG_MIME, convert::BMP_MIME, convert::TIFF_MIME, convert::ICO_MIME];
+    pub(super) const TYPES: [&str; 4] = crate::entry::CONVERTIBLE;
 
     /// The conversion an admitted single image carries (`path` empty: no document around it).
     pub(super) fn made(a: &Admitted) -> Option<cw::ConversionMade> {
@@ -374,5 +374,6 @@ mod v0_1 {
 
 #[cfg(feature = "agent-tool")]
 mod agent_tool;
+mod v0_3;
 
 export!(Component);

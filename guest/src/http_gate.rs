@@ -9,11 +9,10 @@
 use serde_json::{Value, json};
 
 use crate::limits::{PDF_RAW_CAP, RAW_CAP, RAW_CAP_DOWNSAMPLE, TOOL_RESULT_MAX_BYTES};
-use crate::request::{Change, MediaFacts, RequestVerdict};
+use crate::request::RequestVerdict;
 use crate::signature::{PDF_MIME, normalize_mime};
 use crate::tool_result::ToolResultAdmission;
-use crate::verdict::{Kind, Verdict};
-use crate::{Api, Options, Provider, Verify};
+use crate::{Api, Options, Provider, Verify, entry, verdict_json};
 
 /// The JSON routes (tool results, requests) read at most this much: the gate's own cap on the JSON
 /// it reads (`TOOL_RESULT_MAX_BYTES`, the CLI's `admit-request` cap too); a larger body would be
@@ -366,19 +365,11 @@ pub fn handle(head: &Head, body: Vec<u8>) -> Response {
     }
 }
 
-/// With `convert=1`, an answer object gains `"conversions": […]` (the CLI's `--convert` key), each
-/// `{"path", "from", "to", "note"}`; the key is there even when the list is empty, so clients can
-/// rely on it.
+/// With `convert=1`, an answer object gains `"conversions": […]` (the CLI's `--convert` key); the
+/// key is there even when the list is empty, so clients can rely on it.
 fn with_conversions(mut r: Response, options: &Options, conversions: &[crate::verdict::ConversionMade]) -> Response {
     if options.convert && r.body.ends_with('}') && r.status != 400 {
-        let list: Vec<serde_json::Value> = conversions
-            .iter()
-            .map(|c| serde_json::json!({"path": c.path, "from": c.from, "to": c.to, "note": c.note}))
-            .collect();
-        r.body.pop();
-        r.body.push_str(",\"conversions\":");
-        r.body.push_str(&serde_json::Value::Array(list).to_string());
-        r.body.push('}');
+        r.body = verdict_json::with_conversions(r.body, conversions);
     }
     r
 }
@@ -395,9 +386,8 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
         Some(m) => m,
         None => {
             let sniffed = crate::sniff(&body);
-            const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", PDF_MIME];
             let convertible = options.convert && crate::convert::source_of(&sniffed).is_some();
-            if !ADMISSIBLE.contains(&sniffed.as_str()) && !convertible {
+            if !entry::ADMISSIBLE.contains(&sniffed.as_str()) && !convertible {
                 return Response::error(
                     415,
                     format!("no Content-Type, and the bytes carry no type the gate admits (they look like {sniffed})"),
@@ -406,137 +396,39 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
             sniffed
         }
     };
-    let verdict: Verdict = if mime == PDF_MIME {
-        crate::admit_document(&body, &mime)
-    } else if options.convert {
-        crate::convert::admit_converting(&body, &mime, options)
-            .unwrap_or_else(|| crate::admit_image(&body, &mime, options))
-    } else {
-        crate::admit_image(&body, &mime, options)
+    let input =
+        entry::Input { bytes: &body, claimed_mime: Some(&mime), name: None, convert: options.convert, page: None };
+    let answer = match entry::admit(input, options) {
+        Ok(answer) => answer,
+        // No page is asked here, so this does not happen; answered in words all the same.
+        Err(entry::InputError::PageOfNonPdf(mime)) => {
+            return bad(format!("a page applies to PDFs; the body is {mime}"));
+        }
     };
-    let status = if verdict.is_ok() { 200 } else { 422 };
-    Response::json(status, &verdict_json(&verdict, &body))
-}
-
-/// The CLI's `admit --json` object (`host/src/cli/report.rs::verdict_json`), plus `data` when admitted.
-fn verdict_json(verdict: &Verdict, input: &[u8]) -> Value {
-    match verdict {
-        Ok(a) => {
-            let mut v = json!({
-                "ok": true,
-                "kind": match a.kind { Kind::Image => "image", Kind::Document => "document" },
-                "mime": a.mime,
-                "original_size": a.original_size,
-                "resized": a.resized,
-                "reencoded": a.reencoded,
-                "base64_len": a.base64_len(),
-                "data": a.base64(input),
-            });
-            if !a.dropped.is_empty() {
-                v["dropped"] = json!(a.dropped);
-            }
-            // The CLI's `admit --convert --json` key.
-            if let Some(c) = &a.converted {
-                v["converted"] = json!({"from": c.from, "to": a.mime, "note": c.note});
-            }
-            if let Some(d) = &a.dimensions {
-                v["width"] = json!(d.width);
-                v["height"] = json!(d.height);
-            }
-            v
-        }
-        Err(r) => {
-            let mut v =
-                json!({"ok": false, "reason": r.reason.as_str(), "raw_bytes": r.raw_bytes, "message": r.message});
-            if let Some(limit) = r.limit {
-                v["limit"] = json!(limit);
-            }
-            v
-        }
+    let status = if answer.verdict.is_ok() { 200 } else { 422 };
+    let mut v = answer.json_value(body.len() as u64);
+    // The CLI's `admit --json` object, plus `data` (the admitted bytes, base64) when admitted.
+    if let Ok(a) = &answer.verdict {
+        v["data"] = json!(a.base64(&body));
     }
+    Response::json(status, &v)
 }
 
-/// The CLI's `admit-tool-result` output: `{"content": …, "refused": […]}`, the content spliced as
-/// text (the input itself when no block claims a media type).
+/// The CLI's `admit-tool-result` output (`verdict_json::tool_result`).
 fn tool_result(input: &str, admission: &ToolResultAdmission) -> Response {
-    let content = admission.content.as_deref().unwrap_or(input);
-    let refused: Vec<Value> = admission
-        .refused
-        .iter()
-        .map(|r| {
-            let mut v = json!({
-                "index": r.index, "path": r.path, "type": r.block_type,
-                "reason": r.reason.as_str(), "bytes": r.raw_bytes, "mime": r.mime,
-            });
-            if let Some(limit) = r.limit {
-                v["limit"] = json!(limit);
-            }
-            v
-        })
-        .collect();
-    let body = format!("{{\"content\":{},\"refused\":{}}}", content.trim(), Value::Array(refused));
-    Response { status: 200, allow: None, body }
+    Response { status: 200, allow: None, body: verdict_json::tool_result(input, admission) }
 }
 
 /// The CLI's `admit-request --json` report; `200` admitted (changed or not), `422` refused, `400`
 /// when the body is not a request of that API the gate can read.
 fn request(api: Api, input: &str, verdict: &RequestVerdict) -> Response {
     match verdict {
-        Ok(a) => {
-            let changed: Vec<Value> = a.changes.iter().map(change_json).collect();
-            let refused: Vec<&str> = a.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.as_str()).collect();
-            let request = a.request.as_deref().unwrap_or(input);
-            let body = format!(
-                "{{\"api\":\"{}\",\"request\":{},\"changed\":{},\"refused\":{},\"refusal\":null}}",
-                api.name(),
-                request.trim(),
-                Value::Array(changed),
-                json!(refused)
-            );
-            Response { status: 200, allow: None, body }
-        }
         Err(r) if r.unusable => {
             bad(format!("the body is not a {} request the gate can read: {}", api.name(), r.message))
         }
-        Err(r) => Response::json(
-            422,
-            &json!({
-                "api": api.name(), "request": null, "changed": [], "refused": [],
-                "refusal": {
-                    "unusable": r.unusable, "reason": r.reason.as_str(), "bytes": r.bytes,
-                    "limit": r.limit, "rule": r.rule, "message": r.message,
-                },
-            }),
-        ),
+        Ok(_) => Response { status: 200, allow: None, body: verdict_json::request(api, input, verdict) },
+        Err(_) => Response { status: 422, allow: None, body: verdict_json::request(api, input, verdict) },
     }
-}
-
-fn change_json(c: &Change) -> Value {
-    json!({
-        "path": c.path,
-        "type": c.block_type,
-        "what": match c.what {
-            crate::request::ChangeKind::Downsampled => "downsampled",
-            crate::request::ChangeKind::Reencoded => "re-encoded",
-            crate::request::ChangeKind::Normalized => "normalized",
-            crate::request::ChangeKind::Refused => "refused",
-        },
-        "from": facts(&c.before),
-        "to": c.after.as_ref().map(facts),
-        "reason": c.reason.map(|r| r.as_str()),
-        "limit": c.limit,
-        "rule": c.rule,
-        "message": c.message,
-    })
-}
-
-fn facts(f: &MediaFacts) -> Value {
-    let mut v = json!({"mime": f.mime, "bytes": f.bytes});
-    if let Some(d) = &f.dimensions {
-        v["width"] = json!(d.width);
-        v["height"] = json!(d.height);
-    }
-    v
 }
 
 /// `GET /v1/contract`: the contract version, the defaults and every limit in force.

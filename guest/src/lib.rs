@@ -4,6 +4,7 @@
 
 pub mod container;
 pub mod convert;
+pub mod entry;
 pub mod gate;
 pub mod http_gate;
 pub mod image_admission;
@@ -16,6 +17,7 @@ pub mod signature;
 pub mod tool;
 pub mod tool_result;
 pub mod verdict;
+pub mod verdict_json;
 
 #[cfg(test)]
 mod alloc_meter;

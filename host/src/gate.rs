@@ -8,6 +8,7 @@ use wasmtime::component::{Instance, InstancePre};
 
 use crate::bindings::exports::mediagate::gate0_2_0::admission::{self, GuestIndices};
 use crate::bindings::exports::mediagate::gate0_2_0::conversion;
+use crate::bindings::exports::mediagate::gate0_3_0::admission as entry;
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
@@ -20,6 +21,46 @@ pub use admission::{
     Verdict, Verify,
 };
 pub use conversion::{ConversionMade, ConvertedRequest, ConvertedToolResult, ConvertedVerdict, PageCount, PageError};
+
+/// Contract 0.3.0's types: one entry per input, each answer with the JSON every host prints.
+pub mod v3 {
+    pub use super::entry::{
+        Admission, AdmitOptions, Admitted, BlockKind, ChangeKind, InputError, InputMedia, Payload, Provider,
+        RefusalReason, RequestAdmission, RequestChange, RequestInput, RequestRefusal, RequestVerdict,
+        ToolResultAdmission, ToolResultInput, Verdict, Verify,
+    };
+
+    impl ChangeKind {
+        /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
+        pub fn as_str(self) -> &'static str {
+            static NAMES: super::WitNames = super::WitNames::new();
+            NAMES.get(self as usize, || super::wit_case_name(&self))
+        }
+    }
+
+    impl Admitted {
+        /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
+        pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+            match &self.payload {
+                Payload::Unchanged => input,
+                Payload::Bytes(b) => b,
+            }
+        }
+
+        /// The block's `data`: base64 of the admitted bytes; `input` is what the gate was given.
+        pub fn base64(&self, input: &[u8]) -> String {
+            super::base64(self.bytes(input))
+        }
+    }
+
+    impl RefusalReason {
+        /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`no_such_page`).
+        pub fn as_str(self) -> &'static str {
+            static NAMES: super::WitNames = super::WitNames::new();
+            NAMES.get(self as usize, || super::wit_case_name(&self).replace('-', "_"))
+        }
+    }
+}
 
 impl PageError {
     /// The error in words (each kind its own), for a person or a model.
@@ -170,7 +211,10 @@ pub struct Gate {
     pre: InstancePre<CallState<()>>,
     indices: Arc<GuestIndices>,
     origin: Origin,
-    defaults: AdmitOptions,
+    entry: Arc<entry::GuestIndices>,
+    /// Read from the component on first use: a call that names its options in full (the 0.3.0
+    /// entries take each one as optional) never pays an instantiation for them.
+    defaults: Arc<std::sync::OnceLock<AdmitOptions>>,
     converter: Arc<std::sync::OnceLock<Converter>>,
 }
 
@@ -178,6 +222,7 @@ pub struct Gate {
 struct Converter {
     pre: InstancePre<CallState<()>>,
     indices: Arc<conversion::GuestIndices>,
+    entry: Arc<entry::GuestIndices>,
 }
 
 impl Gate {
@@ -187,11 +232,8 @@ impl Gate {
         let linker = wasmtime::component::Linker::new(runtime.engine());
         let pre = linker.instantiate_pre(&component)?;
         let indices = Arc::new(GuestIndices::new(&pre)?);
-        let store = runtime.store(());
-        let (defaults, _) = runtime.call_blocking(&pre, store, async |store, instance| {
-            indices.load(&mut *store, &instance)?.call_default_options(store).await
-        })?;
-        Ok(Gate { runtime, pre, indices, origin, defaults, converter: Arc::default() })
+        let entry = Arc::new(entry::GuestIndices::new(&pre)?);
+        Ok(Gate { runtime, pre, indices, entry, origin, defaults: Arc::default(), converter: Arc::default() })
     }
 
     /// Whether the compiled component came from the disk cache or was compiled now.
@@ -199,10 +241,99 @@ impl Gate {
         self.origin
     }
 
-    /// The options a caller that names none gets, as the component defines them (read once, when
-    /// the gate was made): downsample, Anthropic's limits, every pixel decoded.
+    /// The options a caller that names none gets, as the component defines them (read once, on
+    /// first use): downsample, Anthropic's limits, every pixel decoded.
+    ///
+    /// # Panics
+    /// When the component cannot answer `default-options` (a function of no argument): a build
+    /// whose component cannot do that cannot admit anything either.
     pub fn default_options(&self) -> AdmitOptions {
-        self.defaults
+        *self.defaults.get_or_init(|| {
+            let store = self.runtime.store(());
+            let (defaults, _) = self
+                .runtime
+                .call_blocking(&self.pre, store, async |store, instance| {
+                    self.indices.load(&mut *store, &instance)?.call_default_options(store).await
+                })
+                .expect("the component answers default-options");
+            defaults
+        })
+    }
+
+    /// Admit one input (contract 0.3.0): the gate sniffs, picks the type (the claimed one, else
+    /// the bytes' when it admits them, else the name's extension) and dispatches (image, document,
+    /// conversion, PDF page). One instantiation: of `preflight`, or of `convert` when the input
+    /// asks to convert or for a page. The answer carries the verdict's JSON, the one to print.
+    pub async fn admit(
+        &self,
+        input: &entry::InputMedia,
+        options: entry::AdmitOptions,
+    ) -> Result<Result<entry::Admission, entry::InputError>, CallError> {
+        self.admit_with_stats(input, options).await.map(|(answer, _)| answer)
+    }
+
+    /// [`Gate::admit`], and what the call cost the sandbox.
+    pub async fn admit_with_stats(
+        &self,
+        input: &entry::InputMedia,
+        options: entry::AdmitOptions,
+    ) -> Result<(Result<entry::Admission, entry::InputError>, CallStats), CallError> {
+        let converting = input.convert || input.page.is_some();
+        self.entry_call(converting, async |gate, store| gate.call_admit(store, input, options).await).await
+    }
+
+    /// Admit every media block of a tool's result (contract 0.3.0); the answer carries the JSON
+    /// to print. Converting runs the `convert` component.
+    pub async fn tool_result_admission(
+        &self,
+        tool: &str,
+        content_json: &str,
+        convert: bool,
+        options: entry::AdmitOptions,
+    ) -> Result<entry::ToolResultAdmission, CallError> {
+        let input = entry::ToolResultInput { tool: tool.into(), content_json: content_json.into(), convert };
+        self.entry_call(convert, async |gate, store| gate.call_admit_tool_result(store, &input, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// Admit a whole provider request (contract 0.3.0); the answer carries the JSON report.
+    pub async fn request_admission(
+        &self,
+        api: RequestApi,
+        request_json: &str,
+        convert: bool,
+        options: entry::AdmitOptions,
+    ) -> Result<entry::RequestAdmission, CallError> {
+        let api = match api {
+            RequestApi::Anthropic => entry::RequestApi::Anthropic,
+            RequestApi::Openai => entry::RequestApi::Openai,
+        };
+        let input = entry::RequestInput { api, request_json: request_json.into(), convert };
+        self.entry_call(convert, async |gate, store| gate.call_admit_request(store, &input, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// One export of 0.3.0's `admission` through [`Runtime::call`], on `convert` when converting.
+    async fn entry_call<R>(
+        &self,
+        converting: bool,
+        call: impl AsyncFnOnce(entry::Guest, &mut Store<CallState<()>>) -> wasmtime::Result<R>,
+    ) -> Result<(R, CallStats), CallError> {
+        let (pre, indices) = if converting {
+            let c = self.converter()?;
+            (&c.pre, &c.entry)
+        } else {
+            (&self.pre, &self.entry)
+        };
+        let store = self.runtime.store(());
+        self.runtime
+            .call(pre, store, async |store, instance: Instance| {
+                let gate = indices.load(&mut *store, &instance)?;
+                call(gate, store).await
+            })
+            .await
     }
 
     /// Admit an image. An admitted block's `payload` is `unchanged` when the admitted bytes are
@@ -358,7 +489,8 @@ impl Gate {
             let linker = wasmtime::component::Linker::new(self.runtime.engine());
             let pre = linker.instantiate_pre(&component)?;
             let indices = Arc::new(conversion::GuestIndices::new(&pre)?);
-            Ok(Converter { pre, indices })
+            let entry = Arc::new(entry::GuestIndices::new(&pre)?);
+            Ok(Converter { pre, indices, entry })
         };
         let made = load().map_err(|e| CallError::Host(e.context("cannot load the convert component")))?;
         // Two first calls at once may both load; one is kept.

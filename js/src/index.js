@@ -419,9 +419,9 @@ function toOptions(options, base) {
   return { downsample, provider, verify, keepMetadata };
 }
 
-/** The export of the contract this package speaks (wit/mediagate.wit). */
+/** The export of the contract this package speaks (frozen in wit/deps/mediagate-gate-0.2.0/). */
 const CONTRACT_EXPORT = 'mediagate:gate/admission@0.2.0';
-/** The converter component's conversion interface (wit/mediagate.wit, world `convert`). */
+/** The converter component's conversion interface (wit/worlds.wit, world `convert`). */
 const CONVERSION_EXPORT = 'mediagate:gate/conversion@0.2.0';
 
 /**

@@ -5,7 +5,7 @@
 # runs pytest. Idempotent; exits non-zero on any failure. Extra arguments go to pytest.
 # The component checks and the documented engine command lines (test_serving_docs.py) use
 # $MEDIAGATE_BIN (else target/release/mediagate if built), $WASMTIME (else scripts/wasmtime-cli.sh's
-# binary) and js/'s jco; while wit/mediagate.wit has no http-gate world they are skipped, saying why.
+# binary) and js/'s jco; while wit/worlds.wit has no http-gate world they are skipped, saying why.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 suite=tests/deploy

@@ -244,7 +244,7 @@ fn the_preflight_component_imports_nothing() {
 
 #[test]
 fn the_agent_tool_component_imports_exactly_what_its_world_declares() {
-    // `import wasi:filesystem/preopens@0.2.12` in wit/mediagate.wit brings in the interfaces whose
+    // `import wasi:filesystem/preopens@0.2.12` in wit/worlds.wit brings in the interfaces whose
     // types it uses; the component imports those its functions mention (the `datetime` of a stat),
     // and nothing of WASI's cli, random, environment or exit.
     let expected = [
@@ -256,7 +256,7 @@ fn the_agent_tool_component_imports_exactly_what_its_world_declares() {
     ];
     let imports = imports_of(mediagate::component::AGENT_TOOL);
     assert_eq!(imports, expected.iter().map(|s| s.to_string()).collect());
-    let world = std::fs::read_to_string(repo_root().join("wit/mediagate.wit")).unwrap();
+    let world = std::fs::read_to_string(repo_root().join("wit/worlds.wit")).unwrap();
     assert!(world.contains("import wasi:filesystem/preopens@0.2.12;"), "the agent-tool world declares the preopen");
 }
 

@@ -15,6 +15,7 @@ mod convert;
 mod convert_bounds;
 mod docs;
 mod embedding;
+mod entry;
 mod gate;
 mod hostile_workspace;
 mod load;

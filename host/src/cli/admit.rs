@@ -4,9 +4,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mediagate::gate::{PageError, RefusalReason, Verdict};
+use mediagate::gate::v3::{InputError, InputMedia, Verdict};
 
-use super::report::{block_json, conversion_json, conversion_list_json, verdict_json, verdict_line};
+use super::report::{block_json, check_json, verdict_line};
 use super::{Code, EXIT_REFUSED, GateArgs, Report, fail};
 
 /// The host never reads more than this into memory; the gate's own caps are far lower.
@@ -48,28 +48,6 @@ pub struct ToolResultArgs {
     file: Option<PathBuf>,
     #[command(flatten)]
     gate: GateArgs,
-}
-
-/// The media type a file's extension names, as an agent's Read tool infers it.
-pub fn mime_from_extension(path: &Path) -> String {
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" | "jpe" | "jfif" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "pdf" => "application/pdf",
-        "svg" => "image/svg+xml",
-        "bmp" => "image/bmp",
-        "tif" | "tiff" => "image/tiff",
-        "ico" => "image/vnd.microsoft.icon",
-        "heic" => "image/heic",
-        "avif" => "image/avif",
-        "txt" => "text/plain",
-        "html" | "htm" => "text/html",
-        _ => "application/octet-stream",
-    }
-    .to_string()
 }
 
 /// Reads a file the command line named, refusing before it is opened what is not a regular file
@@ -136,138 +114,58 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     };
     // What the verdict line calls the input.
     let name = if from_stdin { Path::new("stdin") } else { args.file.as_path() };
-    let converting = args.gate.convert || args.page.is_some();
     let gate = match super::gate_reporting(super::Calls::One, report) {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let sniffed = match gate.sniff(&bytes).await {
-        Ok(sniffed) => sniffed,
-        Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", name.display())),
+    let options = args.gate.entry_options();
+    // Sniff → claim → dispatch happen in the gate, in this one call.
+    let input = InputMedia {
+        bytes,
+        claimed_mime: args.mime.clone(),
+        name: (!from_stdin).then(|| args.file.to_string_lossy().into_owned()),
+        convert: args.gate.convert,
+        page: args.page,
     };
-    let mime = match &args.mime {
-        Some(m) => m.clone(),
-        None => claimed_type(&sniffed, &args.file, converting),
-    };
-    let options = args.gate.options(gate.default_options());
-    let is_document = mediagate_mime_is_pdf(&mime);
-    let converted = match (args.page, is_document) {
-        (Some(page), true) => match gate.admit_pdf_page(&bytes, page, options).await {
-            Ok(Ok(c)) => Ok((c.verdict, c.conversion)),
-            Ok(Err(e)) => return page_refused(&args, name, &bytes, &e),
-            Err(e) => Err(e),
-        },
-        (Some(_), false) => {
+    let answer = match gate.admit(&input, options).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(InputError::PageOfNonPdf(mime))) => {
             return report.fail(Code::Usage, format!("--page applies to PDFs; {} is {mime}", name.display()));
         }
-        (None, true) => gate.admit_document(&bytes, &mime, options).await.map(|v| (v, None)),
-        (None, false) if args.gate.convert => {
-            gate.admit_image_converting(&bytes, &mime, options).await.map(|c| (c.verdict, c.conversion))
-        }
-        (None, false) => gate.admit_image(&bytes, &mime, options).await.map(|v| (v, None)),
-    };
-    let (verdict, conversion) = match converted {
-        Ok(v) => v,
         Err(e) => return report.fail(Code::Sandbox, format!("{}: {e}", name.display())),
     };
-    if let Verdict::Admitted(admitted) = &verdict {
+    let bytes = &input.bytes;
+    if let Verdict::Admitted(admitted) = &answer.verdict {
         if let Some(out) = &args.out
-            && let Err(e) = std::fs::write(out, admitted.bytes(&bytes))
+            && let Err(e) = std::fs::write(out, admitted.bytes(bytes))
         {
             return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
         }
         if let Some(out) = &args.block_out
-            && let Err(e) = std::fs::write(out, block_json(admitted, &bytes).to_string())
+            && let Err(e) = std::fs::write(out, block_json(admitted, bytes).to_string())
         {
             return report.fail(Code::Io, format!("cannot write {}: {e}", out.display()));
         }
     }
     if args.json {
-        let mut json = verdict_json(&verdict);
-        if let Some(c) = &conversion {
-            json["converted"] = conversion_json(c);
+        if let Err(e) = check_json(&answer.json, "verdict") {
+            return report.fail(Code::GuestOutput, e);
         }
-        println!("{json}");
+        println!("{}", answer.json);
     } else {
-        let mut line = verdict_line(name, &verdict);
-        if let Some(c) = &conversion {
+        let mut line = verdict_line(name, &answer.verdict);
+        if let Some(c) = &answer.conversion {
             line.push_str(&format!(" (converted from {}: {})", c.from, c.note));
         }
-        // (A type the gate admits as it is is not named: whether --convert helps there, an
-        // animated GIF, depends on the profile.)
-        let other_type = !ADMISSIBLE.contains(&sniffed.as_str());
-        if !converting && other_type && is_type_refusal(&verdict) && gate_converts(&gate, &sniffed).await {
+        if let Some(sniffed) = &answer.convertible {
             line.push_str(&format!("; the bytes are {sniffed}, which --convert converts"));
         }
         println!("{}", super::terminal_text(&line));
     }
-    match verdict {
+    match answer.verdict {
         Verdict::Admitted(_) => 0,
         Verdict::Refused(_) => EXIT_REFUSED,
     }
-}
-
-/// `{…}` → `{…,"conversions":[…]}`: spliced, so the gate's text stays byte for byte as it was.
-pub(super) fn with_conversions(object: String, list: &[mediagate::gate::ConversionMade]) -> String {
-    let mut text = object;
-    let end = text.trim_end().len();
-    text.truncate(end.saturating_sub(1)); // the object's closing brace
-    text.push_str(",\"conversions\":");
-    text.push_str(&conversion_list_json(list).to_string());
-    text.push('}');
-    text
-}
-
-/// A PDF page that did not become an image: refused (exit 1), its kind and its own words.
-fn page_refused(args: &AdmitArgs, name: &Path, bytes: &[u8], e: &PageError) -> u8 {
-    let reason = match e {
-        PageError::Refused(r) => r.reason.as_str(),
-        other => other.kind(),
-    };
-    if args.json {
-        let mut json = serde_json::json!({
-            "ok": false,
-            "reason": reason,
-            "raw_bytes": bytes.len(),
-            "message": e.message(),
-        });
-        if let PageError::NoSuchPage(c) = e {
-            json["requested"] = c.requested.into();
-            json["count"] = c.count.into();
-        }
-        println!("{json}");
-    } else {
-        let line = format!("refused {}: {reason} — {} ({} bytes)", name.display(), e.message(), bytes.len());
-        println!("{}", super::terminal_text(&line));
-    }
-    EXIT_REFUSED
-}
-
-/// The types the gate admits as they are.
-const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
-
-/// The type a file without `--mime` claims. Converting, the one its bytes carry whenever they are
-/// an image or a PDF — what `view_image` and `read_image` claim, so an SVG named `.png` converts
-/// the same through each. Otherwise the rules stay exact: the bytes' type when the gate admits it
-/// (a PDF named `report.png` is the document it is), else the one the extension names (so an SVG
-/// named `.png` is refused for its signature, with a hint that `--convert` takes it).
-fn claimed_type(sniffed: &str, file: &Path, converting: bool) -> String {
-    let sniffed_wins = ADMISSIBLE.contains(&sniffed) || (converting && sniffed.starts_with("image/"));
-    if sniffed_wins { sniffed.to_string() } else { mime_from_extension(file) }
-}
-
-/// A refusal for the type (claimed, or carried by the bytes): one `--convert` may lift.
-fn is_type_refusal(verdict: &Verdict) -> bool {
-    matches!(verdict, Verdict::Refused(r) if matches!(r.reason, RefusalReason::MagicMismatch | RefusalReason::MimeUnsupported))
-}
-
-/// Whether the converters take `mime` (asked of the convert component: its list is the one place).
-async fn gate_converts(gate: &mediagate::Gate, mime: &str) -> bool {
-    gate.convertible_types().await.is_ok_and(|types| types.iter().any(|t| t == mime))
-}
-
-fn mediagate_mime_is_pdf(mime: &str) -> bool {
-    mime.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/pdf")
 }
 
 /// JSON text from a file, or from stdin when `file` is `-` or absent; at most `cap` bytes, else an
@@ -305,24 +203,15 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let options = args.gate.options(gate.default_options());
-    let admitted = if args.gate.convert {
-        gate.admit_tool_result_converting(&args.tool, &input, options).await.map(|c| (c.admission, Some(c.conversions)))
-    } else {
-        gate.admit_tool_result(&args.tool, &input, options).await.map(|a| (a, None))
-    };
-    let (admission, conversions) = match admitted {
+    let options = args.gate.entry_options();
+    let admission = match gate.tool_result_admission(&args.tool, &input, args.gate.convert, options).await {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
-    let text = super::report::tool_result_json(&input, &admission).map(|text| match conversions {
-        // `"conversions"` is added with --convert only, after the members the gate wrote.
-        Some(list) => with_conversions(text, &list),
-        None => text,
-    });
-    match text {
-        Ok(text) => {
-            println!("{text}");
+    // The gate's text is printed as it is: it must be JSON.
+    match check_json(&admission.json, "tool result") {
+        Ok(()) => {
+            println!("{}", admission.json);
             if admission.refused.is_empty() { 0 } else { EXIT_REFUSED }
         }
         Err(e) => fail(e),

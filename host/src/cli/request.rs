@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use mediagate::gate::{AdmitOptions, MediaFacts, RequestApi, RequestChange, RequestRefusal, RequestVerdict};
-use serde_json::{Value, json};
+use mediagate::gate::RequestApi;
+use mediagate::gate::v3::{self, RequestChange, RequestRefusal, RequestVerdict};
 
 use super::admit::read_json_text;
 use super::report::check_json;
@@ -66,48 +66,43 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let defaults = gate.default_options();
-    let options = AdmitOptions {
-        downsample: defaults.downsample && !args.no_downsample,
-        provider: args.profile.map(ProfileArg::provider).unwrap_or_else(|| api.provider()),
-        verify: args.verify.map_or(defaults.verify, VerifyArg::verify),
-        keep_metadata: defaults.keep_metadata || args.keep_metadata,
+    // What no flag sets is the gate's default; the profile, the API's own.
+    let options = v3::AdmitOptions {
+        downsample: args.no_downsample.then_some(false),
+        provider: args.profile.map(ProfileArg::entry_provider),
+        verify: args.verify.map(VerifyArg::entry_verify),
+        keep_metadata: args.keep_metadata.then_some(true),
     };
-    let answered = if args.convert {
-        gate.admit_request_converting(api, &input, options).await.map(|c| (c.verdict, Some(c.conversions)))
-    } else {
-        gate.admit_request(api, &input, options).await.map(|v| (v, None))
-    };
-    let (verdict, conversions) = match answered {
-        Ok(v) => v,
+    let answer = match gate.request_admission(api, &input, args.convert, options).await {
+        Ok(a) => a,
         Err(e) => return errors.fail(Code::Sandbox, e),
     };
-    // The gate's text is spliced into the output as it is: it must be JSON.
-    if let RequestVerdict::Admitted(a) = &verdict
+    let verdict = &answer.verdict;
+    // The gate's text is printed (or spliced) as it is: it must be JSON.
+    if let RequestVerdict::Admitted(a) = verdict
         && let Some(request) = &a.request
         && let Err(e) = check_json(request, "admitted request")
     {
         return errors.fail(Code::GuestOutput, e);
     }
     // The gate commands' one rule: a block downsampled or re-encoded is admitted (0), as with `admit`.
-    let code = match &verdict {
+    let code = match verdict {
         RequestVerdict::Admitted(a) if a.changes.iter().any(|c| c.after.is_none()) => EXIT_REFUSED,
         RequestVerdict::Admitted(_) => 0,
         RequestVerdict::Refused(r) if r.unusable => EXIT_USAGE,
         RequestVerdict::Refused(_) => EXIT_REFUSED,
     };
     if args.json {
-        let report = report(api, &input, &verdict);
-        match &conversions {
-            Some(list) => println!("{}", super::admit::with_conversions(report, list)),
-            None => println!("{report}"),
+        if let Err(e) = check_json(&answer.json, "report") {
+            return errors.fail(Code::GuestOutput, e);
         }
+        println!("{}", answer.json);
         return code;
     }
-    for c in conversions.iter().flatten() {
+    for c in &answer.conversions {
         eprintln!("mediagate: {}", super::terminal_text(&format!("{} converted from {}: {}", c.path, c.from, c.note)));
     }
-    match &verdict {
+    match verdict {
         RequestVerdict::Admitted(a) => {
             for c in &a.changes {
                 eprintln!("mediagate: {}", super::terminal_text(&change_line(c)));
@@ -129,66 +124,4 @@ fn change_line(c: &RequestChange) -> String {
 fn refusal_line(r: &RequestRefusal) -> String {
     let rule = r.rule.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
     format!("request refused: {} — {}{rule}", r.reason.as_str(), r.message)
-}
-
-fn facts(f: &MediaFacts) -> Value {
-    let mut v = json!({"mime": f.mime, "bytes": f.bytes});
-    if let Some(d) = &f.dimensions {
-        v["width"] = json!(d.width);
-        v["height"] = json!(d.height);
-    }
-    v
-}
-
-/// `{"api", "request", "changed", "refused", "refusal"}` — see docs/usage.md, "admit-request".
-fn report(api: RequestApi, input: &str, verdict: &RequestVerdict) -> String {
-    let api = match api {
-        RequestApi::Anthropic => "anthropic",
-        RequestApi::Openai => "openai",
-    };
-    match verdict {
-        RequestVerdict::Admitted(a) => {
-            let changed: Vec<Value> = a
-                .changes
-                .iter()
-                .map(|c| {
-                    json!({
-                        "path": c.path,
-                        "type": c.block_type,
-                        "what": c.what.as_str(),
-                        "from": facts(&c.before),
-                        "to": c.after.as_ref().map(facts),
-                        "reason": c.reason.map(|r| r.as_str()),
-                        "limit": c.limit,
-                        "rule": c.rule,
-                        "message": c.message,
-                    })
-                })
-                .collect();
-            let refused: Vec<&str> = a.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.as_str()).collect();
-            // The request is JSON text the gate has read (or written): spliced in, not re-serialised.
-            let request = a.request.as_deref().unwrap_or(input);
-            format!(
-                "{{\"api\":\"{api}\",\"request\":{},\"changed\":{},\"refused\":{},\"refusal\":null}}",
-                request.trim(),
-                Value::Array(changed),
-                json!(refused)
-            )
-        }
-        RequestVerdict::Refused(r) => json!({
-            "api": api,
-            "request": null,
-            "changed": [],
-            "refused": [],
-            "refusal": {
-                "unusable": r.unusable,
-                "reason": r.reason.as_str(),
-                "bytes": r.bytes,
-                "limit": r.limit,
-                "rule": r.rule,
-                "message": r.message,
-            },
-        })
-        .to_string(),
-    }
 }

@@ -37,7 +37,7 @@ log = logging.getLogger("mediagate")
 ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
 ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
 
-#: The contract this host speaks (wit/mediagate.wit).
+#: The contract this host speaks (frozen in wit/deps/mediagate-gate-0.2.0/).
 CONTRACT = "0.2.0"
 VLM_IFACE = f"mediagate:gate/vlm@{CONTRACT}"
 OUTPUT_IFACE = f"mediagate:gate/output@{CONTRACT}"
@@ -49,7 +49,7 @@ CONVERSION_IFACE = f"mediagate:gate/conversion@{CONTRACT}"
 #: The component's file name, inside this package (wheel) and in `target/guest/` (a clone).
 COMPONENT_FILE = "mediagate-agent-tool.wasm"
 
-#: What the `agent-tool` world imports (wit/mediagate.wit): the preopen and the WASI interfaces its
+#: What the `agent-tool` world imports (wit/worlds.wit): the preopen and the WASI interfaces its
 #: types use, the VLM and the output sink. wasmtime-py 50 links WASI p2 only whole
 #: (`Linker.add_wasip2`), so a component that imports anything else (sockets, environment, stdio,
 #: random…) is refused when it is loaded: the host never lets a component reach the rest.

@@ -1,0 +1,227 @@
+//! Contract 0.3.0: one entry per input, each answer with its JSON (`verdict_json`). Its types are
+//! its own, so the conversions to them are too (the older versions' are in `bindings.rs`).
+
+use super::exports::mediagate::gate0_3_0::admission as wit;
+use crate::entry::{self, Refused};
+use crate::request::{Change, ChangeKind, MediaFacts};
+use crate::verdict::{Admitted, ConversionMade, Data, Kind, Reason, Refusal};
+use crate::{Api, Options, Provider, Verify, verdict_json};
+
+/// The caller's options over the gate's defaults; `provider` defaults to `default_provider`.
+fn options(o: wit::AdmitOptions, convert: bool, default_provider: Provider) -> Options {
+    let d = Options::default();
+    Options {
+        downsample: o.downsample.unwrap_or(d.downsample),
+        provider: match o.provider {
+            None => default_provider,
+            Some(wit::Provider::Anthropic) => Provider::Anthropic,
+            Some(wit::Provider::Openai) => Provider::OpenAi,
+            Some(wit::Provider::Gemini) => Provider::Gemini,
+            Some(wit::Provider::Ollama) => Provider::Ollama,
+        },
+        verify: match o.verify {
+            None => d.verify,
+            Some(wit::Verify::Header) => Verify::Header,
+            Some(wit::Verify::Full) => Verify::Full,
+        },
+        side_rule: None,
+        convert,
+        keep_metadata: o.keep_metadata.unwrap_or(d.keep_metadata),
+    }
+}
+
+fn reason(r: Reason) -> wit::RefusalReason {
+    match r {
+        Reason::Undecodable => wit::RefusalReason::Undecodable,
+        Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
+        Reason::RawTooLarge => wit::RefusalReason::RawTooLarge,
+        Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
+        Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
+        Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
+        Reason::RequestLimit => wit::RefusalReason::RequestLimit,
+    }
+}
+
+fn dimensions(d: crate::verdict::Dimensions) -> wit::Dimensions {
+    wit::Dimensions { width: d.width, height: d.height }
+}
+
+fn refusal(r: Refusal) -> wit::Refusal {
+    wit::Refusal { reason: reason(r.reason), raw_bytes: r.raw_bytes, limit: r.limit, message: r.message, pages: None }
+}
+
+/// A PDF page that did not become an image, as a refusal: what the JSON says (`raw_bytes` the
+/// input's length; a refusal of the gate's keeps its reason and words, no limit).
+fn page_refusal(e: crate::convert::PageError, input_len: u64) -> wit::Refusal {
+    use crate::convert::PageError;
+    let message = e.message();
+    let (reason, pages) = match e {
+        PageError::NoSuchPage { requested, count } => {
+            (wit::RefusalReason::NoSuchPage, Some(wit::PageCount { requested, count }))
+        }
+        PageError::Encrypted(_) => (wit::RefusalReason::Encrypted, None),
+        PageError::Blank { .. } => (wit::RefusalReason::Blank, None),
+        PageError::Refused(r) => (reason(r.reason), None),
+    };
+    wit::Refusal { reason, raw_bytes: input_len, limit: None, message, pages }
+}
+
+fn admitted(a: Admitted) -> wit::Admitted {
+    let base64_len = a.base64_len();
+    wit::Admitted {
+        kind: match a.kind {
+            Kind::Image => wit::BlockKind::Image,
+            Kind::Document => wit::BlockKind::Document,
+        },
+        mime: a.mime.to_string(),
+        payload: match a.data {
+            Data::Unchanged => wit::Payload::Unchanged,
+            Data::Bytes(b) => wit::Payload::Bytes(b),
+        },
+        original_size: a.original_size,
+        dimensions: a.dimensions.map(dimensions),
+        resized: a.resized,
+        reencoded: a.reencoded,
+        base64_len,
+        dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+fn made(c: ConversionMade) -> wit::ConversionMade {
+    wit::ConversionMade { path: c.path, from: c.from, to: c.to, note: c.note }
+}
+
+fn facts(f: MediaFacts) -> wit::MediaFacts {
+    wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
+}
+
+fn change(c: Change) -> wit::RequestChange {
+    wit::RequestChange {
+        path: c.path,
+        block_type: c.block_type,
+        what: match c.what {
+            ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
+            ChangeKind::Reencoded => wit::ChangeKind::ReEncoded,
+            ChangeKind::Normalized => wit::ChangeKind::Normalized,
+            ChangeKind::Refused => wit::ChangeKind::Refused,
+        },
+        before: facts(c.before),
+        after: c.after.map(facts),
+        reason: c.reason.map(reason),
+        limit: c.limit,
+        message: c.message,
+        rule: c.rule.map(str::to_string),
+    }
+}
+
+impl wit::Guest for super::Component {
+    fn default_options() -> wit::AdmitOptions {
+        let o = Options::default();
+        wit::AdmitOptions {
+            downsample: Some(o.downsample),
+            provider: Some(match o.provider {
+                Provider::Anthropic => wit::Provider::Anthropic,
+                Provider::OpenAi => wit::Provider::Openai,
+                Provider::Gemini => wit::Provider::Gemini,
+                Provider::Ollama => wit::Provider::Ollama,
+            }),
+            verify: Some(match o.verify {
+                Verify::Header => wit::Verify::Header,
+                Verify::Full => wit::Verify::Full,
+            }),
+            keep_metadata: Some(o.keep_metadata),
+        }
+    }
+
+    fn convertible_types() -> Vec<String> {
+        if crate::convert::AVAILABLE { entry::CONVERTIBLE.iter().map(|t| t.to_string()).collect() } else { Vec::new() }
+    }
+
+    fn admit(input: wit::InputMedia, o: wit::AdmitOptions) -> Result<wit::Admission, wit::InputError> {
+        let bytes = &input.bytes;
+        let judged = entry::Input {
+            bytes,
+            claimed_mime: input.claimed_mime.as_deref(),
+            name: input.name.as_deref(),
+            convert: input.convert,
+            page: input.page,
+        };
+        let answer = entry::admit(judged, &options(o, false, Options::default().provider)).map_err(|e| match e {
+            entry::InputError::PageOfNonPdf(mime) => wit::InputError::PageOfNonPdf(mime),
+        })?;
+        let input_len = bytes.len() as u64;
+        let json = answer.json_value(input_len).to_string();
+        let entry::Entry { verdict, sniffed, convertible } = answer;
+        let (verdict, conversion) = match verdict {
+            Ok(a) => {
+                let conversion = ConversionMade::of("", &a).map(made);
+                (wit::Verdict::Admitted(admitted(a)), conversion)
+            }
+            Err(Refused::Gate(r)) => (wit::Verdict::Refused(refusal(r)), None),
+            Err(Refused::Page(e)) => (wit::Verdict::Refused(page_refusal(e, input_len)), None),
+        };
+        Ok(wit::Admission { verdict, conversion, sniffed, convertible: convertible.map(str::to_string), json })
+    }
+
+    fn admit_tool_result(input: wit::ToolResultInput, o: wit::AdmitOptions) -> wit::ToolResultAdmission {
+        let mut a = crate::admit_tool_result(
+            &input.tool,
+            &input.content_json,
+            &options(o, input.convert, Options::default().provider),
+        );
+        let mut json = verdict_json::tool_result(&input.content_json, &a);
+        if input.convert {
+            json = verdict_json::with_conversions(json, &a.conversions);
+        }
+        let conversions = std::mem::take(&mut a.conversions).into_iter().map(made).collect();
+        wit::ToolResultAdmission {
+            content: a.content,
+            refused: a
+                .refused
+                .into_iter()
+                .map(|r| wit::RefusedBlock {
+                    index: r.index,
+                    path: r.path,
+                    block_type: r.block_type,
+                    mime: r.mime,
+                    reason: reason(r.reason),
+                    raw_bytes: r.raw_bytes,
+                    limit: r.limit,
+                })
+                .collect(),
+            conversions,
+            json,
+        }
+    }
+
+    fn admit_request(input: wit::RequestInput, o: wit::AdmitOptions) -> wit::RequestAdmission {
+        let api = match input.api {
+            wit::RequestApi::Anthropic => Api::Anthropic,
+            wit::RequestApi::Openai => Api::OpenAi,
+        };
+        let mut verdict = crate::admit_request(api, &input.request_json, &options(o, input.convert, api.provider()));
+        let conversions = match &mut verdict {
+            Ok(a) => std::mem::take(&mut a.conversions),
+            Err(_) => Vec::new(),
+        };
+        let mut json = verdict_json::request(api, &input.request_json, &verdict);
+        if input.convert {
+            json = verdict_json::with_conversions(json, &conversions);
+        }
+        let verdict = match verdict {
+            Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
+                request: a.request,
+                changes: a.changes.into_iter().map(change).collect(),
+            }),
+            Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
+                unusable: r.unusable,
+                reason: reason(r.reason),
+                bytes: r.bytes,
+                limit: r.limit,
+                rule: r.rule.map(str::to_string),
+                message: r.message,
+            }),
+        };
+        wit::RequestAdmission { verdict, conversions: conversions.into_iter().map(made).collect(), json }
+    }
+}

@@ -1,0 +1,135 @@
+//! One entry per input: the bytes, the type the caller claims (if any), the file's name (the
+//! extension hint), whether to convert and which PDF page. Sniff → claim → dispatch (image,
+//! document, conversion, PDF page) happens here, once, for every host; the answer carries its
+//! JSON (`verdict_json`), the one every host prints.
+
+use crate::convert::{self, PageError};
+use crate::signature::{PDF_MIME, normalize_mime, sniff};
+use crate::verdict::{Admitted, Reason, Refusal};
+use crate::{Options, verdict_json};
+
+/// One input to judge.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    pub bytes: &'a [u8],
+    /// The type the caller claims; `None`: [`claimed_type`] picks it.
+    pub claimed_mime: Option<&'a str>,
+    /// The file's name (its extension is the hint when the bytes carry no type the gate admits).
+    pub name: Option<&'a str>,
+    pub convert: bool,
+    /// A PDF page (1-based) to render and admit as an image; implies `convert`.
+    pub page: Option<u32>,
+}
+
+/// Why an input was refused: by the gate's rules, or because a PDF page did not become an image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    Gate(Refusal),
+    Page(PageError),
+}
+
+/// The answer to one input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub verdict: Result<Admitted, Refused>,
+    /// The type the bytes carry.
+    pub sniffed: String,
+    /// Set (the type the bytes carry) when the input was refused for its type, was not converted,
+    /// and the converting components convert that type: the hint a host can give.
+    pub convertible: Option<&'static str>,
+}
+
+/// Why an input could not be judged as asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputError {
+    /// A page was asked of an input judged as this (non-PDF) type.
+    PageOfNonPdf(String),
+}
+
+/// The types the gate admits as they are.
+pub const ADMISSIBLE: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", PDF_MIME];
+
+/// The image types the converting components convert from (`convertible-types`; a GIF is
+/// admissible as it is, so it is not named, and a PDF page is asked for by number).
+pub const CONVERTIBLE: [&str; 4] = [convert::SVG_MIME, convert::BMP_MIME, convert::TIFF_MIME, convert::ICO_MIME];
+
+pub fn admit(input: Input, options: &Options) -> Result<Entry, InputError> {
+    let converting = input.convert || input.page.is_some();
+    let sniffed = sniff(input.bytes);
+    let mime = match input.claimed_mime {
+        Some(m) => m.to_string(),
+        None => claimed_type(&sniffed, input.name, converting),
+    };
+    let is_document = normalize_mime(&mime) == PDF_MIME;
+    let verdict = match (input.page, is_document) {
+        (Some(page), true) => {
+            let options = Options { convert: true, ..*options };
+            convert::admit_pdf_page(input.bytes, page, &options).map_err(Refused::Page)
+        }
+        (Some(_), false) => return Err(InputError::PageOfNonPdf(mime)),
+        (None, true) => crate::admit_document(input.bytes, &mime).map_err(Refused::Gate),
+        (None, false) if input.convert => {
+            let options = Options { convert: true, ..*options };
+            convert::admit_converting(input.bytes, &mime, &options)
+                .unwrap_or_else(|| crate::admit_image(input.bytes, &mime, &options))
+                .map_err(Refused::Gate)
+        }
+        (None, false) => crate::admit_image(input.bytes, &mime, options).map_err(Refused::Gate),
+    };
+    let type_refusal = matches!(&verdict, Err(Refused::Gate(r)) if matches!(r.reason, Reason::MagicMismatch | Reason::MimeUnsupported));
+    let convertible = match CONVERTIBLE.iter().find(|t| **t == sniffed) {
+        Some(t) if !converting && type_refusal => Some(*t),
+        _ => None,
+    };
+    Ok(Entry { verdict, sniffed, convertible })
+}
+
+impl Entry {
+    /// The verdict as JSON (`verdict_json`); `input_len` is the input's length (a page error's
+    /// `raw_bytes`).
+    pub fn json_value(&self, input_len: u64) -> serde_json::Value {
+        match &self.verdict {
+            Ok(a) => verdict_json::admitted(a),
+            Err(Refused::Gate(r)) => verdict_json::refusal(r),
+            Err(Refused::Page(e)) => verdict_json::page_refusal(e, input_len),
+        }
+    }
+}
+
+/// The type an input without a claimed type is judged as. Converting, the one its bytes carry
+/// whenever they are an image or a PDF (so an SVG named `.png` converts through every front end).
+/// Otherwise the rules stay exact: the bytes' type when the gate admits it (a PDF named
+/// `report.png` is the document it is), else the one the name's extension names (an SVG named
+/// `.png` is refused for its signature, with the hint that converting takes it).
+pub fn claimed_type(sniffed: &str, name: Option<&str>, converting: bool) -> String {
+    let sniffed_wins = ADMISSIBLE.contains(&sniffed) || (converting && sniffed.starts_with("image/"));
+    if sniffed_wins { sniffed.to_string() } else { mime_from_extension(name.unwrap_or("")).to_string() }
+}
+
+/// The media type a file name's extension names, as an agent's Read tool infers it.
+pub fn mime_from_extension(name: &str) -> &'static str {
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let ext = match file.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+        _ => String::new(),
+    };
+    match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" | "jpe" | "jfif" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "pdf" => PDF_MIME,
+        "svg" => convert::SVG_MIME,
+        "bmp" => convert::BMP_MIME,
+        "tif" | "tiff" => convert::TIFF_MIME,
+        "ico" => convert::ICO_MIME,
+        "heic" => convert::HEIC_MIME,
+        "avif" => convert::AVIF_MIME,
+        "txt" => "text/plain",
+        "html" | "htm" => "text/html",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests;

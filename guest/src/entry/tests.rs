@@ -1,0 +1,118 @@
+use super::*;
+use crate::test_images;
+
+fn input(bytes: &[u8]) -> Input<'_> {
+    Input { bytes, claimed_mime: None, name: None, convert: false, page: None }
+}
+
+fn json(entry: &Entry, bytes: &[u8]) -> serde_json::Value {
+    entry.json_value(bytes.len() as u64)
+}
+
+const SVG: &[u8] = br#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30"><rect width="40" height="30" fill="red"/></svg>"#;
+
+#[test]
+fn the_bytes_type_wins_over_the_name_when_the_gate_admits_it() {
+    let png = test_images::png(20, 10);
+    let e = admit(Input { name: Some("photo.jpg"), ..input(&png) }, &Options::default()).unwrap();
+    let v = json(&e, &png);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["mime"], "image/png");
+    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(20), Some(10)));
+    assert_eq!(e.sniffed, "image/png");
+    assert_eq!(e.convertible, None);
+}
+
+#[test]
+fn a_pdf_is_the_document_it_is_whatever_its_name() {
+    let pdf = test_images::pdf(0);
+    let e = admit(Input { name: Some("report.png"), ..input(&pdf) }, &Options::default()).unwrap();
+    assert_eq!(json(&e, &pdf)["kind"], "document");
+}
+
+#[test]
+fn an_svg_named_png_is_refused_with_the_hint_unless_converting() {
+    let e = admit(Input { name: Some("logo.png"), ..input(SVG) }, &Options::default()).unwrap();
+    let v = json(&e, SVG);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["reason"], "magic_mismatch");
+    assert_eq!(e.convertible, Some("image/svg+xml"));
+    // Converting, the bytes' type is claimed: the preflight build refuses naming the component
+    // that converts, a converting build converts.
+    let e = admit(Input { name: Some("logo.png"), convert: true, ..input(SVG) }, &Options::default()).unwrap();
+    assert_eq!(e.convertible, None);
+    let v = json(&e, SVG);
+    if convert::AVAILABLE {
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["converted"]["from"], "image/svg+xml");
+        assert_eq!(v["converted"]["to"], v["mime"]);
+    } else {
+        assert_eq!(v["reason"], "mime_unsupported", "{v}");
+    }
+}
+
+#[test]
+fn a_claimed_type_is_checked_not_replaced() {
+    let png = test_images::png(8, 8);
+    let e = admit(Input { claimed_mime: Some("image/jpeg"), ..input(&png) }, &Options::default()).unwrap();
+    assert_eq!(json(&e, &png)["reason"], "magic_mismatch");
+    assert_eq!(e.convertible, None, "PNG bytes are admissible as they are: no conversion hint");
+}
+
+#[test]
+fn unnamed_unknown_bytes_are_judged_as_octet_stream() {
+    let bytes = b"\x00\x01\x02 not an image";
+    let e = admit(input(bytes), &Options::default()).unwrap();
+    let v = json(&e, bytes);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["reason"], "mime_unsupported");
+    assert_eq!(v["raw_bytes"], bytes.len() as u64);
+}
+
+#[test]
+fn a_page_of_a_non_pdf_is_an_input_error() {
+    let png = test_images::png(4, 4);
+    let e = admit(Input { page: Some(1), ..input(&png) }, &Options::default());
+    assert_eq!(e, Err(InputError::PageOfNonPdf("image/png".into())));
+}
+
+#[test]
+fn a_missing_page_is_refused_with_its_count() {
+    let pdf = test_images::pdf(0);
+    let e = admit(Input { page: Some(9), ..input(&pdf) }, &Options::default()).unwrap();
+    let v = json(&e, &pdf);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["raw_bytes"], pdf.len() as u64);
+    if convert::AVAILABLE {
+        assert_eq!(v["reason"], "no_such_page", "{v}");
+        assert_eq!(v["requested"], 9);
+        assert_eq!(v["count"], 1);
+    } else {
+        assert_eq!(v["reason"], "mime_unsupported", "{v}");
+        assert!(v.get("requested").is_none());
+    }
+}
+
+#[test]
+fn the_json_keys_are_the_clis() {
+    let png = test_images::png(3000, 1000);
+    let e = admit(input(&png), &Options::default()).unwrap();
+    let text = json(&e, &png).to_string();
+    // Sorted keys, snake_case: the text the CLI has always printed.
+    assert!(
+        text.starts_with(r#"{"base64_len":"#)
+            && text.contains(r#","height":667,"kind":"image","mime":"image/png","ok":true,"original_size":"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""reencoded":true,"resized":true,"width":2000}"#), "{text}");
+}
+
+#[test]
+fn extension_table() {
+    assert_eq!(mime_from_extension("a/b/Photo.JPG"), "image/jpeg");
+    assert_eq!(mime_from_extension("x.jfif"), "image/jpeg");
+    assert_eq!(mime_from_extension("icon.ico"), "image/vnd.microsoft.icon");
+    assert_eq!(mime_from_extension(".png"), "application/octet-stream", "a dot file has no extension");
+    assert_eq!(mime_from_extension("dir.png/file"), "application/octet-stream");
+    assert_eq!(mime_from_extension(""), "application/octet-stream");
+}
