@@ -80,7 +80,8 @@ fn the_convert_component_comes_precompiled_and_is_written_by_the_cli() {
 
 #[tokio::test]
 async fn the_convert_component_is_loaded_by_the_first_converting_call_only() {
-    let gate = gate();
+    // A gate of its own: the shared one may have loaded the converter in another test.
+    let gate = mediagate::Gate::new(runtime()).unwrap();
     let png = png_bytes(8, 8);
     let verdict = gate.admit_image(&png, "image/png", gate.default_options()).await.unwrap();
     assert!(matches!(verdict, mediagate::gate::Verdict::Admitted(_)));

@@ -89,7 +89,8 @@ async fn a_requests_profile_defaults_to_its_api() {
 
 #[tokio::test]
 async fn the_name_is_the_hint_and_a_page_needs_a_pdf() {
-    let gate = gate();
+    // A gate of its own: the shared one may have loaded the converter in another test.
+    let gate = mediagate::Gate::new(runtime()).unwrap();
     let svg = std::fs::read(fixture("icon-svg.png")).unwrap();
     let plain = gate.admit(&input(svg.clone(), Some("icon.png")), unset()).await.unwrap().unwrap();
     assert_eq!(plain.convertible.as_deref(), Some("image/svg+xml"), "{}", plain.json);

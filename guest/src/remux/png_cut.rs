@@ -97,6 +97,10 @@ pub(super) fn repair(
             whole += len;
         }
     }
+    // Nothing of the picture arrived: a repair would be an image made up whole, not shown.
+    if whole == 0 {
+        return broken("the PNG is cut before a whole row of its image data arrived (truncated)");
+    }
     rows.truncate(whole);
     rows.resize(expected, 0);
     let data = miniz_oxide::deflate::compress_to_vec_zlib(&rows, 6);
