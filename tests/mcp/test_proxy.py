@@ -9,6 +9,7 @@ import os
 import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import mcp_types as types
 import pytest
