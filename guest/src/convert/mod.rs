@@ -277,6 +277,16 @@ pub fn admit_pdf_page(bytes: &[u8], page: u32, options: &Options) -> Result<Admi
              component) carries no renderer",
         )));
     }
+    // The HTTP gate's routes ask for no page. Leaving the renderer out of its component (3.6 MB)
+    // keeps the crate that carries all four components under crates.io's 10 MB.
+    if cfg!(feature = "http-gate") {
+        return Err(PageError::Refused(Refusal::new(
+            Reason::MimeUnsupported,
+            raw,
+            None,
+            "the HTTP gate renders no PDF page; the `convert` component (the CLI's `--page`) does",
+        )));
+    }
     if raw > PDF_RAW_CAP {
         return Err(PageError::Refused(Refusal::new(
             Reason::RawTooLarge,
