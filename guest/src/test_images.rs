@@ -160,7 +160,7 @@ pub fn pdf(filler: usize) -> Vec<u8> {
 /// A PDF of `objects`' bodies (object `i + 1` is `objects[i]`; the catalog is object 1), with its
 /// xref table and a trailer that names the catalog and carries `extra_trailer`. (The converters'
 /// tests and the e2e tests use it; the guest built without `convert` does not.)
-#[cfg_attr(not(feature = "convert"), allow(dead_code))]
+#[allow(dead_code)]
 pub fn pdf_of_objects(objects: &[Vec<u8>], extra_trailer: &str) -> Vec<u8> {
     let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
     let mut offsets = Vec::new();
@@ -183,7 +183,7 @@ pub fn pdf_of_objects(objects: &[Vec<u8>], extra_trailer: &str) -> Vec<u8> {
 }
 
 /// A PDF stream object's body: `dict`'s entries with the `/Length` of `data`, then `data`.
-#[cfg_attr(not(feature = "convert"), allow(dead_code))]
+#[allow(dead_code)]
 pub fn pdf_stream(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut v = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
     v.extend_from_slice(data);

@@ -284,9 +284,7 @@ fn every_module_architecture_md_names_exists() {
     let text = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
     let paths = architecture_paths(&text);
     // The map and the three module tables (guest, host, Python host) are all read.
-    for expected in
-        ["wit/", "guest/src/gate/image.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"]
-    {
+    for expected in ["wit/", "guest/src/gate/image.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"] {
         assert!(paths.iter().any(|(_, p)| p == Path::new(expected)), "{expected} is among the paths checked");
     }
     let missing: Vec<String> = paths

@@ -127,7 +127,9 @@ async fn misnamed_and_broken_files_are_refused() {
     }
     // A file cut after its header: the rows that arrived are written by the gate, the rest zero, as
     // browsers show it; the verdict says so.
-    let Verdict::Admitted(a) = admit_file(&gate, &fixture("truncated.png"), "image/png", full()).await else { panic!() };
+    let Verdict::Admitted(a) = admit_file(&gate, &fixture("truncated.png"), "image/png", full()).await else {
+        panic!()
+    };
     assert!(a.reencoded && a.dropped.iter().any(|k| k == "cut-data"), "{:?}", a.dropped);
 }
 

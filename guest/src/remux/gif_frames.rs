@@ -18,8 +18,8 @@
 use weezl::{BitOrder, LzwStatus, decode::Decoder, encode::Encoder};
 
 use super::{Canonical, Out, broken};
-use crate::limits::{DECODE_MAX_PIXELS, GIF_FRAMES_MAX_PIXELS};
 use crate::container::Broken;
+use crate::limits::{DECODE_MAX_PIXELS, GIF_FRAMES_MAX_PIXELS};
 
 const EXTENSION: u8 = 0x21;
 const IMAGE: u8 = 0x2C;

@@ -10,8 +10,8 @@
 //! [`DECODE_MAX_ALLOC`]: a cut file's data are never inflated past what its header declares.
 
 use super::{Out, broken, png_chunk};
-use crate::limits::DECODE_MAX_ALLOC;
 use crate::container::Broken;
+use crate::limits::DECODE_MAX_ALLOC;
 
 /// The length of every scanline (its filter byte included) in the order the image data hold
 /// them: row by row, or pass by pass for an Adam7-interlaced image. `None`: a header no decoder
