@@ -106,6 +106,18 @@ pub fn claimed_type(sniffed: &str, name: Option<&str>, converting: bool) -> Stri
     if sniffed_wins { sniffed.to_string() } else { mime_from_extension(name.unwrap_or("")).to_string() }
 }
 
+/// The type a tool-result or request block that names one is judged as. A tool that labels a JPEG
+/// `image/png` would have the provider refuse the block for the mismatch, so when the label names an
+/// image and the bytes are an image the gate admits (converting: also one it converts), the block
+/// is judged as — and rewritten with — the bytes' type. Any other label stands and is checked
+/// against the bytes: an SVG labelled `image/png` is refused unless converting, a PDF labelled as
+/// an image is refused.
+pub fn block_type<'a>(labelled: &'a str, sniffed: &'a str, converting: bool) -> &'a str {
+    let bytes_are_image = sniffed.starts_with("image/")
+        && (ADMISSIBLE.contains(&sniffed) || (converting && CONVERTIBLE.contains(&sniffed)));
+    if bytes_are_image && normalize_mime(labelled).starts_with("image/") { sniffed } else { labelled }
+}
+
 /// The media type a file name's extension names, as an agent's Read tool infers it.
 pub fn mime_from_extension(name: &str) -> &'static str {
     let file = name.rsplit(['/', '\\']).next().unwrap_or(name);

@@ -14,6 +14,7 @@ use jiter::{Jiter, Peek};
 use crate::limits::TOOL_RESULT_MAX_BYTES;
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
+use crate::signature::ImageType;
 use crate::tool_result::{Block, Ruled, Rules, placeholder_text, scan, shape, walk};
 use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal, Unit};
 
@@ -189,6 +190,11 @@ fn admit_request_under(
                         (None, ChangeKind::Reencoded) => {
                             "re-encoded at the same size (upright, or smaller as JPEG)".into()
                         }
+                        _ if relabelled(outcome.mime.as_deref(), admitted.mime) => format!(
+                            "relabelled: the bytes are {}, not {}",
+                            admitted.mime,
+                            outcome.mime.as_deref().unwrap_or_default()
+                        ),
                         _ => "the same bytes, written in canonical form".into(),
                     };
                     Some(Change {
@@ -433,6 +439,13 @@ fn check_message(api: Api, j: &mut Jiter, peek: Peek) -> Result<(), String> {
         None => Err("it has no `content`".into()),
         Some(_) => Err("`content` is neither a string nor a list of blocks".into()),
     }
+}
+
+/// Whether the block named another image type than its bytes are (`image/jpg` for a JPEG is the
+/// same type, spelt otherwise).
+fn relabelled(labelled: Option<&str>, admitted: &str) -> bool {
+    let same = |m: &str| ImageType::from_mime(m).zip(ImageType::from_mime(admitted)).is_some_and(|(a, b)| a == b);
+    labelled.is_some_and(|m| !same(m) && crate::signature::normalize_mime(m) != admitted)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use crate::limits::{
     TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_MAX_IMAGES, TOOL_RESULT_PIXEL_BUDGET,
 };
 use crate::options::Options;
-use crate::signature::{PDF_MIME, normalize_mime};
+use crate::signature::{PDF_MIME, normalize_mime, sniff};
 use crate::verdict::{Admitted, ConversionMade, Reason, Refusal, Unit};
 pub(crate) use scan::{Scan, scan};
 pub(crate) use shape::{Block, Payload};
@@ -283,9 +283,11 @@ fn judge(
     let bytes = decode_base64(&data)
         .ok_or_else(|| Refusal::new(Reason::Undecodable, 0, None, "the block's data is not valid base64"))?;
     let raw = bytes.len() as u64;
-    let Some(claimed) = block.mime.as_deref() else {
+    let Some(labelled) = block.mime.as_deref() else {
         return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
     };
+    let sniffed = sniff(&bytes);
+    let claimed = crate::entry::block_type(labelled, &sniffed, options.convert);
     let admitted = if block.is_document() || normalize_mime(claimed) == PDF_MIME {
         admit_document(&bytes, claimed)
     } else if block.is_audio() {

@@ -158,7 +158,7 @@ fn openai_data_urls_are_admitted_in_place_and_byte_budgets_refuse_in_slots() {
     let text = json!({"model": "gpt", "messages": [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": [openai_image(&small, "image/png"), openai_image(&big, "image/png"),
-            openai_image(b"GIF89a not really", "image/png")]},
+            openai_image(b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "image/png")]},
         {"role": "assistant", "content": null, "tool_calls": []},
     ]})
     .to_string();
@@ -245,4 +245,26 @@ fn repeated_keys_and_disguised_data_urls_are_refused_in_a_request() {
         ]
     );
     assert!(!a.request.unwrap().contains(&svg));
+}
+
+#[test]
+fn an_image_labelled_as_another_image_type_is_relabelled_and_the_change_says_so() {
+    let jpeg = encode(&gradient(8, 8), image::ImageFormat::Jpeg);
+    let text = json!({"model": "gpt", "messages": [{"role": "user", "content": [
+        openai_image(&jpeg, "image/png"), openai_image(&png(4, 4), "image/jpg"),
+    ]}]})
+    .to_string();
+    let a = admitted(admit_request(Api::OpenAi, &text, &no_downsample()));
+    let out = request_value(&a);
+    let url = out["messages"][0]["content"][0]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/jpeg;base64,"), "{url:.40}");
+    let change = &a.changes[0];
+    assert_eq!((change.path.as_str(), change.what), ("/messages/0/content/0", ChangeKind::Normalized));
+    assert_eq!(change.message, "relabelled: the bytes are image/jpeg, not image/png");
+    assert_eq!(
+        (change.before.mime.as_deref(), change.after.as_ref().and_then(|f| f.mime.as_deref())),
+        (Some("image/png"), Some("image/jpeg"))
+    );
+    // A PNG labelled `image/jpg` is relabelled too; `image/jpg` for a JPEG would only be respelt.
+    assert_eq!(a.changes[1].message, "relabelled: the bytes are image/png, not image/jpg");
 }

@@ -191,7 +191,7 @@ fn embedded_resources_and_object_results() {
 
 #[test]
 fn a_single_block_comes_back_as_a_single_block() {
-    let input = json!({"type": "image", "data": b64(b"GIF89a"), "mimeType": "image/webp"});
+    let input = json!({"type": "image", "data": b64(b"<svg/>"), "mimeType": "image/webp"});
     let (content, refused) = admit(&input);
     assert_eq!(content.unwrap()["type"], "text");
     assert_eq!(refused[0].reason, Reason::MagicMismatch);
@@ -514,4 +514,24 @@ fn a_tool_result_carries_at_most_its_cap_of_images() {
     // URLs alone, under the cap: the content stands as it was given.
     let urls = json!([{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]);
     assert_eq!(admit(&urls), (None, vec![]));
+}
+
+#[test]
+fn an_image_labelled_as_another_image_type_is_relabelled_to_its_bytes_type() {
+    let jpeg = encode(&gradient(8, 8), image::ImageFormat::Jpeg);
+    let input = json!([
+        {"type": "image", "data": b64(&jpeg), "mimeType": "image/png"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": b64(&png(4, 4))}},
+    ]);
+    let (content, refused) = admit(&input);
+    assert_eq!(refused, vec![]);
+    let blocks = content.unwrap();
+    assert_eq!(blocks[0]["mimeType"], "image/jpeg", "the label the provider checks is the bytes' type");
+    assert_eq!(blocks[1]["source"]["media_type"], "image/png");
+    // Only between images: a PDF labelled as an image, or an SVG without converting, is refused.
+    let (_, refused) = admit(&json!([
+        {"type": "image", "data": b64(&crate::test_images::pdf(0)), "mimeType": "image/png"},
+        svg_as_png(),
+    ]));
+    assert_eq!(refused.iter().map(|r| r.reason).collect::<Vec<_>>(), vec![Reason::MagicMismatch; 2]);
 }
