@@ -25,19 +25,13 @@ function formatBytes(n) {
   return `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]} (${n.toLocaleString('en-US')} bytes)`;
 }
 
-const dims = (d) => (d ? `${d.width} × ${d.height}` : '—');
-
-function admittedByteCount(verdict) {
-  const data = verdict.block.source.data;
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return (data.length / 4) * 3 - padding;
-}
+const dims = (d) => (d?.width !== undefined ? `${d.width} × ${d.height}` : '—');
 
 function summary(verdict) {
   if (verdict.converted) {
     return `Converted from ${verdict.converted.from} (${verdict.converted.note}) in the sandbox, then admitted as any ${verdict.converted.to}.`;
   }
-  if (verdict.block.type === 'document') return 'The PDF goes to the model as a document block.';
+  if (verdict.kind === 'document') return 'The PDF goes to the model as a document block.';
   if (verdict.resized) return 'Too large as it was: fitted inside 2000 × 2000 and re-encoded, then admitted.';
   if (verdict.reencoded) return 'Re-encoded (turned upright or transcoded), then admitted.';
   if (verdict.dropped?.length) {
@@ -71,7 +65,9 @@ async function judge(file) {
   document.body.dataset.state = 'busy';
   $('status').textContent = `Checking ${file.name}…`;
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const claimed = $('mime').value.trim() || mediagate.mimeFromExtension(file.name);
+  // A claimed type when one is typed in; else the gate picks it (the bytes' type, or the name's).
+  const claimed = $('mime').value.trim();
+  const input = claimed ? { mime: claimed } : { name: file.name };
   // Let the page paint the status before the (synchronous) gate runs.
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 
@@ -81,8 +77,8 @@ async function judge(file) {
     // Converting loads the converter component on first use (the module-level functions' second
     // instance); the page does not fetch it until the box is ticked and a file judged.
     verdict = $('convert').checked
-      ? await mediagate.admit(bytes, claimed, { ...options(), convert: true })
-      : gate.admit(bytes, claimed, options());
+      ? await mediagate.admit(bytes, input, { ...options(), convert: true })
+      : gate.admit(bytes, input, options());
   } catch (e) {
     $('status').textContent = `The gate failed: ${e.message}`;
     document.body.dataset.state = 'error';
@@ -90,39 +86,40 @@ async function judge(file) {
     return;
   }
   const ms = performance.now() - t0;
-  const sniffed = gate.sniff(bytes);
 
   const result = $('result');
   result.hidden = false;
   result.dataset.ok = String(verdict.ok);
   result.dataset.reason = verdict.ok ? '' : verdict.reason;
-  $('verdict').textContent = verdict.ok ? `Admitted: ${verdict.block.type}, ${verdict.mime}` : `Refused: ${verdict.reason}`;
-  $('reason').textContent = verdict.ok ? summary(verdict) : mediagate.describeReason(verdict.reason);
+  $('verdict').textContent = verdict.ok ? `Admitted: ${verdict.kind}, ${verdict.mime}` : `Refused: ${verdict.reason}`;
+  const hint = verdict.convertible ? ` The bytes are ${verdict.convertible}, which Convert converts.` : '';
+  $('reason').textContent = verdict.ok ? summary(verdict) : mediagate.describeReason(verdict.reason) + hint;
   $('message').textContent = verdict.ok ? '' : `The gate says: ${verdict.message}`;
   $('file-name').textContent = file.name;
-  $('claimed').textContent = claimed;
-  $('sniffed').textContent = sniffed;
+  $('claimed').textContent = claimed || `none (judged by the bytes, else the name ${file.name})`;
+  $('sniffed').textContent = verdict.sniffed;
   $('original-size').textContent = formatBytes(bytes.length);
-  $('admitted-size').textContent = verdict.ok ? formatBytes(admittedByteCount(verdict)) : '— (refused)';
-  $('admitted-dims').textContent = verdict.ok ? dims(verdict.dimensions) : '—';
+  $('admitted-size').textContent = verdict.ok ? formatBytes(verdict.bytes.length) : '— (refused)';
+  $('admitted-dims').textContent = verdict.ok ? dims(verdict) : '—';
   $('base64-len').textContent = verdict.ok
-    ? verdict.base64Len.toLocaleString('en-US')
+    ? verdict.base64_len.toLocaleString('en-US')
     : verdict.limit !== undefined
       ? `limit ${verdict.limit.toLocaleString('en-US')}`
       : '—';
   $('time').textContent = `${ms.toFixed(1)} ms`;
-  $('verdict-json').textContent = JSON.stringify(mediagate.toCliJson(verdict), null, 2);
+  // The component's own JSON, as `mediagate admit --json` prints it (indented for reading).
+  $('verdict-json').textContent = JSON.stringify(verdict, null, 2);
 
   const preview = $('preview');
-  if (verdict.ok && verdict.block.type === 'image') {
-    preview.src = `data:${verdict.mime};base64,${verdict.block.source.data}`;
+  if (verdict.ok && verdict.kind === 'image') {
+    preview.src = `data:${verdict.mime};base64,${mediagate.contentBlock(verdict).source.data}`;
     await preview.decode().catch(() => {});
     $('preview-box').hidden = false;
   } else {
     preview.removeAttribute('src');
     $('preview-box').hidden = true;
   }
-  $('original-dims').textContent = dims(await measureOriginal(bytes, claimed));
+  $('original-dims').textContent = dims(await measureOriginal(bytes, claimed || verdict.sniffed));
 
   $('status').textContent = `Done: ${file.name} judged in ${ms.toFixed(1)} ms.`;
   document.body.dataset.state = 'done';
@@ -170,22 +167,22 @@ function fromBase64(b64) {
 }
 window.mediagate = mediagate;
 window.mediagateInstantiateMs = instantiateMs;
-/** Admit bytes (a Uint8Array or an array of byte values); answers the CLI's JSON shape. */
-window.mediagateAdmit = (bytes, mime, opts) => mediagate.toCliJson(gate.admit(Uint8Array.from(bytes), mime, opts));
+/** Admit bytes (a Uint8Array or an array of byte values); answers the verdict's JSON keys. */
+window.mediagateAdmit = (bytes, input, opts) => JSON.parse(gate.admit(Uint8Array.from(bytes), input, opts).json);
 /**
- * Many files at once: [{ b64, mime, options }] → [{ verdict (the CLI's JSON shape), sha256 of the
- * admitted bytes or null }].
+ * Many files at once: [{ b64, input, options }] → [{ text (the verdict's JSON text), verdict (it
+ * parsed), sha256 of the admitted bytes or null }].
  */
 window.mediagateAdmitBatch = async (items) => {
   const answers = [];
-  for (const { b64, mime, options: opts } of items) {
-    const verdict = gate.admit(fromBase64(b64), mime, opts);
+  for (const { b64, input, options: opts } of items) {
+    const verdict = gate.admit(fromBase64(b64), input, opts);
     let sha256 = null;
     if (verdict.ok) {
       const digest = await crypto.subtle.digest('SHA-256', mediagate.admittedBytes(verdict));
       sha256 = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
     }
-    answers.push({ verdict: mediagate.toCliJson(verdict), sha256 });
+    answers.push({ text: verdict.json, verdict: JSON.parse(verdict.json), sha256 });
   }
   return answers;
 };

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = resolve(here, '..');
@@ -77,7 +77,9 @@ const FLAGS = TRANSPILE_FLAGS.join(' ');
 // `memory_grow_post` (binaryen's instrument-memory pass, limited to the `memory.grow` instruction), through which src/index.js refuses a grow
 // past the CLI's memory limit and stops the call, as the Rust host's store limiter does. The limits
 // themselves are the Rust host's (host/src/runtime.rs, `Limits::default`), written to limits.js.
-const POSTPROCESS = 'drop-unversioned-admission-dts,instrument-memory@memory.grow,limits-js';
+// The component's `default-options` are read from the transpiled component itself and written to
+// defaults.js (src/index.js exports them as DEFAULT_OPTIONS): the defaults live in the guest only.
+const POSTPROCESS = 'drop-unversioned-admission-dts,instrument-memory@memory.grow,limits-js,defaults-js';
 const GROW_HOOKS = ['memory_grow_pre', 'memory_grow_post'];
 
 /** The Rust host's memory limit and CPU deadline: one fact, read where it is defined. */
@@ -127,6 +129,24 @@ async function instrumentGrow(bytes) {
   }
 }
 
+/** What the transpiled preflight component in `dir` answers to `default-options`. */
+async function componentDefaults(dir) {
+  const { instantiate } = await import(pathToFileURL(join(dir, 'mediagate.js')).href);
+  const passThrough = (...args) => args[args.length - 1];
+  const root = await instantiate(
+    (name) => WebAssembly.compile(readFileSync(join(dir, name))),
+    {},
+    (module, imports) => {
+      const env = Object.fromEntries(WebAssembly.Module.imports(module).filter((i) => i.module === 'env').map((i) => [i.name, passThrough]));
+      return WebAssembly.instantiate(module, { ...imports, env });
+    },
+  );
+  const api = root['mediagate:gate/admission@0.3.0'];
+  if (api == null) fail('the preflight component does not export mediagate:gate/admission@0.3.0');
+  const { downsample, provider, verify, keepMetadata } = api.defaultOptions();
+  return { downsample, provider, verify, keepMetadata };
+}
+
 // The core module each wrapper names for bundlers (src/index.js CORE_URLS, src/convert.js
 // CONVERT_CORE_URLS): one per component, since neither imports anything (jco adds shim modules
 // only to wire imports).
@@ -155,6 +175,7 @@ if (!process.argv.includes('--force')) {
       built.limits?.memoryBytes === LIMITS.memoryBytes &&
       built.limits?.cpuDeadlineMs === LIMITS.cpuDeadlineMs &&
       existsSync(join(outDir, 'limits.js')) &&
+      existsSync(join(outDir, 'defaults.js')) &&
       COMPONENTS.every((c) => expectedFiles(c).every((f) => existsSync(join(outDir, f))))
     ) {
       console.log(`build: ${outDir} is up to date (component sha256 ${componentSha256.slice(0, 12)}…, jco ${jcoPkg.version})`);
@@ -208,6 +229,11 @@ writeFileSync(
     `export const MEMORY_LIMIT_BYTES = ${LIMITS.memoryBytes};\nexport const CPU_DEADLINE_MS = ${LIMITS.cpuDeadlineMs};\n`,
 );
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
+writeFileSync(
+  join(tmpDir, 'defaults.js'),
+  `// Written by scripts/build.mjs: the component's \`default-options\` (mediagate:gate/admission@0.3.0).\n` +
+    `export const DEFAULT_OPTIONS = Object.freeze(${JSON.stringify(await componentDefaults(tmpDir))});\n`,
+);
 // Relative to the repository (an absolute path of the build machine has no place in a tarball).
 const shown = (file) => (relative(repoRoot, file).startsWith('..') ? basename(file) : relative(repoRoot, file));
 writeFileSync(

@@ -8,7 +8,7 @@
 // (`admitRequest`), so the request-level rules (images per request, bytes per request, the tighter
 // side for many images) hold across the whole prompt; the answer is put back part by part.
 
-import { admitRequest, sniff } from './index.js';
+import { admit, admitRequest } from './index.js';
 
 export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
 const OPTION_KEYS = ['provider', 'onRefusal', 'gate', 'convert', 'verify', 'downsample'];
@@ -85,7 +85,8 @@ async function claimOf(part, payload, g) {
   } catch {
     return mime; // not base64: the gate refuses it in words
   }
-  const sniffed = g ? g.sniff(bytes) : await sniff(bytes);
+  // The gate's answer on the head names the type the bytes carry (`sniffed`); its verdict is moot.
+  const { sniffed } = g ? g.admit(bytes) : await admit(bytes);
   return sniffed.startsWith('image/') ? sniffed : mime;
 }
 
@@ -156,9 +157,10 @@ export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder',
   const request = { messages: [{ role: 'user', content }] };
   const options = Object.fromEntries(Object.entries({ ...admitOptions, provider }).filter(([, v]) => v !== undefined));
   const answer = g ? g.admitRequest(api, request, options) : await admitRequest(api, request, options);
-  if (!answer.ok) throw new MediaRefusedError(`mediagate refused the prompt's media: ${answer.reason}: ${answer.message}`, []);
-  if (!answer.changed) return { prompt, changes: [] };
-  const refused = answer.changes.filter((c) => c.what === 'refused');
+  const { refusal } = answer;
+  if (refusal !== null) throw new MediaRefusedError(`mediagate refused the prompt's media: ${refusal.reason}: ${refusal.message}`, []);
+  if (answer.changed.length === 0) return { prompt, changes: [] };
+  const refused = answer.changed.filter((c) => c.what === 'refused');
   if (onRefusal === 'error' && refused.length > 0) {
     const words = refused.map((c) => `${slots[slotIndex(c.path)].part.filename ?? `part ${slotIndex(c.path)}`}: ${c.reason}: ${c.message}`);
     throw new MediaRefusedError(`mediagate refused ${refused.length} media part${refused.length === 1 ? '' : 's'} of the prompt: ${words.join('; ')}`, refused);
@@ -170,7 +172,7 @@ export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder',
     return copies.get(holder);
   };
   const blocks = answer.request.messages[0].content;
-  for (const change of answer.changes) {
+  for (const change of answer.changed) {
     const i = slotIndex(change.path);
     const slot = slots[i];
     const admitted = admittedOf(blocks[i]);
@@ -179,7 +181,7 @@ export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder',
         ? { type: 'text', text: admitted.text }
         : { ...slot.part, mediaType: admitted.mediaType, data: { type: 'data', data: admitted.base64 } };
   }
-  return { prompt: rebuild(prompt, copies), changes: answer.changes };
+  return { prompt: rebuild(prompt, copies), changes: answer.changed };
 }
 
 function slotIndex(path) {

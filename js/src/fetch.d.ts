@@ -21,13 +21,13 @@ export interface GatedFetchOptions {
 /** The dialect of a request to `url` by `method`, or null when its body is not admitted. */
 export function endpointDialect(url: string | URL, method?: string): 'openai' | 'responses' | 'anthropic' | null;
 
-/** A request body (JSON text) through the gate: `admitRequest`'s answer, `request` as text. */
+/** A request body (JSON text) through the gate: `admitRequest`'s answer, `request` as text (the body to send). */
 export function admitRequestBody(
   dialect: 'openai' | 'responses' | 'anthropic',
   text: string,
   options?: AdmitOptions,
   gate?: Gate | Promise<Gate>,
-): Promise<RequestAdmission<string>>;
+): Promise<Omit<RequestAdmission, 'request'> & { request: string | null }>;
 
 /** A `fetch` that admits every POST body to chat-completions, responses and messages endpoints. */
 export function gatedFetch(options?: GatedFetchOptions): typeof globalThis.fetch;

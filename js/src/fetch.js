@@ -54,24 +54,32 @@ const RESPONSES_PREFIX = '{"messages":[{"role":"user","content":[{"responses_req
 const RESPONSES_SUFFIX = '}]}]}';
 const RESPONSES_POINTER = '/messages/0/content/0/responses_request';
 
+/** The answer's keys, with `request` as text (the admitted body; null when refused whole). */
+function withRequestText(answer) {
+  return { ...answer, request: answer.requestText };
+}
+
 function unwrapResponses(answer) {
   const rebase = (path) => (path.startsWith(RESPONSES_POINTER) ? path.slice(RESPONSES_POINTER.length) : path);
-  if (!answer.ok) return answer;
-  const changes = answer.changes.map((c) => ({ ...c, path: rebase(c.path) }));
-  let request = answer.request;
-  if (answer.changed) {
-    if (!request.startsWith(RESPONSES_PREFIX) || !request.endsWith(RESPONSES_SUFFIX)) {
-      throw new Error('the gate answered a Responses request in a shape this wrapper cannot cut back out');
-    }
-    request = request.slice(RESPONSES_PREFIX.length, request.length - RESPONSES_SUFFIX.length);
+  if (answer.refusal !== null) return withRequestText(answer);
+  const changed = answer.changed.map((c) => ({ ...c, path: rebase(c.path) }));
+  const request = answer.requestText;
+  if (!request.startsWith(RESPONSES_PREFIX) || !request.endsWith(RESPONSES_SUFFIX)) {
+    throw new Error('the gate answered a Responses request in a shape this wrapper cannot cut back out');
   }
-  return { ...answer, request, changes, refused: answer.refused.map(rebase) };
+  return {
+    ...answer,
+    request: request.slice(RESPONSES_PREFIX.length, request.length - RESPONSES_SUFFIX.length),
+    changed,
+    refused: answer.refused.map(rebase),
+  };
 }
 
 /**
  * Admit a request body (JSON text) in `dialect` (`'openai'` Chat Completions, `'responses'`,
- * `'anthropic'` Messages): `admitRequest`'s answer, with `request` as text. `options.provider`
- * defaults to the API's own profile; `gate` is a `Gate` (else the module-level shared one).
+ * `'anthropic'` Messages): `admitRequest`'s answer (the keys `mediagate admit-request --json`
+ * prints), with `request` as text: the body to send. `options.provider` defaults to the API's own
+ * profile; `gate` is a `Gate` (else the module-level shared one).
  */
 export async function admitRequestBody(dialect, text, options = {}, gate) {
   const g = gate ? await gate : null;
@@ -79,7 +87,7 @@ export async function admitRequestBody(dialect, text, options = {}, gate) {
   if (dialect === 'responses') {
     return unwrapResponses(await admitText('openai', RESPONSES_PREFIX + text + RESPONSES_SUFFIX));
   }
-  return admitText(dialect, text);
+  return withRequestText(await admitText(dialect, text));
 }
 
 async function bodyText(body) {
@@ -95,8 +103,9 @@ async function bodyText(body) {
 }
 
 function refusalWords(dialect, answer) {
-  if (!answer.ok) return `mediagate refused the request: ${answer.reason}: ${answer.message}`;
-  const each = answer.changes
+  const { refusal } = answer;
+  if (refusal !== null) return `mediagate refused the request: ${refusal.reason}: ${refusal.message}`;
+  const each = answer.changed
     .filter((c) => c.what === 'refused')
     .map((c) => `${c.path || '/'}: ${c.reason}: ${c.message}`);
   return `mediagate refused ${each.length} block${each.length === 1 ? '' : 's'} of the ${dialect} request: ${each.join('; ')}`;
@@ -109,9 +118,11 @@ function refusalWords(dialect, answer) {
  */
 function refusalResponse(dialect, answer) {
   const message = refusalWords(dialect, answer);
-  const detail = answer.ok
-    ? { refused: answer.changes.filter((c) => c.what === 'refused') }
-    : { reason: answer.reason, rule: answer.rule, unusable: answer.unusable };
+  const { refusal } = answer;
+  const detail =
+    refusal === null
+      ? { refused: answer.changed.filter((c) => c.what === 'refused') }
+      : { reason: refusal.reason, rule: refusal.rule, unusable: refusal.unusable };
   const error = { type: 'mediagate_refused', message, mediagate: detail };
   const body = dialect === 'anthropic' ? { type: 'error', error } : { error: { ...error, code: 'mediagate_refused', param: null } };
   return new Response(JSON.stringify(body), {
@@ -161,10 +172,10 @@ export function gatedFetch(options = {}) {
     if (rawBody == null) return send(input, init);
     const text = await bodyText(rawBody);
     const answer = await admitRequestBody(dialect, text, admitOptions, gate);
-    if (!answer.ok || (onRefusal === 'error' && answer.refused.length > 0)) return refusalResponse(dialect, answer);
+    if (answer.refusal !== null || (onRefusal === 'error' && answer.refused.length > 0)) return refusalResponse(dialect, answer);
     // A stream was read to the end: the text goes in its place. Any other body is sent as given.
     const consumed = typeof ReadableStream !== 'undefined' && rawBody instanceof ReadableStream;
-    if (!answer.changed) return send(input, consumed ? { ...init, body: text } : init);
+    if (answer.changed.length === 0) return send(input, consumed ? { ...init, body: text } : init);
     // The admitted body; its length is not the caller's any more.
     const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
     headers.delete('content-length');

@@ -10,7 +10,10 @@ export type RefusalReason =
   | 'base64_too_large'
   | 'undecodable'
   | 'dimensions_too_large'
-  | 'request_limit';
+  | 'request_limit'
+  | 'no_such_page'
+  | 'encrypted'
+  | 'blank';
 export type RequestApi = 'anthropic' | 'openai';
 
 export interface AdmitOptions {
@@ -56,57 +59,77 @@ export interface BlockConversion extends Conversion {
 /** The bytes to judge. The module-level functions also take a Blob (a File from an input or a drop). */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | number[];
 
+/** The Anthropic content block of an admitted verdict (`contentBlock`; `mediagate admit --block-out`). */
 export interface ContentBlock {
   type: 'image' | 'document';
   source: { type: 'base64'; media_type: string; data: string };
 }
 
-export interface Dimensions {
-  width: number;
-  height: number;
+/** What one input is: a claimed type, or `{ mime, name, page }` (nothing: the gate picks the type). */
+export type Input =
+  | string
+  | {
+      /** The type the caller claims (checked against the bytes). */
+      mime?: string;
+      /** The file's name: its extension is the hint when the bytes carry no type the gate admits. */
+      name?: string;
+      /** Render this page (1-based) of a PDF and admit it as an image (loads the converter). */
+      page?: number;
+    };
+
+/**
+ * Beside a verdict's keys, not enumerable (`Object.keys` and `JSON.stringify` see only the CLI's
+ * keys; a copy by spreading or JSON drops these).
+ */
+export interface VerdictExtras {
+  /** The component's JSON text, exactly what `mediagate admit --json` prints. */
+  readonly json: string;
+  /** The type the bytes carry (their signature). */
+  readonly sniffed: string;
+  /** Set when the input was refused for its type and the converting gate converts the type its bytes carry (that type). */
+  readonly convertible: string | null;
 }
 
-export interface Admitted {
+/** An admitted verdict: the keys of `mediagate admit --json`. */
+export interface Admitted extends VerdictExtras {
   ok: true;
-  /** The content block (Anthropic shape), built from the bytes that were checked. */
-  block: ContentBlock;
+  kind: 'image' | 'document';
   mime: string;
   /** Size of the bytes that were given. */
-  originalSize: number;
-  /** Measured dimensions of the admitted image; undefined when not measured (documents). */
-  dimensions: Dimensions | undefined;
+  original_size: number;
   /** The pixel size changed (fitted or scaled down). */
   resized: boolean;
-  /** The bytes were re-encoded (resized, upright-rotated, or transcoded to JPEG). */
+  /** The bytes were re-encoded (resized, upright-rotated, converted, or transcoded to JPEG). */
   reencoded: boolean;
-  /** Length of the block's base64 data. */
-  base64Len: number;
-  /** What the gate's canonical form left out of the input, by kind (`exif`, `xmp`, `comment`, …); empty when nothing was. */
-  dropped: string[];
-  /** Present when the image was converted (a converting call): from what, to what, how. */
+  /** Length of the admitted bytes' base64 form (what the provider's limit counts). */
+  base64_len: number;
+  /** What the gate's canonical form left out of the input, by kind (`exif`, `text`, …); absent when nothing was. */
+  dropped?: string[];
+  /** Measured dimensions of the admitted image; absent when not measured (documents). */
+  width?: number;
+  height?: number;
+  /** Present when the image was converted: from what, to what, how. */
   converted?: Conversion;
+  /** The admitted bytes (not enumerable): the caller's own input when the gate admitted it unchanged. */
+  readonly bytes: Uint8Array;
 }
 
-export interface Refused {
+/** A refused verdict: the keys of `mediagate admit --json`. */
+export interface Refused extends VerdictExtras {
   ok: false;
   reason: RefusalReason;
   /** Size of the raw bytes that were judged. */
-  rawBytes: number;
-  /** The bound that was exceeded, where one applies (absent otherwise). */
-  limit?: number;
+  raw_bytes: number;
   /** The refusal in words a person or a model can act on. */
   message: string;
+  /** The bound that was exceeded, where one applies (absent otherwise). */
+  limit?: number;
+  /** `no_such_page` only: the page asked for and the pages the PDF has. */
+  requested?: number;
+  count?: number;
 }
 
 export type Verdict = Admitted | Refused;
-
-/** Why a PDF page did not become an image (`admitPdfPage`), besides the gate's own refusals. */
-export type PageRefused =
-  | { ok: false; reason: 'no_such_page'; page: number; pageCount: number; message: string }
-  | { ok: false; reason: 'encrypted'; message: string }
-  | { ok: false; reason: 'blank_page'; page: number; message: string };
-
-export type PageVerdict = Admitted | Refused | PageRefused;
 
 export interface RefusedBlock {
   /** Position of the block in the array that holds it (0 when no array holds it). */
@@ -123,18 +146,20 @@ export interface RefusedBlock {
   mime: string | null;
 }
 
-export interface ToolResultAdmission<T = unknown> {
+/** What `mediagate admit-tool-result` prints, parsed. */
+export interface ToolResultAdmission {
   /**
-   * The content as a JSON value: rebuilt with every media block admitted or replaced in its slot by
-   * a text block naming the refusal; or, when no block claims a media type, the input unchanged
-   * (the very object that was given, or the given JSON text parsed).
+   * The content: rebuilt with every media block admitted or replaced in its slot by a text block
+   * naming the refusal; or, when no block claims a media type, the input as it was.
    */
-  content: T | unknown;
+  content: unknown;
   refused: RefusedBlock[];
-  /** False when the gate left the content as it was (no block claims a media type). */
-  changed: boolean;
   /** The blocks converted (a converting call only). */
   conversions?: BlockConversion[];
+  /** Not enumerable: the component's JSON text, exactly what the CLI prints. */
+  readonly json: string;
+  /** Not enumerable: false when the gate left the content as it was (no block claims a media type). */
+  readonly changed: boolean;
 }
 
 /** A block's media as the gate measured it. */
@@ -162,46 +187,35 @@ export interface RequestChange {
   message: string;
 }
 
-export type RequestAdmission<T = unknown> =
-  | {
-      ok: true;
-      /** The admitted request: text when text was given (byte for byte outside the changed blocks), else a value. */
-      request: string | T | unknown;
-      /** False when the request is exactly as it was given. */
-      changed: boolean;
-      changes: RequestChange[];
-      /** Paths of the refused blocks. */
-      refused: string[];
-      /** The blocks converted (a converting call only). */
-      conversions?: BlockConversion[];
-    }
-  | {
-      ok: false;
-      /** Not a request of the API (not JSON, wrong shape, over the read cap); else it cannot be made to fit `rule`. */
-      unusable: boolean;
-      reason: RefusalReason;
-      bytes: number;
-      limit: number | null;
-      rule: string | null;
-      message: string;
-      conversions?: BlockConversion[];
-    };
+/** Why a whole request was refused (`refusal` of `mediagate admit-request --json`). */
+export interface RequestRefusal {
+  /** Not a request of the API (not JSON, wrong shape, over the read cap); else it cannot be made to fit `rule`. */
+  unusable: boolean;
+  reason: RefusalReason;
+  bytes: number;
+  limit: number | null;
+  rule: string | null;
+  message: string;
+}
 
-/** What `mediagate admit FILE --json` prints. */
-export type CliVerdictJson =
-  | {
-      ok: true;
-      kind: 'image' | 'document';
-      mime: string;
-      original_size: number;
-      resized: boolean;
-      reencoded: boolean;
-      base64_len: number;
-      width?: number;
-      height?: number;
-      converted?: Conversion;
-    }
-  | { ok: false; reason: RefusalReason; raw_bytes: number; message: string; limit?: number };
+/** What `mediagate admit-request --json` prints, parsed. */
+export interface RequestAdmission {
+  api: RequestApi;
+  /** The admitted request (null when refused whole). */
+  request: unknown;
+  /** The blocks the gate changed (empty: the request is as it was given). */
+  changed: RequestChange[];
+  /** Paths of the refused blocks. */
+  refused: string[];
+  /** Null unless the whole request was refused. */
+  refusal: RequestRefusal | null;
+  /** The blocks converted (a converting call only). */
+  conversions?: BlockConversion[];
+  /** Not enumerable: the component's JSON text, exactly what the CLI prints. */
+  readonly json: string;
+  /** Not enumerable: the admitted request as text (the input byte for byte outside the changed blocks); null when refused whole. */
+  readonly requestText: string | null;
+}
 
 /** The core module file the gate loads: the key of `wasmUrls` (one: the component imports nothing). */
 export type CoreModuleName = 'mediagate.core.wasm';
@@ -239,19 +253,18 @@ export class Gate {
   readonly componentDefaults: ComponentOptions;
   /** Whether this instance carries the converters (`createGate({ convert: true })`). */
   readonly converts: boolean;
-  /** The media types this gate converts from (a converting gate only: else a TypeError). */
+  /** The media types this gate converts from (`convertible-types`; empty without the converters). */
   convertibleTypes(): string[];
   /** Render page `page` (1-based, default 1) of a PDF and admit it as an image (a converting gate only). */
-  admitPdfPage(bytes: Bytes, page?: number, options?: AdmitOptions): PageVerdict;
-  admitImage(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
-  admitDocument(bytes: Bytes, claimedMime?: string, options?: AdmitOptions): Verdict;
-  /** admitDocument when the claim is application/pdf, admitImage otherwise (as the CLI does). */
-  admit(bytes: Bytes, claimedMime: string, options?: AdmitOptions): Verdict;
-  admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): ToolResultAdmission<T>;
+  admitPdfPage(bytes: Bytes, page?: number, options?: AdmitOptions): Verdict;
+  /**
+   * Admit one input as `mediagate admit` does: the gate sniffs, picks the type (the claimed one; else
+   * the one the bytes carry, or the one the name's extension names) and judges it, in one call.
+   */
+  admit(bytes: Bytes, input?: Input, options?: AdmitOptions): Verdict;
+  admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): ToolResultAdmission;
   /** A whole provider request through the gate; `options.provider` defaults to the instance's, else the API's own. */
-  admitRequest<T = unknown>(api: RequestApi, request: string | T, options?: AdmitOptions): RequestAdmission<T>;
-  /** The media type the bytes carry, from their signature. */
-  sniff(bytes: Bytes): string;
+  admitRequest(api: RequestApi, request: unknown, options?: AdmitOptions): RequestAdmission;
 }
 
 /** Compile (cached per location) and instantiate a new gate. */
@@ -269,39 +282,36 @@ export function checkGateOptions(options?: CreateGateOptions): {
   defaults: AdmitOptions;
 };
 
-export function admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-export function admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
-export function admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-export function admitToolResult<T = unknown>(
-  toolName: string,
-  content: string | T,
-  options?: AdmitOptions,
-): Promise<ToolResultAdmission<T>>;
-export function admitRequest<T = unknown>(
-  api: RequestApi,
-  request: string | T,
-  options?: AdmitOptions,
-): Promise<RequestAdmission<T>>;
-export function sniff(bytes: Bytes | Blob): Promise<string>;
+/** `Gate.admit` on the shared instance; a File's name is the input's name hint unless the input names a type or a name. */
+export function admit(bytes: Bytes | Blob, input?: Input, options?: AdmitOptions): Promise<Verdict>;
+export function admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): Promise<ToolResultAdmission>;
+export function admitRequest(api: RequestApi, request: unknown, options?: AdmitOptions): Promise<RequestAdmission>;
 /** Render page `page` (1-based, default 1) of a PDF and admit it as an image (loads the converter). */
-export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
 /** The media types the converter converts from (loads the converter). */
 export function convertibleTypes(): Promise<string[]>;
 /** The shared converting instance (created, and the converter fetched, on first use). */
 export function readyConverting(): Promise<Gate>;
 
-/** The verdict as the JSON object `mediagate admit FILE --json` prints. */
-export function toCliJson(verdict: Verdict): CliVerdictJson;
-/** The media type a file name's extension claims (the CLI's default claim). */
-export function mimeFromExtension(fileName: string): string;
-export function isPdfMime(mime: string): boolean;
 /** A sentence a person reads for a refusal reason. */
 export function describeReason(reason: RefusalReason | string): string;
-/** The admitted bytes, decoded from the block's base64. */
-export function admittedBytes(verdict: Admitted): Uint8Array;
+/** The admitted bytes (`verdict.bytes`; a TypeError for a refused verdict or a copy without them). */
+export function admittedBytes(verdict: Verdict): Uint8Array;
+/** The admitted block in the Anthropic content-block shape (base64 of the admitted bytes). */
+export function contentBlock(verdict: Verdict): ContentBlock;
+/** A verdict rebuilt from the parts a Worker sends back. */
+export function verdictFromParts(parts: { json: string; bytes?: Uint8Array; sniffed: string; convertible?: string | null }): Verdict;
+/** The parts of a verdict, as a Worker sends them back. */
+export function verdictParts(verdict: Verdict): { json: string; bytes?: Uint8Array; sniffed: string; convertible: string | null };
+export function toolResultFromParts(parts: { json: string; changed: boolean }): ToolResultAdmission;
+export function requestFromParts(parts: { json: string; requestText: string | null }): RequestAdmission;
+/** The input with a File's name as its name hint, unless it names a type or a name itself. */
+export function withFileName(bytes: Bytes | Blob, input?: Input): Input | undefined;
+/** A Blob's bytes, its name (a File's) as the input's name hint. */
+export function readInput(bytes: Bytes | Blob, input?: Input): Promise<{ bytes: Bytes; input?: Input }>;
 
 export const PROVIDERS: readonly Provider[];
-/** What a call without options asks for. */
+/** What a call without options asks for: the component's `default-options`, read at build. */
 export const DEFAULT_OPTIONS: Readonly<ComponentOptions>;
 export const ADMIT_OPTION_KEYS: readonly (keyof AdmitOptions)[];
 export const LOAD_OPTION_KEYS: readonly (keyof LoadOptions)[];
@@ -310,6 +320,8 @@ export const CONVERT_CORE_MODULES: readonly ConvertCoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
 export const REQUEST_APIS: readonly RequestApi[];
+/** The keys of `admit`'s input object. */
+export const INPUT_KEYS: readonly ('mime' | 'name' | 'page')[];
 
 /** The CLI's memory limit per instance, in bytes (the Rust host's, written at build). */
 export const MEMORY_LIMIT_BYTES: number;

@@ -1,9 +1,12 @@
 // @mediagate/preflight: the mediagate admission gate (the `preflight` component, transpiled by
 // jco) with an idiomatic JavaScript API. The same module runs in browsers and in Node >= 20.
 //
-//   import { admitImage } from '@mediagate/preflight';
-//   const verdict = await admitImage(bytes, 'image/png');
-//   if (verdict.ok) send(verdict.block); else show(verdict.reason, verdict.message);
+//   import { admit, contentBlock } from '@mediagate/preflight';
+//   const verdict = await admit(bytes, { name: 'diagram.png' });
+//   if (verdict.ok) send(contentBlock(verdict)); else show(verdict.reason, verdict.message);
+//
+// A verdict is the component's JSON (the text `mediagate admit --json` prints) parsed: the gate
+// writes the vocabulary once, for every host.
 //
 // The module-level functions are async (the first call compiles and instantiates the component;
 // `configure()` sets the options that instance is made with). `createGate()` gives an instance
@@ -12,6 +15,7 @@
 
 import { instantiate } from '../dist/generated/mediagate.js';
 import { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES } from '../dist/generated/limits.js';
+import { DEFAULT_OPTIONS } from '../dist/generated/defaults.js';
 
 /**
  * The CLI's limits (the Rust host's `Limits::default`, written into the package at build): the most
@@ -56,6 +60,9 @@ export const REFUSAL_REASONS = Object.freeze([
   'undecodable',
   'dimensions_too_large',
   'request_limit',
+  'no_such_page',
+  'encrypted',
+  'blank',
 ]);
 
 /** The request dialects `admitRequest` reads (each with its request-level rules). */
@@ -71,6 +78,9 @@ const PLAIN_WORDS = {
   dimensions_too_large: "The picture's width or height is beyond what the provider or the decoder allows.",
   request_limit:
     'The request that carries it is at a limit the provider sets on a whole request (images or bytes per request).',
+  no_such_page: 'The PDF has no page with that number.',
+  encrypted: 'The PDF needs a password.',
+  blank: 'The PDF page rendered to nothing: every pixel is blank.',
 };
 
 /** A sentence a person reads for a refusal reason (the gate's own `message` gives the numbers). */
@@ -311,10 +321,10 @@ export async function createGate(options = {}) {
   const memoryLimit = load.memoryLimit ?? MEMORY_LIMIT_BYTES;
   const guard = memoryGuard(memoryLimit);
   const root = await instantiate(getCoreModule, {}, guard.instantiateCore);
-  // The contract this package speaks; the component also exports 0.1.0 for hosts that pinned it.
+  // The contract this package speaks; the component also exports 0.2.0 and 0.1.0 for hosts that pinned them.
   const api = root[CONTRACT_EXPORT];
   if (api == null) throw new GateError(`the component does not export ${CONTRACT_EXPORT}`);
-  return new Gate(api, defaults, api.defaultOptions(), null, memoryLimit);
+  return new Gate(api, defaults, false, memoryLimit);
 }
 
 const CONVERT_MISSING =
@@ -344,17 +354,15 @@ async function createConvertingGate(load, defaults) {
   const guard = memoryGuard(memoryLimit);
   const root = await convert.instantiate(getCoreModule, {}, guard.instantiateCore);
   const api = root[CONTRACT_EXPORT];
-  const conversion = root[CONVERSION_EXPORT];
-  if (api == null || conversion == null) {
-    throw new GateError(`the converter component does not export ${CONTRACT_EXPORT} and ${CONVERSION_EXPORT}`);
-  }
-  return new Gate(api, defaults, api.defaultOptions(), conversion, memoryLimit);
+  if (api == null) throw new GateError(`the converter component does not export ${CONTRACT_EXPORT}`);
+  return new Gate(api, defaults, true, memoryLimit);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Conversions between the WIT shapes (kebab-case enums, u64 as BigInt) and the JS API.
-
-const snake = (kebab) => kebab.replaceAll('-', '_');
+// Arguments in, the component's answers out. The answers are the component's JSON text parsed:
+// the keys, casing and values `mediagate admit --json` prints, written once in the guest. What the
+// JSON cannot carry (the admitted bytes, the text itself) rides along as properties that are not
+// enumerable, so `Object.keys` and `JSON.stringify` see the CLI's object and nothing else.
 
 function toBytes(bytes) {
   if (bytes instanceof Uint8Array) return bytes;
@@ -365,11 +373,11 @@ function toBytes(bytes) {
 }
 
 /** A misspelt option (`verfy`) is refused, never silently ignored. */
-function refuseUnknownKeys(options) {
+function refuseUnknownKeys(options, known = ADMIT_OPTION_KEYS, what = 'option') {
   if (options === null || typeof options !== 'object') return;
   for (const key of Object.keys(options)) {
-    if (!ADMIT_OPTION_KEYS.includes(key)) {
-      throw new TypeError(`unknown option ${JSON.stringify(key)} (known: ${describeKeys(ADMIT_OPTION_KEYS)})`);
+    if (!known.includes(key)) {
+      throw new TypeError(`unknown ${what} ${JSON.stringify(key)} (known: ${describeKeys(known)})`);
     }
   }
 }
@@ -395,49 +403,54 @@ function checkOptions(options) {
   }
 }
 
-/** `options` over `base` (the component's own defaults, `default-options`), checked. */
-function toOptions(options, base) {
-  refuseUnknownKeys(options);
-  options ??= {};
-  if (typeof options !== 'object') throw new TypeError('options must be an object');
-  const {
-    downsample = base.downsample,
-    provider = base.provider,
-    verify = base.verify,
-    keepMetadata = base.keepMetadata,
-    convert,
-  } = options;
-  if (typeof downsample !== 'boolean') throw new TypeError('options.downsample must be a boolean');
-  if (typeof keepMetadata !== 'boolean') throw new TypeError('options.keepMetadata must be a boolean');
-  if (convert !== undefined && typeof convert !== 'boolean') throw new TypeError('options.convert must be a boolean');
-  if (!PROVIDERS.includes(provider)) {
-    throw new TypeError(`options.provider must be one of ${PROVIDERS.join(', ')} (got ${JSON.stringify(provider)})`);
-  }
-  if (!VERIFY_MODES.includes(verify)) {
-    throw new TypeError(`options.verify must be one of ${VERIFY_MODES.join(', ')} (got ${JSON.stringify(verify)})`);
-  }
+/**
+ * The WIT `admit-options` of `options` (checked): each key not given is left out, and the
+ * component applies its own default (`default-options`), so no copy of the defaults lives here.
+ */
+function toWitOptions(options) {
+  checkOptions(options);
+  const { downsample, provider, verify, keepMetadata } = options ?? {};
   return { downsample, provider, verify, keepMetadata };
 }
 
-/** The export of the contract this package speaks (frozen in wit/deps/mediagate-gate-0.2.0/). */
-const CONTRACT_EXPORT = 'mediagate:gate/admission@0.2.0';
-/** The converter component's conversion interface (wit/worlds.wit, world `convert`). */
-const CONVERSION_EXPORT = 'mediagate:gate/conversion@0.2.0';
+/** The export of the contract this package speaks (wit/admission.wit). */
+const CONTRACT_EXPORT = 'mediagate:gate/admission@0.3.0';
 
 /**
- * What a call without options asks for, as the component of this package version defines it
- * (`default-options`). A gate reads them from its component (`gate.defaults`); this constant is
- * kept for code that needs them before a gate exists, and a test checks it equals the component's.
+ * What a call without options asks for: the component's `default-options`, read from the
+ * component when the package was built (dist/generated/defaults.js, written by scripts/build.mjs),
+ * for code that needs them before a gate exists. A gate reads them from its own component
+ * (`gate.componentDefaults`).
  */
-export const DEFAULT_OPTIONS = Object.freeze({ downsample: true, provider: 'anthropic', verify: 'full', keepMetadata: false });
+export { DEFAULT_OPTIONS };
 
 /** `options` over `defaults`; a key given as `undefined` keeps the default. */
 function withDefaults(defaults, options) {
   if (options == null) return { ...defaults };
-  if (typeof options !== 'object') return options; // toOptions names the mistake
+  if (typeof options !== 'object') return options; // checkOptions names the mistake
   const merged = { ...defaults };
   for (const [key, value] of Object.entries(options)) if (value !== undefined) merged[key] = value;
   return merged;
+}
+
+/** The keys of `admit`'s `input` (what the input is; the options say how to judge it). */
+export const INPUT_KEYS = Object.freeze(['mime', 'name', 'page']);
+
+/** `admit`'s second argument: a claimed type, or `{ mime, name, page }`, or nothing. */
+function toInput(input) {
+  if (input == null) return {};
+  if (typeof input === 'string') return { mime: input };
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new TypeError('input must be a claimed media type (a string) or an object { mime, name, page }');
+  }
+  refuseUnknownKeys(input, INPUT_KEYS, 'input key');
+  const { mime, name, page } = input;
+  if (mime != null && typeof mime !== 'string') throw new TypeError('input.mime must be a string');
+  if (name != null && typeof name !== 'string') throw new TypeError('input.name must be a string');
+  if (page != null && !(Number.isInteger(page) && page >= 1 && page <= 0xffff_ffff)) {
+    throw new TypeError(`input.page must be a whole number from 1 (got ${JSON.stringify(page)})`);
+  }
+  return { mime: mime ?? undefined, name: name ?? undefined, page: page ?? undefined };
 }
 
 /** Standard padded base64: Node's Buffer, the platform's `toBase64` where it has one, else btoa in chunks. */
@@ -455,188 +468,76 @@ const encodeBase64 =
           return btoa(parts.join(''));
         };
 
-/** `input` is what the gate was given: the admitted bytes when the payload is `unchanged`. */
-function verdictFrom(verdict, input) {
-  if (verdict.tag === 'admitted') {
-    const a = verdict.val;
-    const bytes = a.payload.tag === 'unchanged' ? input : a.payload.val;
-    return {
-      ok: true,
-      block: { type: a.kind, source: { type: 'base64', media_type: a.mime, data: encodeBase64(bytes) } },
-      mime: a.mime,
-      originalSize: Number(a.originalSize),
-      dimensions: a.dimensions == null ? undefined : { width: a.dimensions.width, height: a.dimensions.height },
-      resized: a.resized,
-      reencoded: a.reencoded,
-      base64Len: Number(a.base64Len),
-      dropped: [...a.dropped],
-    };
-  }
-  const r = verdict.val;
-  const refused = { ok: false, reason: snake(r.reason), rawBytes: Number(r.rawBytes), message: r.message };
-  if (r.limit != null) refused.limit = Number(r.limit);
-  return refused;
-}
-
-/** A WIT `conversion-made` (`path` only where it names a block: tool results, requests). */
-function conversionFrom(c, withPath) {
-  const out = withPath ? { path: c.path } : {};
-  return Object.assign(out, { from: c.from, to: c.to, note: c.note });
-}
-
-/** A verdict with the conversion that made its image, when one did (`converted`). */
-function convertedVerdictFrom(answer, input) {
-  const verdict = verdictFrom(answer.verdict, input);
-  if (answer.conversion != null) verdict.converted = conversionFrom(answer.conversion, false);
-  return verdict;
-}
-
-/** Why a PDF page did not become an image (WIT `page-error`), in the shape of a refused verdict. */
-function pageErrorFrom(error) {
-  switch (error.tag) {
-    case 'no-such-page': {
-      const { requested, count } = error.val;
-      return {
-        ok: false,
-        reason: 'no_such_page',
-        page: requested,
-        pageCount: count,
-        message: `the PDF has ${count} page${count === 1 ? '' : 's'}: there is no page ${requested} (pages are numbered from 1)`,
-      };
-    }
-    case 'encrypted':
-      return { ok: false, reason: 'encrypted', message: error.val };
-    case 'blank':
-      return {
-        ok: false,
-        reason: 'blank_page',
-        page: error.val,
-        message: `page ${error.val} of the PDF rendered to nothing (every pixel blank)`,
-      };
-    case 'refused':
-      return verdictFrom({ tag: 'refused', val: error.val });
-    default:
-      throw new GateError(`the converter answered a page error this package does not know: ${error.tag}`);
-  }
-}
-
-function refusedBlockFrom(b) {
-  const out = {
-    index: b.index,
-    path: b.path,
-    type: b.blockType,
-    reason: snake(b.reason),
-    bytes: Number(b.rawBytes),
-    mime: b.mime ?? null,
-  };
-  if (b.limit != null) out.limit = Number(b.limit);
-  return out;
-}
-
-function factsFrom(f) {
-  const out = { mime: f.mime ?? null, bytes: Number(f.bytes) };
-  if (f.dimensions != null) {
-    out.width = f.dimensions.width;
-    out.height = f.dimensions.height;
-  }
-  return out;
-}
-
-
-function changeFrom(c) {
-  return {
-    path: c.path,
-    type: c.blockType,
-    what: c.what, // the WIT case name (`re-encoded`), as every host shows it
-    from: factsFrom(c.before),
-    to: c.after == null ? null : factsFrom(c.after),
-    reason: c.reason == null ? null : snake(c.reason),
-    limit: c.limit == null ? null : Number(c.limit),
-    rule: c.rule ?? null,
-    message: c.message,
-  };
-}
-
-function parseOrText(text) {
+/** The component's JSON text parsed; text that is not JSON is the gate's fault, named as such. */
+function parseAnswer(json, what) {
   try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+    return JSON.parse(json);
+  } catch (error) {
+    throw new GateError(`the gate's ${what} is not JSON (${error.message})`, { cause: error });
   }
 }
 
-/** Whether a claimed type names a PDF (then `admit` asks for a document block). */
-export function isPdfMime(mime) {
-  return String(mime).split(';')[0].trim().toLowerCase() === 'application/pdf';
-}
-
-const EXTENSION_MIME = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  jpe: 'image/jpeg',
-  jfif: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
-  svg: 'image/svg+xml',
-  bmp: 'image/bmp',
-  ico: 'image/vnd.microsoft.icon',
-  tif: 'image/tiff',
-  tiff: 'image/tiff',
-  heic: 'image/heic',
-  avif: 'image/avif',
-  txt: 'text/plain',
-  html: 'text/html',
-  htm: 'text/html',
-};
-
-/**
- * The media type a file name's extension claims, as `mediagate admit FILE` (and an agent's Read
- * tool) infers it: the claim the gate then checks against the bytes.
- */
-export function mimeFromExtension(fileName) {
-  const name = String(fileName).split(/[\\/]/).pop();
-  const dot = name.lastIndexOf('.');
-  const ext = dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
-  return EXTENSION_MIME[ext] ?? 'application/octet-stream';
-}
-
-/**
- * The verdict as the JSON object `mediagate admit FILE --json` prints (snake_case keys, width and
- * height only when measured, limit only when one applies).
- */
-export function toCliJson(verdict) {
-  if (verdict.ok) {
-    const out = {
-      ok: true,
-      kind: verdict.block.type,
-      mime: verdict.mime,
-      original_size: verdict.originalSize,
-      resized: verdict.resized,
-      reencoded: verdict.reencoded,
-      base64_len: verdict.base64Len,
-    };
-    if (verdict.dimensions) {
-      out.width = verdict.dimensions.width;
-      out.height = verdict.dimensions.height;
-    }
-    if (verdict.dropped?.length) out.dropped = [...verdict.dropped];
-    if (verdict.converted) out.converted = { ...verdict.converted };
-    return out;
+function hidden(target, values) {
+  for (const [key, value] of Object.entries(values)) {
+    Object.defineProperty(target, key, { value, enumerable: false, writable: false, configurable: true });
   }
-  const out = { ok: false, reason: verdict.reason, raw_bytes: verdict.rawBytes, message: verdict.message };
-  if (verdict.limit !== undefined) out.limit = verdict.limit;
-  return out;
+  return target;
 }
 
-/** The admitted bytes (decoded from the block's base64). */
+/**
+ * A verdict from what crossed the boundary: `json` (the component's text), `bytes` (the admitted
+ * bytes, admitted only), `sniffed` (the type the bytes carry), `convertible` (the type a
+ * converting gate would convert, when the input was refused for its type). Exported for the
+ * Worker entry point, which sends these parts across and rebuilds the verdict on the page.
+ */
+export function verdictFromParts({ json, bytes, sniffed, convertible }) {
+  const verdict = parseAnswer(json, 'verdict');
+  return hidden(verdict, { json, ...(verdict.ok ? { bytes } : {}), sniffed, convertible: convertible ?? null });
+}
+
+/** The parts of a verdict (`verdictFromParts` rebuilds it): what a Worker posts back. */
+export function verdictParts(verdict) {
+  return { json: verdict.json, bytes: verdict.ok ? verdict.bytes : undefined, sniffed: verdict.sniffed, convertible: verdict.convertible };
+}
+
+/** A tool result's answer from its JSON text and whether the gate rebuilt the content. */
+export function toolResultFromParts({ json, changed }) {
+  return hidden(parseAnswer(json, 'tool result'), { json, changed });
+}
+
+/** A request's answer from its JSON text and the admitted request's text. */
+export function requestFromParts({ json, requestText }) {
+  return hidden(parseAnswer(json, 'request report'), { json, requestText });
+}
+
+/**
+ * The admitted block in the Anthropic content-block shape (what `mediagate admit --block-out`
+ * writes): `{ type: kind, source: { type: 'base64', media_type: mime, data } }`.
+ */
+export function contentBlock(verdict) {
+  const bytes = admittedBytes(verdict);
+  return { type: verdict.kind, source: { type: 'base64', media_type: verdict.mime, data: encodeBase64(bytes) } };
+}
+
+/** The admitted bytes (the caller's own input when the gate admitted it unchanged). */
 export function admittedBytes(verdict) {
-  if (!verdict.ok) throw new TypeError('a refused verdict has no admitted bytes');
-  const text = atob(verdict.block.source.data);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
+  if (!verdict?.ok) throw new TypeError('a refused verdict has no admitted bytes');
+  if (!(verdict.bytes instanceof Uint8Array)) {
+    throw new TypeError('this verdict carries no bytes (a copy made by spreading or JSON keeps only its keys)');
+  }
+  return verdict.bytes;
+}
+
+/** The admitted bytes of an answer: the payload the gate made, or the input itself (`unchanged`). */
+function payloadBytes(verdict, input) {
+  if (verdict.tag !== 'admitted') return undefined;
+  const payload = verdict.val.payload;
+  return payload.tag === 'unchanged' ? input : payload.val;
+}
+
+/** Whether jco raised a WIT `result`'s error case (a ComponentError carrying it as `payload`). */
+function witError(e) {
+  return !(e instanceof WebAssembly.RuntimeError) && !(e instanceof MemoryLimitReached) && e != null && typeof e === 'object' && 'payload' in e;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -644,22 +545,23 @@ export function admittedBytes(verdict) {
 
 export class Gate {
   #api;
-  #conversion;
+  #converts;
   #defaults;
   #base;
   #trapped = null;
   #memoryLimit;
 
   /**
-   * `defaults`: the instance's own; the component's come from `api.defaultOptions()`
-   * (`default-options`). `conversion`: the converter component's `conversion` export (a gate made
-   * by `createGate({ convert: true })`), else none.
+   * `api`: the component's `mediagate:gate/admission@0.3.0` export. `defaults`: the instance's own
+   * options; the component's come from `api.defaultOptions()` (`default-options`). `converts`:
+   * whether `api` is the converter component's (`createGate({ convert: true })`).
    */
-  constructor(api, defaults = {}, base = api.defaultOptions(), conversion = null, memoryLimit = MEMORY_LIMIT_BYTES) {
+  constructor(api, defaults = {}, converts = false, memoryLimit = MEMORY_LIMIT_BYTES) {
     this.#api = api;
     this.#memoryLimit = memoryLimit;
-    this.#conversion = conversion;
+    this.#converts = converts;
     this.#defaults = Object.freeze({ ...defaults });
+    const base = api.defaultOptions();
     this.#base = Object.freeze({
       downsample: base.downsample,
       provider: base.provider,
@@ -670,19 +572,20 @@ export class Gate {
 
   /** Whether this instance carries the converters (`createGate({ convert: true })`). */
   get converts() {
-    return this.#conversion !== null;
+    return this.#converts;
   }
 
-  /** Whether a call with `options` converts (its `convert`, else the instance's); checked. */
-  #converting(options) {
+  /** The call's options over the instance's, checked, and whether the call converts. */
+  #prepare(options, convertWanted = false) {
     const merged = withDefaults(this.#defaults, options);
-    const convert = merged && typeof merged === 'object' ? merged.convert === true : false;
-    if (convert) this.#needConversion('options.convert');
-    return convert;
+    const wit = toWitOptions(merged);
+    const convert = convertWanted || merged.convert === true;
+    if (convert) this.#needConversion(convertWanted ? 'input.page' : 'options.convert');
+    return { wit, convert };
   }
 
   #needConversion(what) {
-    if (this.#conversion === null) {
+    if (!this.#converts) {
       throw new TypeError(
         `${what}: this gate was created without the converter component; create it with ` +
           'createGate({ convert: true }) (the module-level functions load it when a call asks to convert)',
@@ -690,51 +593,21 @@ export class Gate {
     }
   }
 
-  /** The media types this gate converts from (`convertible-types`); a converting gate only. */
+  /** The media types this gate converts from (`convertible-types`; none without the converters). */
   convertibleTypes() {
-    this.#needConversion('convertibleTypes');
-    return this.#call('convertible-types', () => [...this.#conversion.convertibleTypes()]);
-  }
-
-  /**
-   * Render page `page` (1-based) of a PDF and admit it as an image (`admit-pdf-page`). Answers an
-   * admitted verdict with `converted`, or `{ok: false, reason, message}`: the gate's refusal, or
-   * `no_such_page` (with `page` and `pageCount`), `encrypted`, `blank_page` (with `page`).
-   */
-  admitPdfPage(bytes, page = 1, options) {
-    this.#needConversion('admitPdfPage');
-    if (!Number.isInteger(page) || page < 1 || page > 0xffff_ffff) {
-      throw new TypeError(`page must be a whole number from 1 (got ${JSON.stringify(page)})`);
-    }
-    const input = toBytes(bytes);
-    const opts = this.#options(options);
-    return this.#call('admit-pdf-page', () => {
-      let answer;
-      try {
-        answer = this.#conversion.admitPdfPage(input, page, opts);
-      } catch (e) {
-        // jco throws a WIT `result`'s error case (a ComponentError carrying it as `payload`).
-        if (!(e instanceof WebAssembly.RuntimeError) && !(e instanceof MemoryLimitReached) && e != null && typeof e === 'object' && 'payload' in e) {
-          return pageErrorFrom(e.payload);
-        }
-        throw e;
-      }
-      return convertedVerdictFrom(answer, input);
-    });
+    return this.#call('convertible-types', () => [...this.#api.convertibleTypes()]);
   }
 
   /** The admission options a call without options gets (the component's, under the instance's). */
   get defaults() {
-    return toOptions(this.#defaults, this.#base);
+    const merged = withDefaults(this.#base, this.#defaults);
+    delete merged.convert;
+    return merged;
   }
 
   /** The component's own defaults (`default-options`), before the instance's. */
   get componentDefaults() {
     return { ...this.#base };
-  }
-
-  #options(options) {
-    return toOptions(withDefaults(this.#defaults, options), this.#base);
   }
 
   /** True once the component trapped; every later call throws and a new instance is needed. */
@@ -751,6 +624,7 @@ export class Gate {
     try {
       return fn();
     } catch (e) {
+      if (witError(e)) throw e; // an answer, not a fault: the caller reads it
       // Whatever leaves the instance other than an answer leaves it in an unknown state: a trap
       // (RuntimeError), the wasm stack exhausted (V8 throws RangeError), the memory limit hook, or
       // an error lifting the answer. The instance is never used again (marked first: with the
@@ -765,66 +639,57 @@ export class Gate {
     }
   }
 
-  /** Admit an image whose type the caller claims. */
-  admitImage(bytes, claimedMime, options) {
-    const input = toBytes(bytes);
-    const convert = this.#converting(options);
-    const opts = this.#options(options);
-    if (convert) {
-      return this.#call('conversion.admit-image', () =>
-        convertedVerdictFrom(this.#conversion.admitImage(input, String(claimedMime), opts), input),
-      );
+  /**
+   * Admit one input, as `mediagate admit` does: the gate sniffs the bytes, picks the type (the
+   * claimed one when `input.mime` is given; else the one the bytes carry, or the one `input.name`'s
+   * extension names) and judges it as an image, a document, a conversion or a PDF page, in one
+   * call. `input` is a claimed media type, or `{ mime, name, page }`, or nothing.
+   * Answers the verdict: the JSON `mediagate admit --json` prints, parsed, with `bytes`, `json`,
+   * `sniffed` and `convertible` beside its keys.
+   */
+  admit(bytes, input, options) {
+    const data = toBytes(bytes);
+    const { mime, name, page } = toInput(input);
+    const { wit, convert } = this.#prepare(options, page !== undefined);
+    const media = { bytes: data, claimedMime: mime, name, convert, page };
+    let answer;
+    try {
+      answer = this.#call('admit', () => this.#api.admit(media, wit));
+    } catch (e) {
+      if (witError(e) && e.payload?.tag === 'page-of-non-pdf') {
+        throw new TypeError(`input.page applies to PDFs; the input is ${e.payload.val}`);
+      }
+      throw e;
     }
-    return this.#call('admit-image', () => verdictFrom(this.#api.admitImage(input, String(claimedMime), opts), input));
+    return verdictFromParts({
+      json: answer.json,
+      bytes: payloadBytes(answer.verdict, data),
+      sniffed: answer.sniffed,
+      convertible: answer.convertible,
+    });
   }
 
-  /** Admit a document (`application/pdf`). */
-  admitDocument(bytes, claimedMime = 'application/pdf', options) {
-    const input = toBytes(bytes);
-    const opts = this.#options(options);
-    return this.#call('admit-document', () => verdictFrom(this.#api.admitDocument(input, String(claimedMime), opts), input));
-  }
-
-  /** `admitDocument` when the claim is `application/pdf`, `admitImage` otherwise (as the CLI does). */
-  admit(bytes, claimedMime, options) {
-    return isPdfMime(claimedMime)
-      ? this.admitDocument(bytes, claimedMime, options)
-      : this.admitImage(bytes, claimedMime, options);
+  /** Render page `page` (1-based) of a PDF and admit it as an image: `admit(bytes, { page })`. */
+  admitPdfPage(bytes, page = 1, options) {
+    return this.admit(bytes, { page }, options);
   }
 
   /**
    * Admit every media block of a tool's result before it enters the conversation.
    *
    * `content` is the result's content as a JSON value (a list of blocks, an object with `content`,
-   * one block) or as JSON text. The answer's `content` is a JSON value: the rebuilt content, every
-   * media block admitted or replaced in its slot by a text block that names the refusal; or, when
-   * no block claims a media type, the input unchanged (the same object when a value was given).
+   * one block) or as JSON text. Answers what `mediagate admit-tool-result` prints, parsed:
+   * `{ content, refused }` (+ `conversions` when converting), with `json` and `changed` (false when
+   * no block claims a media type and the content stands as it was) beside them.
    */
   admitToolResult(toolName, content, options) {
-    const isText = typeof content === 'string';
-    const json = isText ? content : JSON.stringify(content);
+    const json = typeof content === 'string' ? content : JSON.stringify(content);
     if (json === undefined) throw new TypeError('content must be JSON text or a JSON-serialisable value');
-    const convert = this.#converting(options);
-    const opts = this.#options(options);
-    let answer;
-    let conversions;
-    if (convert) {
-      const converted = this.#call('conversion.admit-tool-result', () =>
-        this.#conversion.admitToolResult(String(toolName), json, opts),
-      );
-      answer = converted.admission;
-      conversions = converted.conversions.map((c) => conversionFrom(c, true));
-    } else {
-      answer = this.#call('admit-tool-result', () => this.#api.admitToolResult(String(toolName), json, opts));
-    }
-    const changed = answer.content != null;
-    const out = {
-      content: changed ? parseOrText(answer.content) : isText ? parseOrText(content) : content,
-      refused: answer.refused.map(refusedBlockFrom),
-      changed,
-    };
-    if (conversions) out.conversions = conversions;
-    return out;
+    const { wit, convert } = this.#prepare(options);
+    const answer = this.#call('admit-tool-result', () =>
+      this.#api.admitToolResult({ tool: String(toolName), contentJson: json, convert }, wit),
+    );
+    return toolResultFromParts({ json: answer.json, changed: answer.content != null });
   }
 
   /**
@@ -833,65 +698,22 @@ export class Gate {
    * a text block, and the API's request-level rules applied (images per request, 2000 px when an
    * Anthropic request carries more than 20 images, 32 MB per Anthropic request).
    *
-   * `request` is JSON text (the answer's `request` is then text: the input byte for byte outside
-   * the changed blocks) or a JSON value (the answer's `request` is then a value). The per-image
-   * profile is `options.provider`, else the instance's default, else the API's own.
-   * Answers `{ok: true, request, changed, changes, refused}` (`refused`: the refused blocks'
-   * paths) or `{ok: false, unusable, reason, bytes, limit, rule, message}` for a request that is
-   * not one of the API (`unusable`) or cannot be made to fit a rule.
+   * `request` is JSON text or a JSON value. Answers what `mediagate admit-request --json` prints,
+   * parsed: `{ api, request, changed, refused, refusal }` (+ `conversions` when converting), with
+   * `json` and `requestText` (the admitted request as text: the input byte for byte outside the
+   * changed blocks) beside them. The per-image profile is `options.provider`, else the
+   * instance's default, else the API's own.
    */
   admitRequest(api, request, options) {
     if (!REQUEST_APIS.includes(api)) {
       throw new TypeError(`api must be one of ${REQUEST_APIS.join(', ')} (got ${JSON.stringify(api)})`);
     }
-    const isText = typeof request === 'string';
-    const json = isText ? request : JSON.stringify(request);
+    const json = typeof request === 'string' ? request : JSON.stringify(request);
     if (json === undefined) throw new TypeError('request must be JSON text or a JSON-serialisable value');
-    const merged = withDefaults(this.#defaults, options);
-    if (merged && typeof merged === 'object' && merged.provider === undefined) merged.provider = api;
-    const convert = this.#converting(options);
-    const opts = toOptions(merged, this.#base);
-    let answer;
-    let conversions;
-    if (convert) {
-      const converted = this.#call('conversion.admit-request', () => this.#conversion.admitRequest(api, json, opts));
-      answer = converted.verdict;
-      conversions = converted.conversions.map((c) => conversionFrom(c, true));
-    } else {
-      answer = this.#call('admit-request', () => this.#api.admitRequest(api, json, opts));
-    }
-    if (answer.tag === 'refused') {
-      const r = answer.val;
-      return {
-        ...(conversions ? { conversions } : {}),
-        ok: false,
-        unusable: r.unusable,
-        reason: snake(r.reason),
-        bytes: Number(r.bytes),
-        limit: r.limit == null ? null : Number(r.limit),
-        rule: r.rule ?? null,
-        message: r.message,
-      };
-    }
-    const a = answer.val;
-    const changes = a.changes.map(changeFrom);
-    const changed = a.request != null;
-    const text = changed ? a.request : json;
-    const out = {
-      ok: true,
-      request: isText ? text : changed ? JSON.parse(text) : request,
-      changed,
-      changes,
-      refused: changes.filter((c) => c.what === 'refused').map((c) => c.path),
-    };
-    if (conversions) out.conversions = conversions;
-    return out;
-  }
-
-  /** The media type the bytes carry, from their signature. */
-  sniff(bytes) {
-    const input = toBytes(bytes);
-    return this.#call('sniff', () => this.#api.sniff(input));
+    const { wit, convert } = this.#prepare(options);
+    const answer = this.#call('admit-request', () => this.#api.admitRequest({ api, requestJson: json, convert }, wit));
+    const admitted = answer.verdict.tag === 'admitted' ? answer.verdict.val : null;
+    return requestFromParts({ json: answer.json, requestText: admitted ? (admitted.request ?? json) : null });
   }
 }
 
@@ -950,9 +772,20 @@ function wantsConversion(options) {
   return (given ?? sharedOptions.convert) === true;
 }
 
-async function toBytesAsync(bytes) {
-  if (typeof Blob !== 'undefined' && bytes instanceof Blob) return new Uint8Array(await bytes.arrayBuffer());
-  return bytes;
+/** The input with a File's name as its name hint, unless it names a type or a name itself. */
+export function withFileName(bytes, input) {
+  const isFile = typeof Blob !== 'undefined' && bytes instanceof Blob && typeof bytes.name === 'string' && bytes.name !== '';
+  if (!isFile || typeof input === 'string') return input;
+  if (input == null) return { name: bytes.name };
+  if (typeof input === 'object' && input.mime == null && input.name == null) return { ...input, name: bytes.name };
+  return input;
+}
+
+/** A Blob's bytes, and the input with a File's name as its hint (`withFileName`). */
+export async function readInput(bytes, input) {
+  const named = withFileName(bytes, input);
+  if (typeof Blob === 'undefined' || !(bytes instanceof Blob)) return { bytes, input: named };
+  return { bytes: new Uint8Array(await bytes.arrayBuffer()), input: named };
 }
 
 async function withShared(fn, converting = false) {
@@ -968,25 +801,17 @@ async function withShared(fn, converting = false) {
   }
 }
 
-export async function admitImage(bytes, claimedMime, options) {
-  const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admitImage(input, claimedMime, options), wantsConversion(options));
-}
-
-export async function admitDocument(bytes, claimedMime = 'application/pdf', options) {
-  const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admitDocument(input, claimedMime, options));
-}
-
-export async function admit(bytes, claimedMime, options) {
-  const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admit(input, claimedMime, options), wantsConversion(options));
+/** `Gate.admit` on the shared instance; a `Blob`/`File` is read first (a File's name is the hint). */
+export async function admit(bytes, input, options) {
+  const read = await readInput(bytes, input);
+  const page = read.input !== null && typeof read.input === 'object' ? read.input.page : undefined;
+  return withShared((gate) => gate.admit(read.bytes, read.input, options), page != null || wantsConversion(options));
 }
 
 /** Render page `page` (1-based, default 1) of a PDF and admit it as an image (loads the converter). */
 export async function admitPdfPage(bytes, page = 1, options) {
-  const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.admitPdfPage(input, page, options), true);
+  const read = await readInput(bytes, undefined);
+  return withShared((gate) => gate.admitPdfPage(read.bytes, page, options), true);
 }
 
 /** The media types the converter converts from (loads the converter). */
@@ -1000,9 +825,4 @@ export async function admitToolResult(toolName, content, options) {
 
 export async function admitRequest(api, request, options) {
   return withShared((gate) => gate.admitRequest(api, request, options), wantsConversion(options));
-}
-
-export async function sniff(bytes) {
-  const input = await toBytesAsync(bytes);
-  return withShared((gate) => gate.sniff(input));
 }

@@ -4,13 +4,13 @@
 // import.meta.url)` (esbuild) build this file as an entry point of its own
 // (`@mediagate/preflight/worker-thread`) and pass its URL as `createWorkerGate({ workerUrl })`.
 
-import { createGate } from './index.js';
+import { createGate, readInput, verdictParts } from './index.js';
 
-const OPS = new Set(['admitImage', 'admitDocument', 'admit', 'admitToolResult', 'sniff', 'admitPdfPage', 'convertibleTypes']);
+const OPS = new Set(['admit', 'admitToolResult', 'admitPdfPage', 'convertibleTypes']);
 // Answered by the converting instance (the converter component, loaded on the first such request).
 const CONVERTING_OPS = new Set(['admitPdfPage', 'convertibleTypes']);
 // Where each op's options are (a call converts when they, or the Worker's options, say `convert`).
-const OPTIONS_AT = { admitImage: 2, admitDocument: 2, admit: 2, admitToolResult: 2, admitPdfPage: 2 };
+const OPTIONS_AT = { admit: 2, admitToolResult: 2, admitPdfPage: 2 };
 
 async function connect() {
   if (typeof globalThis.WorkerGlobalScope !== 'undefined' && globalThis instanceof globalThis.WorkerGlobalScope) {
@@ -51,8 +51,16 @@ async function handle(message) {
   if (!OPS.has(op)) throw new Error(`unknown request ${JSON.stringify(op)}`);
   if (options === null) throw new Error('the gate Worker was not initialised');
   const callOptions = args[OPTIONS_AT[op]];
+  // A Blob or File is read here (a File's name becomes the input's name hint).
+  if (op === 'admit' || op === 'admitPdfPage') {
+    const read = await readInput(args[0], op === 'admit' ? args[1] : undefined);
+    args[0] = read.bytes;
+    if (op === 'admit') args[1] = read.input;
+  }
+  const page = op === 'admit' && args[1] !== null && typeof args[1] === 'object' ? args[1].page : undefined;
   const convert =
     CONVERTING_OPS.has(op) ||
+    page != null ||
     ((callOptions !== null && typeof callOptions === 'object' ? callOptions.convert : undefined) ?? options.convert) === true;
   // A trap discards the instance (as the module-level functions do); the next call makes a new one.
   // The converter component is loaded only when a request asks to convert.
@@ -64,14 +72,14 @@ async function handle(message) {
     if (gate === null || gate.trapped) gate = await createGate(options);
     instance = gate;
   }
-  const [first, ...rest] = args;
-  const input =
-    args.length > 0 && op !== 'admitToolResult' && typeof Blob !== 'undefined' && first instanceof Blob
-      ? new Uint8Array(await first.arrayBuffer())
-      : first;
   // The page's side starts the call's CPU deadline here: loading and compiling are not the call.
   port.post({ begin: id });
-  return args.length === 0 ? instance[op]() : instance[op](input, ...rest);
+  const answer = instance[op](...args);
+  // What the page rebuilds the answer from (src/worker.js): properties beside the JSON keys are
+  // not enumerable, and a structured clone would drop them.
+  if (op === 'admit' || op === 'admitPdfPage') return verdictParts(answer);
+  if (op === 'admitToolResult') return { json: answer.json, changed: answer.changed };
+  return answer;
 }
 
 // One request at a time, in order: each call is synchronous work inside the gate anyway.

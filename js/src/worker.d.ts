@@ -1,16 +1,14 @@
 // Types of @mediagate/preflight/worker: the package's async API, run in a dedicated Worker.
-import type { AdmitOptions, Bytes, CreateGateOptions, PageVerdict, ToolResultAdmission, Verdict } from './index.js';
+import type { AdmitOptions, Bytes, CreateGateOptions, Input, ToolResultAdmission, Verdict } from './index.js';
 
 export type {
   AdmitOptions,
   Admitted,
   BlockConversion,
   Bytes,
-  CliVerdictJson,
   Conversion,
-  PageRefused,
-  PageVerdict,
   ContentBlock,
+  Input,
   CreateGateOptions,
   Refused,
   RefusedBlock,
@@ -29,11 +27,10 @@ export {
   PROVIDERS,
   REFUSAL_REASONS,
   VERIFY_MODES,
+  INPUT_KEYS,
   admittedBytes,
+  contentBlock,
   describeReason,
-  isPdfMime,
-  mimeFromExtension,
-  toCliJson,
 } from './index.js';
 
 /** createGate's options that can cross to a Worker, and where the Worker script is. */
@@ -49,13 +46,10 @@ export class WorkerGate {
   private constructor();
   /** True once the Worker failed or was terminated; every later call rejects. */
   readonly closed: boolean;
-  admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-  admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
-  admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-  admitToolResult<T = unknown>(toolName: string, content: string | T, options?: AdmitOptions): Promise<ToolResultAdmission<T>>;
-  sniff(bytes: Bytes | Blob): Promise<string>;
+  admit(bytes: Bytes | Blob, input?: Input, options?: AdmitOptions): Promise<Verdict>;
+  admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): Promise<ToolResultAdmission>;
   /** Page `page` (1-based, default 1) of a PDF rendered and admitted as an image (the converter, in the Worker). */
-  admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+  admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
   /** The media types the converter converts from. */
   convertibleTypes(): Promise<string[]>;
   /** Ends the Worker; pending and later calls reject. */
@@ -70,14 +64,7 @@ export function ready(options?: WorkerGateOptions): Promise<WorkerGate>;
 /** Ends the shared Worker (the next call starts a new one). */
 export function terminate(): void;
 
-export function admitImage(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-export function admitDocument(bytes: Bytes | Blob, claimedMime?: string, options?: AdmitOptions): Promise<Verdict>;
-export function admit(bytes: Bytes | Blob, claimedMime: string, options?: AdmitOptions): Promise<Verdict>;
-export function admitToolResult<T = unknown>(
-  toolName: string,
-  content: string | T,
-  options?: AdmitOptions,
-): Promise<ToolResultAdmission<T>>;
-export function sniff(bytes: Bytes | Blob): Promise<string>;
-export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<PageVerdict>;
+export function admit(bytes: Bytes | Blob, input?: Input, options?: AdmitOptions): Promise<Verdict>;
+export function admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): Promise<ToolResultAdmission>;
+export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
 export function convertibleTypes(): Promise<string[]>;

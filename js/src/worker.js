@@ -3,14 +3,24 @@
 // page's main thread.
 //
 //   import { admit } from '@mediagate/preflight/worker';
-//   const verdict = await admit(file, 'image/jpeg');    // the page keeps painting meanwhile
+//   const verdict = await admit(file);    // the page keeps painting meanwhile (a File's name is the hint)
 //
 // The Worker is src/worker-thread.js, started as a module Worker (browsers) or a worker_threads
 // Worker (Node). Its URL is `new URL('./worker-thread.js', import.meta.url)`, which webpack 5 and
 // Vite follow; with esbuild, build `@mediagate/preflight/worker-thread` as an entry point of its own
 // and pass its URL as `workerUrl`.
 
-import { CONVERT_CORE_MODULES, CORE_MODULES, CPU_DEADLINE_MS, GateError, checkGateOptions, deadlineWords } from './index.js';
+import {
+  CONVERT_CORE_MODULES,
+  CORE_MODULES,
+  CPU_DEADLINE_MS,
+  GateError,
+  checkGateOptions,
+  deadlineWords,
+  toolResultFromParts,
+  verdictFromParts,
+  withFileName,
+} from './index.js';
 
 export {
   ADMIT_OPTION_KEYS,
@@ -23,11 +33,10 @@ export {
   PROVIDERS,
   REFUSAL_REASONS,
   VERIFY_MODES,
+  INPUT_KEYS,
   admittedBytes,
+  contentBlock,
   describeReason,
-  isPdfMime,
-  mimeFromExtension,
-  toCliJson,
 } from './index.js';
 
 const WORKER_HINT =
@@ -223,16 +232,18 @@ export class WorkerGate {
     }
   }
 
-  admitImage(bytes, claimedMime, options) {
-    return this._request('admitImage', [bytes, claimedMime, options]);
+  // A verdict crosses back as its parts (the JSON text, the admitted bytes, …): the properties
+  // beside the JSON keys are not enumerable, so a structured clone would drop them.
+
+  /** `Gate.admit` in the Worker; a `Blob`/`File` crosses as it is (a File's name is the hint). */
+  async admit(bytes, input, options) {
+    // The name is taken here: a File may cross to the Worker as a plain Blob (Node's does).
+    return verdictFromParts(await this._request('admit', [bytes, withFileName(bytes, input), options]));
   }
 
-  admitDocument(bytes, claimedMime = 'application/pdf', options) {
-    return this._request('admitDocument', [bytes, claimedMime, options]);
-  }
-
-  admit(bytes, claimedMime, options) {
-    return this._request('admit', [bytes, claimedMime, options]);
+  /** Page `page` of a PDF rendered and admitted as an image (the converter, loaded in the Worker). */
+  async admitPdfPage(bytes, page = 1, options) {
+    return verdictFromParts(await this._request('admitPdfPage', [bytes, page, options]));
   }
 
   async admitToolResult(toolName, content, options) {
@@ -240,20 +251,8 @@ export class WorkerGate {
     if (!isText && JSON.stringify(content) === undefined) {
       throw new TypeError('content must be JSON text or a JSON-serialisable value');
     }
-    // A value crosses as JSON text (what the gate reads anyway); unchanged content comes back as
-    // the very object that was given, as with the in-thread API.
-    const answer = await this._request('admitToolResult', [toolName, isText ? content : JSON.stringify(content), options]);
-    if (!answer.changed && !isText) answer.content = content;
-    return answer;
-  }
-
-  sniff(bytes) {
-    return this._request('sniff', [bytes]);
-  }
-
-  /** Page `page` of a PDF rendered and admitted as an image (the converter, loaded in the Worker). */
-  admitPdfPage(bytes, page = 1, options) {
-    return this._request('admitPdfPage', [bytes, page, options]);
+    // A value crosses as JSON text (what the gate reads anyway).
+    return toolResultFromParts(await this._request('admitToolResult', [toolName, isText ? content : JSON.stringify(content), options]));
   }
 
   /** The media types the converter converts from. */
@@ -333,24 +332,12 @@ async function withShared(fn) {
   }
 }
 
-export function admitImage(bytes, claimedMime, options) {
-  return withShared((gate) => gate.admitImage(bytes, claimedMime, options));
-}
-
-export function admitDocument(bytes, claimedMime = 'application/pdf', options) {
-  return withShared((gate) => gate.admitDocument(bytes, claimedMime, options));
-}
-
-export function admit(bytes, claimedMime, options) {
-  return withShared((gate) => gate.admit(bytes, claimedMime, options));
+export function admit(bytes, input, options) {
+  return withShared((gate) => gate.admit(bytes, input, options));
 }
 
 export function admitToolResult(toolName, content, options) {
   return withShared((gate) => gate.admitToolResult(toolName, content, options));
-}
-
-export function sniff(bytes) {
-  return withShared((gate) => gate.sniff(bytes));
 }
 
 export function admitPdfPage(bytes, page = 1, options) {

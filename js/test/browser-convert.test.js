@@ -84,8 +84,8 @@ describe('conversion in Chromium', { timeout: 300_000 }, () => {
       // The converted PNG decodes in the browser to the size the gate reported.
       const bitmap = await createImageBitmap(new Blob([gate.admittedBytes(converted)], { type: 'image/png' }));
       return {
-        converted: gate.toCliJson(converted),
-        plain: gate.toCliJson(plain),
+        converted: JSON.parse(converted.json),
+        plain: JSON.parse(plain.json),
         decoded: [bitmap.width, bitmap.height],
         types: await gate.convertibleTypes(),
       };

@@ -52,9 +52,9 @@ describe('limits in Chromium', { timeout: 300_000 }, () => {
       const png = new Uint8Array(await (await new Promise((r) => canvas.toBlob(r, 'image/png'))).arrayBuffer());
       return {
         page: await settle(inPage.admitPdfPage(input, 1)),
-        pageAfter: await settle(inPage.admitImage(png, 'image/png', { convert: true })),
+        pageAfter: await settle(inPage.admit(png, 'image/png', { convert: true })),
         worker: await settle(inWorker.admitPdfPage(input, 1)),
-        workerAfter: await settle(inWorker.admitImage(png, 'image/png', { convert: true })),
+        workerAfter: await settle(inWorker.admit(png, 'image/png', { convert: true })),
       };
     }, [...bomb]);
     for (const where of ['page', 'worker']) {
@@ -62,7 +62,7 @@ describe('limits in Chromium', { timeout: 300_000 }, () => {
       if (cli.error) {
         assert.equal(js.name, 'GateError', `${where}: ${JSON.stringify(answers)}`);
         assert.equal(js.kind, 'out_of_memory');
-        assert.equal(`${file}: ${js.message.replace(/^admit-pdf-page: /, '')}`, cli.error.message);
+        assert.equal(`${file}: ${js.message.replace(/^admit(PdfPage)?: /, '')}`, cli.error.message);
       } else {
         assert.equal(js.reason, cli.reason, where);
       }
@@ -82,20 +82,20 @@ describe('limits in Chromium', { timeout: 300_000 }, () => {
       ctx.putImageData(noise, 0, 0);
       const png = new Uint8Array(await (await new Promise((r) => canvas.toBlob(r, 'image/png'))).arrayBuffer());
       const gate = await inWorker.createWorkerGate({ deadlineMs: 250 });
-      await gate.sniff(png);
-      const late = await gate.admitImage(png, 'image/png').then(
+      await gate.admit(png.subarray(0, 16));
+      const late = await gate.admit(png, 'image/png').then(
         () => null,
         (e) => ({ name: e.name, kind: e.kind, message: e.message }),
       );
       const fresh = await inWorker.createWorkerGate();
-      const after = (await fresh.sniff(png)) === 'image/png';
+      const after = (await fresh.admit(png.subarray(0, 16))).sniffed === 'image/png';
       fresh.terminate();
       return { late, closed: gate.closed, after };
     });
     assert.deepEqual(answers.late, {
       name: 'GateError',
       kind: 'deadline',
-      message: 'admitImage: the guest exceeded its CPU deadline of 250ms and was interrupted',
+      message: 'admit: the guest exceeded its CPU deadline of 250ms and was interrupted',
     });
     assert.equal(answers.closed, true);
     assert.equal(answers.after, true);

@@ -38,8 +38,9 @@ describe('without convert: the exact rules, and no converter', () => {
       assert.equal(v.ok, false);
       assert.equal(v.reason, 'mime_unsupported');
       assert.equal(v.converted, undefined);
+      assert.equal(v.convertible, mime, 'the hint: a converting gate takes it');
       const shared = await mediagate.admit(bytes, mime, { convert: false });
-      assert.deepEqual(shared, v);
+      assert.equal(shared.json, v.json);
     }
   });
 
@@ -50,7 +51,8 @@ describe('without convert: the exact rules, and no converter', () => {
       message: /created without the converter component; create it with createGate\(\{ convert: true \}\)/,
     });
     assert.throws(() => gate.admitPdfPage(minimalPdf(), 1), /created without the converter component/);
-    assert.throws(() => gate.convertibleTypes(), /created without the converter component/);
+    assert.throws(() => gate.admit(minimalPdf(), { page: 1 }), /input.page: this gate was created without the converter component/);
+    assert.deepEqual(gate.convertibleTypes(), [], 'the preflight component converts nothing');
     await assert.rejects(mediagate.admit(DIAGRAM_SVG, 'image/svg+xml', { convert: 'yes' }), {
       name: 'TypeError',
       message: 'options.convert must be a boolean',
@@ -113,13 +115,14 @@ describe('with convert', () => {
       assert.equal(v.converted.to, 'image/png');
       assert.equal(typeof v.converted.note, 'string');
       assert.ok(v.converted.note.length > 0);
-      assert.equal(v.originalSize, bytes.length, 'original_size is the input');
-      if (width === null) assert.equal(v.dimensions.width, 2 * v.dimensions.height, 'the SVG keeps its 2:1 aspect');
-      else assert.deepEqual(v.dimensions, { width, height }, mime);
+      assert.equal(v.original_size, bytes.length, 'original_size is the input');
+      if (width === null) assert.equal(v.width, 2 * v.height, 'the SVG keeps its 2:1 aspect');
+      else assert.deepEqual([v.width, v.height], [width, height], mime);
       assert.deepEqual([...mediagate.admittedBytes(v).subarray(0, 4)], PNG_SIG);
-      assert.deepEqual(mediagate.toCliJson(v).converted, v.converted);
       // The module-level function (the shared converting instance) answers the same.
-      assert.deepEqual(await mediagate.admit(bytes, mime, { convert: true }), v);
+      assert.equal((await mediagate.admit(bytes, mime, { convert: true })).json, v.json);
+      // Unclaimed, the gate converts what the bytes are, whatever the name says.
+      assert.equal(gate.admit(bytes, { name: 'misnamed.png' }).json, v.json);
     }
     // A PNG needs no conversion: admitted as it is, no `converted`.
     const png = mediagate.admittedBytes(gate.admit(bmp(), 'image/bmp'));
@@ -142,7 +145,7 @@ describe('with convert', () => {
     const openai = gate.admit(gif, 'image/gif', { provider: 'openai' });
     assert.equal(openai.ok, true, openai.message);
     assert.equal(openai.converted.from, 'image/gif');
-    assert.deepEqual(openai.dimensions, { width: 1, height: 1 });
+    assert.deepEqual([openai.width, openai.height], [1, 1]);
   });
 
   it('a PDF page becomes an image; a page that does not exist is refused in words', async () => {
@@ -151,19 +154,17 @@ describe('with convert', () => {
     const v = await mediagate.admitPdfPage(pdf, 1);
     assert.equal(v.ok, true, v.message);
     assert.equal(v.converted.from, 'application/pdf');
-    assert.equal(v.block.type, 'image');
+    assert.equal(v.kind, 'image');
     assert.match(v.mime, /^image\/(png|jpeg)$/);
-    assert.equal(v.originalSize, pdf.length);
+    assert.equal(v.original_size, pdf.length);
+    assert.equal((await mediagate.admit(pdf, { page: 1 })).json, v.json, 'admitPdfPage is admit with a page');
     const missing = await mediagate.admitPdfPage(pdf, 3);
-    assert.deepEqual(
-      { ok: missing.ok, reason: missing.reason, page: missing.page, pageCount: missing.pageCount },
-      { ok: false, reason: 'no_such_page', page: 3, pageCount: 1 },
-    );
-    assert.match(missing.message, /has 1 page: there is no page 3/);
+    assert.deepEqual({ ...missing }, { ok: false, reason: 'no_such_page', raw_bytes: pdf.length, requested: 3, count: 1, message: missing.message });
+    assert.match(missing.message, /page 3 does not exist: the PDF has 1 page/);
     const gate = await mediagate.createGate({ convert: true });
     assert.throws(() => gate.admitPdfPage(pdf, 0), /page must be a whole number from 1/);
     // A PDF given to `admit` stays a document, converting or not.
-    assert.equal(gate.admit(pdf, 'application/pdf').block.type, 'document');
+    assert.equal(gate.admit(pdf, 'application/pdf').kind, 'document');
   });
 
   it('tool results and requests: the blocks converted in their slots, listed in `conversions`', async () => {
@@ -196,7 +197,7 @@ describe('with convert', () => {
       ],
     };
     const answer = await mediagate.admitRequest('anthropic', request, { convert: true });
-    assert.equal(answer.ok, true);
+    assert.equal(answer.refusal, null);
     assert.deepEqual(answer.refused, []);
     assert.equal(answer.request.messages[0].content[0].source.media_type, 'image/png');
     assert.deepEqual(

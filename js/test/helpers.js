@@ -66,15 +66,27 @@ export async function runCli(args) {
   }
 }
 
-/** `mediagate admit FILE --json [extra]` → the parsed verdict (exit 0 admitted, 1 refused). */
-export async function cliVerdict(file, extra = []) {
+/**
+ * `mediagate admit FILE --json [extra]` → the JSON text it prints (without the line's end; exit 0
+ * admitted, 1 refused): what the package's verdicts must equal byte for byte (`verdict.json`).
+ */
+export async function cliVerdictText(file, extra = []) {
   const { code, stdout, stderr, bin } = await runCli(['admit', file, '--json', ...extra]);
   if (code !== 0 && code !== 1) {
     throw new Error(`${bin} admit ${file} exited ${code}: ${stderr.trim()}`);
   }
-  const verdict = JSON.parse(stdout);
+  if (!stdout.endsWith('\n') || stdout.indexOf('\n') !== stdout.length - 1) {
+    throw new Error(`${bin} admit ${file} --json printed more or less than one line: ${JSON.stringify(stdout)}`);
+  }
+  const text = stdout.slice(0, -1);
+  const verdict = JSON.parse(text);
   if ((code === 0) !== verdict.ok) throw new Error(`exit ${code} does not match ok=${verdict.ok} for ${file}`);
-  return verdict;
+  return text;
+}
+
+/** `mediagate admit FILE --json [extra]` → the parsed verdict. */
+export async function cliVerdict(file, extra = []) {
+  return JSON.parse(await cliVerdictText(file, extra));
 }
 
 /** Headless Debian Chromium through playwright-core, with a fresh profile directory. */

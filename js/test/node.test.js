@@ -11,62 +11,79 @@ import { CORPUS, PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
 const PNG_FILE = join(CORPUS, 'pngsuite', 'basn2c08.png');
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 
-describe('admitImage', () => {
-  it('admits a PNG, passed through unchanged', async () => {
+describe('admit', () => {
+  it('admits a PNG, passed through unchanged: the JSON keys of the CLI, the bytes beside them', async () => {
     const bytes = readFileSync(PNG_FILE);
-    const v = await mediagate.admitImage(bytes, 'image/png');
+    const v = await mediagate.admit(bytes, 'image/png');
     assert.equal(v.ok, true, v.message);
-    assert.deepEqual(v.block, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(bytes) } });
-    assert.equal(v.mime, 'image/png');
-    assert.equal(v.originalSize, bytes.length);
-    assert.deepEqual(v.dimensions, { width: 32, height: 32 });
-    assert.equal(v.resized, false);
-    assert.equal(v.reencoded, false);
-    assert.equal(v.base64Len, v.block.source.data.length);
-    assert.equal(typeof v.originalSize, 'number');
-    assert.deepEqual(mediagate.admittedBytes(v), new Uint8Array(bytes));
+    assert.deepEqual(Object.keys(v), ['base64_len', 'height', 'kind', 'mime', 'ok', 'original_size', 'reencoded', 'resized', 'width']);
+    assert.deepEqual({ ...v }, {
+      ok: true,
+      kind: 'image',
+      mime: 'image/png',
+      original_size: bytes.length,
+      width: 32,
+      height: 32,
+      resized: false,
+      reencoded: false,
+      base64_len: b64(bytes).length,
+    });
+    assert.equal(JSON.stringify(v), v.json, 'the object is the JSON text parsed, nothing added');
+    assert.equal(v.sniffed, 'image/png');
+    assert.equal(v.convertible, null);
+    assert.equal(mediagate.admittedBytes(v), bytes, 'admitted unchanged: the bytes are the caller\'s own, not a copy');
+    assert.deepEqual(mediagate.contentBlock(v), { type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(bytes) } });
   });
 
-  it('refuses an SVG named .png as magic_mismatch', async () => {
-    const claimed = mediagate.mimeFromExtension('diagram.png');
-    assert.equal(claimed, 'image/png');
-    const v = await mediagate.admitImage(SVG_BYTES, claimed);
+  it('picks the type in the gate: the bytes when it admits them, else the name', async () => {
+    const bytes = readFileSync(PNG_FILE);
+    for (const input of [undefined, {}, { name: 'photo.jpg' }, { name: 'noext' }]) {
+      const v = await mediagate.admit(bytes, input);
+      assert.equal(v.ok, true, `${JSON.stringify(input)}: ${v.message}`);
+      assert.equal(v.mime, 'image/png');
+    }
+    // A file no provider takes, named .png: judged as the name says, refused, with the hint.
+    const named = await mediagate.admit(SVG_BYTES, { name: 'diagram.png' });
+    assert.equal(named.reason, 'magic_mismatch');
+    assert.equal(named.convertible, 'image/svg+xml');
+    await assert.rejects(mediagate.admit(bytes, { claimed: 'image/png' }), /unknown input key "claimed"/);
+    await assert.rejects(mediagate.admit(bytes, 42), TypeError);
+  });
+
+  it('refuses an SVG claimed as PNG as magic_mismatch, in the CLI\'s keys', async () => {
+    const v = await mediagate.admit(SVG_BYTES, 'image/png');
     assert.equal(v.ok, false);
-    assert.equal(v.reason, 'magic_mismatch');
-    assert.equal(v.rawBytes, SVG_BYTES.length);
+    assert.deepEqual({ ...v }, { ok: false, reason: 'magic_mismatch', raw_bytes: SVG_BYTES.length, message: v.message });
     assert.match(v.message, /image\/svg\+xml/);
-    assert.equal('limit' in v, false, 'no bound applies to a signature mismatch');
-    assert.deepEqual(mediagate.toCliJson(v), {
-      ok: false,
-      reason: 'magic_mismatch',
-      raw_bytes: SVG_BYTES.length,
-      message: v.message,
-    });
+    assert.equal(v.sniffed, 'image/svg+xml');
+    assert.equal('bytes' in v, false, 'a refusal carries no bytes');
+    assert.throws(() => mediagate.admittedBytes(v), TypeError);
   });
 
   it('refuses a type the provider does not take, with the snake_case reason', async () => {
-    const v = await mediagate.admitImage(SVG_BYTES, 'image/svg+xml');
+    const v = await mediagate.admit(SVG_BYTES, 'image/svg+xml');
     assert.equal(v.ok, false);
     assert.equal(v.reason, 'mime_unsupported');
   });
 
   it('refuses the 4.2 MB screenshot without downsampling (limit given), fits it with', async () => {
     const bytes = readFileSync(join(CORPUS, 'bench', 'screenshot-3456x2234.png'));
-    const refused = await mediagate.admitImage(bytes, 'image/png', { downsample: false });
+    const refused = await mediagate.admit(bytes, 'image/png', { downsample: false });
     assert.equal(refused.ok, false);
     assert.equal(refused.reason, 'base64_too_large');
     assert.equal(refused.limit, 5_242_880);
-    assert.equal(refused.rawBytes, bytes.length);
-    const admitted = await mediagate.admitImage(bytes, 'image/png');
+    assert.equal(refused.raw_bytes, bytes.length);
+    const admitted = await mediagate.admit(bytes, 'image/png');
     assert.equal(admitted.ok, true);
     assert.equal(admitted.resized, true);
-    assert.deepEqual(admitted.dimensions, { width: 2000, height: 1293 });
-    assert.ok(admitted.base64Len <= 5_242_880);
+    assert.deepEqual([admitted.width, admitted.height], [2000, 1293]);
+    assert.ok(admitted.base64_len <= 5_242_880);
+    assert.equal(admitted.bytes.length < bytes.length, true);
   });
 
-  it('takes ArrayBuffer, typed-array views, byte arrays and Blobs', async () => {
+  it('takes ArrayBuffer, typed-array views, byte arrays, Blobs and Files (the name is the hint)', async () => {
     const bytes = new Uint8Array(readFileSync(PNG_FILE));
-    const expected = mediagate.toCliJson(await mediagate.admitImage(bytes, 'image/png'));
+    const expected = (await mediagate.admit(bytes, 'image/png')).json;
     const padded = new Uint8Array(bytes.length + 8);
     padded.set(bytes, 4);
     for (const input of [
@@ -76,49 +93,54 @@ describe('admitImage', () => {
       Array.from(bytes),
       new Blob([bytes]),
     ]) {
-      assert.deepEqual(mediagate.toCliJson(await mediagate.admitImage(input, 'image/png')), expected);
+      assert.equal((await mediagate.admit(input, 'image/png')).json, expected);
     }
-    await assert.rejects(mediagate.admitImage('not bytes', 'image/png'), TypeError);
+    await assert.rejects(mediagate.admit('not bytes', 'image/png'), TypeError);
+    const { File } = await import('node:buffer');
+    const file = new File([SVG_BYTES], 'diagram.png');
+    assert.equal((await mediagate.admit(file)).reason, 'magic_mismatch', "the File's name is the claim");
+    assert.equal((await mediagate.admit(file, 'image/svg+xml')).reason, 'mime_unsupported', 'a claimed type wins');
   });
 
   it('checks its options', async () => {
     const bytes = readFileSync(PNG_FILE);
-    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { provider: 'acme' }), /provider must be one of/);
-    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { verify: 'deep' }), /verify must be one of/);
-    await assert.rejects(mediagate.admitImage(bytes, 'image/png', { downsample: 'yes' }), /downsample must be a boolean/);
+    await assert.rejects(mediagate.admit(bytes, 'image/png', { provider: 'acme' }), /provider must be one of/);
+    await assert.rejects(mediagate.admit(bytes, 'image/png', { verify: 'deep' }), /verify must be one of/);
+    await assert.rejects(mediagate.admit(bytes, 'image/png', { downsample: 'yes' }), /downsample must be a boolean/);
     for (const provider of mediagate.PROVIDERS) {
-      const v = await mediagate.admitImage(bytes, 'image/png', { provider, verify: 'full' });
+      const v = await mediagate.admit(bytes, 'image/png', { provider, verify: 'full' });
       assert.equal(v.ok, true, `${provider}: ${v.message}`);
     }
   });
 });
 
-describe('admitDocument', () => {
-  it('admits a PDF as a document block without dimensions', async () => {
+describe('documents', () => {
+  it('admits a PDF as a document without dimensions', async () => {
     const pdf = minimalPdf();
-    const v = await mediagate.admitDocument(pdf, 'application/pdf');
+    const v = await mediagate.admit(pdf, 'application/pdf');
     assert.equal(v.ok, true, v.message);
-    assert.equal(v.block.type, 'document');
-    assert.equal(v.block.source.media_type, 'application/pdf');
-    assert.equal(v.block.source.data, b64(pdf));
-    assert.equal(v.dimensions, undefined);
-    assert.deepEqual(mediagate.toCliJson(v), {
+    assert.deepEqual({ ...v }, {
       ok: true,
       kind: 'document',
       mime: 'application/pdf',
       original_size: pdf.length,
       resized: false,
       reencoded: false,
-      base64_len: v.base64Len,
+      base64_len: b64(pdf).length,
     });
-    const viaAdmit = await mediagate.admit(pdf, mediagate.mimeFromExtension('report.PDF'));
-    assert.deepEqual(viaAdmit, v);
+    assert.deepEqual(mediagate.contentBlock(v), { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: b64(pdf) } });
+    assert.equal((await mediagate.admit(pdf, { name: 'report.PDF' })).json, v.json);
+    assert.equal((await mediagate.admit(pdf, { name: 'report.png' })).json, v.json, 'a PDF named .png is the document it is');
   });
 
   it('refuses a PNG claimed as a PDF', async () => {
-    const v = await mediagate.admitDocument(readFileSync(PNG_FILE), 'application/pdf');
+    const v = await mediagate.admit(readFileSync(PNG_FILE), 'application/pdf');
     assert.equal(v.ok, false);
     assert.equal(v.reason, 'magic_mismatch');
+  });
+
+  it('asks a page of a PDF only', async () => {
+    await assert.rejects(mediagate.admit(readFileSync(PNG_FILE), { page: 1 }), /input.page applies to PDFs; the input is image\/png/);
   });
 });
 
@@ -130,7 +152,7 @@ describe('the walks close their holes', () => {
       [whole.slice(0, whole.length - 20), /%%EOF/],
       [new TextEncoder().encode(new TextDecoder().decode(whole).replace('/Root 1 0 R', '/Root 1 0 R /Encrypt 9 0 R')), /encrypted/],
     ]) {
-      const v = await mediagate.admitDocument(bytes, 'application/pdf');
+      const v = await mediagate.admit(bytes, 'application/pdf');
       assert.equal(v.ok, false);
       assert.equal(v.reason, 'undecodable');
       assert.match(v.message, words);
@@ -181,32 +203,41 @@ describe('admitToolResult', () => {
     assert.deepEqual(refused, [{ index: 1, path: '/1', type: 'image', reason: 'undecodable', bytes: 0, mime: 'image/png' }]);
   });
 
-  it('leaves content without media as it is (the same object)', async () => {
+  it('answers the JSON of `mediagate admit-tool-result`, with its text and whether it changed beside it', async () => {
+    const answer = await mediagate.admitToolResult('screenshot', mcpContent());
+    assert.deepEqual(Object.keys(answer), ['content', 'refused']);
+    assert.equal(JSON.stringify(answer), answer.json);
+  });
+
+  it('leaves content without media as it is', async () => {
     const input = { content: [{ type: 'text', text: 'no pictures here' }], isError: false };
     const answer = await mediagate.admitToolResult('grep', input);
-    assert.equal(answer.content, input);
+    assert.deepEqual(answer.content, input);
     assert.deepEqual(answer.refused, []);
     assert.equal(answer.changed, false);
+    // Text without media comes back byte for byte inside the answer's JSON.
+    const spaced = '[ {"type": "text", "text": "x"} ]';
+    assert.equal((await mediagate.admitToolResult('grep', spaced)).json, `{"content":${spaced},"refused":[]}`);
     const fromText = await mediagate.admitToolResult('grep', '[{"type":"text","text":"x"}]');
     assert.deepEqual(fromText.content, [{ type: 'text', text: 'x' }]);
   });
 });
 
 describe('gate instances', () => {
-  it('sniffs', async () => {
+  it('name the type the bytes carry beside every verdict (`sniffed`)', async () => {
     const gate = await mediagate.createGate();
-    assert.equal(gate.sniff(readFileSync(PNG_FILE)), 'image/png');
-    assert.equal(gate.sniff(SVG_BYTES), 'image/svg+xml');
-    assert.equal(gate.sniff(minimalPdf()), 'application/pdf');
-    assert.equal(gate.sniff(new TextEncoder().encode('hello')), 'text/plain');
-    assert.equal(await mediagate.sniff(new Uint8Array([0, 1, 2, 3])), 'application/octet-stream');
+    assert.equal(gate.admit(readFileSync(PNG_FILE)).sniffed, 'image/png');
+    assert.equal(gate.admit(SVG_BYTES).sniffed, 'image/svg+xml');
+    assert.equal(gate.admit(minimalPdf()).sniffed, 'application/pdf');
+    assert.equal(gate.admit(new TextEncoder().encode('hello')).sniffed, 'text/plain');
+    assert.equal((await mediagate.admit(new Uint8Array([0, 1, 2, 3]))).sniffed, 'application/octet-stream');
   });
 
   it('are independent and synchronous', async () => {
     const [a, b] = await Promise.all([mediagate.createGate(), mediagate.createGate({ cache: false })]);
     assert.notEqual(a, b);
     const bytes = readFileSync(PNG_FILE);
-    assert.deepEqual(a.admitImage(bytes, 'image/png'), b.admitImage(bytes, 'image/png'));
+    assert.equal(a.admit(bytes, 'image/png').json, b.admit(bytes, 'image/png').json);
     assert.equal(a.trapped, false);
   });
 
@@ -228,7 +259,7 @@ describe('gate instances', () => {
       const env = Object.fromEntries(WebAssembly.Module.imports(module).map((i) => [i.name, (...a) => a[a.length - 1]]));
       return WebAssembly.instantiate(module, { ...imports, env });
     });
-    assert.equal(typeof root.admission.admitImage, 'function');
+    assert.equal(typeof root['mediagate:gate/admission@0.3.0'].admit, 'function');
     assert.deepEqual([...asked], [], 'the glue asked the import object for nothing');
     assert.deepEqual(modules.map(([name]) => name), ['mediagate.core.wasm']);
     for (const [name, module] of modules) {
@@ -241,48 +272,30 @@ describe('gate instances', () => {
   it('turn a trap into a GateError naming the trap, then refuse to run', () => {
     const api = {
       defaultOptions: () => mediagate.DEFAULT_OPTIONS,
-      admitImage() {
+      admit() {
         throw new WebAssembly.RuntimeError('unreachable');
       },
     };
     const gate = new mediagate.Gate(api);
     assert.throws(
-      () => gate.admitImage(new Uint8Array([1]), 'image/png'),
+      () => gate.admit(new Uint8Array([1]), 'image/png'),
       (e) =>
         e instanceof mediagate.GateError &&
         e.kind === 'trap' &&
-        e.message === 'admit-image: the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)',
+        e.message === 'admit: the gate trapped: wasm `unreachable` instruction executed (a fault in the gate, not a verdict on the input)',
     );
     assert.equal(gate.trapped, true);
-    assert.throws(() => gate.admitImage(new Uint8Array([1]), 'image/png'), /stopped earlier/);
+    assert.throws(() => gate.admit(new Uint8Array([1]), 'image/png'), /stopped earlier/);
   });
 
   it('take null options as the defaults', async () => {
     const gate = await mediagate.createGate({ wasmBase: new URL('../dist/generated/', import.meta.url) });
     const bytes = readFileSync(PNG_FILE);
-    assert.deepEqual(gate.admitImage(bytes, 'image/png', null), gate.admitImage(bytes, 'image/png'));
+    assert.equal(gate.admit(bytes, 'image/png', null).json, gate.admit(bytes, 'image/png').json);
   });
 });
 
 describe('helpers', () => {
-  it('claims the type from the extension as the CLI does', () => {
-    const cases = {
-      'a.png': 'image/png',
-      'b.JPG': 'image/jpeg',
-      'c.jpeg': 'image/jpeg',
-      'd.jpe': 'image/jpeg',
-      'e.jfif': 'image/jpeg',
-      'f.gif': 'image/gif',
-      'g.webp': 'image/webp',
-      'h.pdf': 'application/pdf',
-      'i.svg': 'image/svg+xml',
-      'dir.d/noext': 'application/octet-stream',
-      '.png': 'application/octet-stream',
-      'x.bin': 'application/octet-stream',
-    };
-    for (const [name, mime] of Object.entries(cases)) assert.equal(mediagate.mimeFromExtension(name), mime, name);
-  });
-
   it('words every refusal reason', () => {
     for (const reason of mediagate.REFUSAL_REASONS) {
       assert.doesNotMatch(mediagate.describeReason(reason), /^Refused \(/, reason);

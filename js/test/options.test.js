@@ -25,7 +25,7 @@ function copiedCores() {
 }
 
 const gifBlock = () => ({ type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' });
-const cli = (v) => mediagate.toCliJson(v);
+const cli = (v) => v.json;
 
 describe('admission defaults', () => {
   it('the defaults come from the component, and DEFAULT_OPTIONS equals them', async () => {
@@ -48,29 +48,29 @@ describe('admission defaults', () => {
       [wide, 'image/png'],
       [GIF_1X1, 'image/gif'],
     ]) {
-      assert.deepEqual(cli(gate.admitImage(bytes, mime)), cli(gate.admitImage(bytes, mime, d)));
-      assert.deepEqual(cli(gate.admit(bytes, mime)), cli(gate.admit(bytes, mime, { ...d })));
-      assert.deepEqual(cli(await mediagate.admitImage(bytes, mime)), cli(gate.admitImage(bytes, mime, d)));
-      assert.deepEqual(cli(await mediagate.admit(bytes, mime)), cli(gate.admit(bytes, mime, d)));
+      assert.equal(cli(gate.admit(bytes, mime)), cli(gate.admit(bytes, mime, d)));
+      assert.equal(cli(gate.admit(bytes, mime)), cli(gate.admit(bytes, mime, { ...d })));
+      assert.equal(cli(gate.admit(bytes)), cli(gate.admit(bytes, undefined, d)));
+      assert.equal(cli(await mediagate.admit(bytes, mime)), cli(gate.admit(bytes, mime, d)));
     }
     const content = [{ type: 'image', data: b64(corrupt), mimeType: 'image/png' }, gifBlock()];
     assert.deepEqual(gate.admitToolResult('t', content).refused, gate.admitToolResult('t', content, d).refused);
     assert.deepEqual((await mediagate.admitToolResult('t', content)).refused, gate.admitToolResult('t', content, d).refused);
     const pdf = minimalPdf();
-    assert.deepEqual(gate.admitDocument(pdf), gate.admitDocument(pdf, 'application/pdf', d));
-    assert.deepEqual(await mediagate.admitDocument(pdf), gate.admitDocument(pdf, 'application/pdf', d));
+    assert.equal(gate.admit(pdf, 'application/pdf').json, gate.admit(pdf, 'application/pdf', d).json);
+    assert.equal((await mediagate.admit(pdf, 'application/pdf')).json, gate.admit(pdf, 'application/pdf', d).json);
   });
 
   it('each option changes the verdict (so a test of its default means something)', async () => {
     const gate = await mediagate.createGate();
     const corrupt = await corruptPng();
-    assert.equal(gate.admitImage(corrupt, 'image/png', { verify: 'header' }).ok, true);
-    assert.equal(gate.admitImage(corrupt, 'image/png', { verify: 'full' }).ok, false);
+    assert.equal(gate.admit(corrupt, 'image/png', { verify: 'header' }).ok, true);
+    assert.equal(gate.admit(corrupt, 'image/png', { verify: 'full' }).ok, false);
     const wide = await widePng();
-    assert.equal(gate.admitImage(wide, 'image/png', { downsample: true }).resized, true);
-    assert.deepEqual(gate.admitImage(wide, 'image/png', { downsample: false }).dimensions, { width: 2400, height: 10 });
-    assert.equal(gate.admitImage(GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true);
-    assert.equal(gate.admitImage(GIF_1X1, 'image/gif', { provider: 'gemini' }).reason, 'mime_unsupported');
+    assert.equal(gate.admit(wide, 'image/png', { downsample: true }).resized, true);
+    assert.deepEqual([gate.admit(wide, 'image/png', { downsample: false })].map((v) => ({ width: v.width, height: v.height }))[0], { width: 2400, height: 10 });
+    assert.equal(gate.admit(GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true);
+    assert.equal(gate.admit(GIF_1X1, 'image/gif', { provider: 'gemini' }).reason, 'mime_unsupported');
   });
 
   it("an instance's defaults apply to every method; a call's own options win", async () => {
@@ -79,7 +79,7 @@ describe('admission defaults', () => {
     assert.deepEqual(gate.defaults, { provider: 'gemini', verify: 'full', downsample: false, keepMetadata: false });
     const corrupt = await corruptPng();
     const wide = await widePng();
-    for (const call of ['admitImage', 'admit']) {
+    for (const call of ['admit']) {
       assert.equal(gate[call](GIF_1X1, 'image/gif').reason, 'mime_unsupported', call);
       assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true, call);
       assert.equal(gate[call](GIF_1X1, 'image/gif', { provider: undefined }).reason, 'mime_unsupported', call);
@@ -98,14 +98,14 @@ describe('admission defaults', () => {
     );
     assert.deepEqual(gate.admitToolResult('capture', [gifBlock()], { provider: 'anthropic' }).refused, []);
     // A document is judged by its own rules; the options still have to be valid.
-    assert.equal(gate.admitDocument(minimalPdf()).ok, true);
-    assert.throws(() => gate.admitDocument(minimalPdf(), 'application/pdf', { provider: 'acme' }), TypeError);
+    assert.equal(gate.admit(minimalPdf()).ok, true);
+    assert.throws(() => gate.admit(minimalPdf(), 'application/pdf', { provider: 'acme' }), TypeError);
   });
 
   it('refuses bad and unknown options, per call and in createGate', async () => {
     const gate = await mediagate.createGate();
     const png = await widePng();
-    for (const call of ['admitImage', 'admit', 'admitDocument']) {
+    for (const call of ['admit']) {
       assert.throws(() => gate[call](png, 'image/png', { verfy: 'full' }), /unknown option "verfy"/, call);
       assert.throws(() => gate[call](png, 'image/png', { provider: 'acme' }), /provider must be one of/, call);
     }
@@ -128,7 +128,7 @@ describe('admission defaults', () => {
 describe('loading options', () => {
   it('wasmBase: the core modules are read from there, and a wrong place fails with its path', async () => {
     const gate = await mediagate.createGate({ wasmBase: pathToFileURL(copiedCores() + '/'), cache: false });
-    assert.equal(gate.admitImage(GIF_1X1, 'image/gif').ok, true);
+    assert.equal(gate.admit(GIF_1X1, 'image/gif').ok, true);
     const empty = mkdtempSync(join(scratch, 'empty-'));
     await assert.rejects(mediagate.createGate({ wasmBase: pathToFileURL(empty) }), (e) => e.message.includes(empty));
   });
@@ -137,7 +137,7 @@ describe('loading options', () => {
     const dir = copiedCores();
     const wasmUrls = Object.fromEntries(mediagate.CORE_MODULES.map((n) => [n, pathToFileURL(join(dir, n)).href]));
     const gate = await mediagate.createGate({ wasmUrls });
-    assert.equal(gate.sniff(GIF_1X1), 'image/gif');
+    assert.equal(gate.admit(GIF_1X1).sniffed, 'image/gif');
     wasmUrls['mediagate.core.wasm'] = pathToFileURL(join(dir, 'gone.wasm')).href;
     await assert.rejects(mediagate.createGate({ wasmUrls, cache: false }), /gone\.wasm/);
   });
@@ -152,9 +152,9 @@ describe('loading options', () => {
       },
     });
     assert.deepEqual([...asked].sort(), [...mediagate.CORE_MODULES].sort());
-    assert.equal(gate.admitImage(GIF_1X1, 'image/gif').ok, true);
+    assert.equal(gate.admit(GIF_1X1, 'image/gif').ok, true);
     const fresh = await mediagate.createGate({ cache: false });
-    assert.equal(fresh.admitImage(GIF_1X1, 'image/gif').ok, true);
+    assert.equal(fresh.admit(GIF_1X1, 'image/gif').ok, true);
   });
 });
 
@@ -164,7 +164,7 @@ describe('module-level functions honour configure()', () => {
   it('every function applies the configured admission defaults', async () => {
     mediagate.configure({ provider: 'gemini', verify: 'full' });
     const corrupt = await corruptPng();
-    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await mediagate.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
     assert.equal((await mediagate.admit(new Blob([GIF_1X1]), 'image/gif')).reason, 'mime_unsupported');
     assert.equal((await mediagate.admit(corrupt, 'image/png')).ok, false);
     assert.equal((await mediagate.admit(corrupt, 'image/png', { verify: 'header' })).ok, true);
@@ -172,19 +172,19 @@ describe('module-level functions honour configure()', () => {
       (await mediagate.admitToolResult('t', [gifBlock()])).refused.map((r) => r.reason),
       ['mime_unsupported'],
     );
-    assert.equal((await mediagate.admitDocument(minimalPdf())).ok, true);
-    assert.equal(await mediagate.sniff(GIF_1X1), 'image/gif');
+    assert.equal((await mediagate.admit(minimalPdf())).ok, true);
+    assert.equal((await mediagate.admit(GIF_1X1)).sniffed, 'image/gif');
     assert.deepEqual((await mediagate.ready()).defaults, { ...mediagate.DEFAULT_OPTIONS, provider: 'gemini', verify: 'full' });
   });
 
   it('loading options too: a wrong wasmBase fails every call, naming the place; configure({}) restores', async () => {
     const empty = mkdtempSync(join(scratch, 'empty-'));
     mediagate.configure({ wasmBase: pathToFileURL(empty) });
-    await assert.rejects(mediagate.admitImage(GIF_1X1, 'image/gif'), (e) => e.message.includes(empty));
-    await assert.rejects(mediagate.sniff(GIF_1X1), (e) => e.message.includes(empty));
+    await assert.rejects(mediagate.admit(GIF_1X1, 'image/gif'), (e) => e.message.includes(empty));
+    await assert.rejects(mediagate.admit(GIF_1X1), (e) => e.message.includes(empty));
     mediagate.ready({ wasmBase: pathToFileURL(copiedCores() + '/') });
-    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).ok, true);
+    assert.equal((await mediagate.admit(GIF_1X1, 'image/gif')).ok, true);
     mediagate.configure({});
-    assert.equal((await mediagate.admitImage(GIF_1X1, 'image/gif')).ok, true);
+    assert.equal((await mediagate.admit(GIF_1X1, 'image/gif')).ok, true);
   });
 });

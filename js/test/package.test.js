@@ -69,16 +69,16 @@ describe('npm tarball, installed into a clean directory', { timeout: 300_000 }, 
     writeFileSync(
       join(app, 'check.mjs'),
       `import { readFileSync } from 'node:fs';
-import { admit, mimeFromExtension, toCliJson } from '@mediagate/preflight';
+import { admit } from '@mediagate/preflight';
 import { createWorkerGate } from '@mediagate/preflight/worker';
 import { recordToolResult } from './node_modules/@mediagate/preflight/examples/agent-host.mjs';
 
 const out = {};
 for (const name of ['good.png', 'lying.png']) {
-  out[name] = toCliJson(await admit(readFileSync(name), mimeFromExtension(name)));
+  out[name] = JSON.parse((await admit(readFileSync(name), { name })).json);
 }
 const worker = await createWorkerGate();
-out.worker = toCliJson(await worker.admit(readFileSync('lying.png'), 'image/png'));
+out.worker = JSON.parse((await worker.admit(readFileSync('lying.png'), 'image/png')).json);
 worker.terminate();
 const history = [];
 console.warn = () => {};

@@ -1,5 +1,7 @@
 // Same verdicts everywhere: the native CLI, the Node package and the browser page judge the whole
-// corpus (PngSuite, photos, the bench files, and two made-up fixtures), file by file.
+// corpus (PngSuite, photos, the bench files, and two made-up fixtures), file by file: the JSON text
+// `mediagate admit --json` prints and the package's `verdict.json` are equal byte for byte (the
+// component writes both).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +10,7 @@ import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import * as mediagate from '../src/index.js';
-import { CORPUS, SVG_BYTES, cliVerdict, minimalPdf, openDemo, runCli } from './helpers.js';
+import { CORPUS, SVG_BYTES, cliVerdictText, minimalPdf, openDemo, runCli } from './helpers.js';
 
 const fixtures = mkdtempSync(join(tmpdir(), 'mediagate-parity-'));
 const outputs = join(fixtures, 'out');
@@ -27,7 +29,8 @@ function listFiles(dir, filter = () => true) {
 
 const cases = [];
 function addCase(file, label, options = {}, cliArgs = []) {
-  cases.push({ name: `${label}${cliArgs.length ? ` ${cliArgs.join(' ')}` : ''}`, file, mime: mediagate.mimeFromExtension(file), options, cliArgs });
+  // The CLI hands the gate the file's path as its name (the extension hint); so does the package here.
+  cases.push({ name: `${label}${cliArgs.length ? ` ${cliArgs.join(' ')}` : ''}`, file, input: { name: file }, options, cliArgs });
 }
 for (const file of listFiles(join(CORPUS, 'pngsuite'), (f) => f.endsWith('.png'))) {
   addCase(file, `pngsuite/${basename(file)}`);
@@ -71,16 +74,17 @@ describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
       2,
       async ({ c, i }) => {
         const out = join(outputs, String(i));
-        const verdict = await cliVerdict(c.file, [...c.cliArgs, '--out', out]);
-        cli.set(c.name, { verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
+        const text = await cliVerdictText(c.file, [...c.cliArgs, '--out', out]);
+        const verdict = JSON.parse(text);
+        cli.set(c.name, { text, verdict, sha256: verdict.ok ? sha256(readFileSync(out)) : null });
       },
     );
 
     // 2. The Node package: one instance for the whole corpus.
     const gate = await mediagate.createGate();
     for (const c of cases) {
-      const v = gate.admit(readFileSync(c.file), c.mime, c.options);
-      node.set(c.name, { verdict: mediagate.toCliJson(v), sha256: v.ok ? sha256(mediagate.admittedBytes(v)) : null });
+      const v = gate.admit(readFileSync(c.file), c.input, c.options);
+      node.set(c.name, { text: v.json, keys: JSON.stringify(v), sha256: v.ok ? sha256(mediagate.admittedBytes(v)) : null });
     }
 
     // 3. The browser page's gate, in batches of at most ~6 MB of base64.
@@ -97,7 +101,7 @@ describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
     for (const c of cases) {
       const b64 = readFileSync(c.file).toString('base64');
       if (size + b64.length > 6_000_000) await flush();
-      batch.push({ name: c.name, item: { b64, mime: c.mime, options: c.options } });
+      batch.push({ name: c.name, item: { b64, input: c.input, options: c.options } });
       size += b64.length;
     }
     await flush();
@@ -138,8 +142,10 @@ describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
   for (const c of cases) {
     it(c.name, () => {
       const expected = cli.get(c.name);
-      assert.deepEqual(node.get(c.name).verdict, expected.verdict, 'Node verdict differs from the CLI');
-      assert.deepEqual(browser.get(c.name).verdict, expected.verdict, 'Chromium verdict differs from the CLI');
+      assert.equal(node.get(c.name).text, expected.text, 'Node verdict differs from the CLI');
+      // The verdict object's own keys are the CLI's, nothing added (bytes and text sit beside them).
+      assert.equal(node.get(c.name).keys, expected.text, "the Node verdict's keys are not the CLI's");
+      assert.equal(browser.get(c.name).text, expected.text, 'Chromium verdict differs from the CLI');
       assert.equal(node.get(c.name).sha256, expected.sha256, 'Node admitted other bytes than the CLI');
       assert.equal(browser.get(c.name).sha256, expected.sha256, 'Chromium admitted other bytes than the CLI');
     });
@@ -166,9 +172,9 @@ describe('parity: native CLI, Node, Chromium', { timeout: 600_000 }, () => {
       const run = await runCli(['admit-tool-result', '--tool', 'capture', file, ...args]);
       // The SVG labelled image/png is refused: the gate commands exit 1 when a block was refused.
       assert.equal(run.code, 1, run.stderr);
-      const expected = JSON.parse(run.stdout);
-      const { content: got, refused } = await mediagate.admitToolResult('capture', content, options);
-      assert.deepEqual({ content: got, refused }, expected);
+      const answer = await mediagate.admitToolResult('capture', content, options);
+      assert.equal(`${answer.json}\n`, run.stdout, 'the tool result differs from the CLI');
+      assert.deepEqual(answer, JSON.parse(run.stdout));
     }
   });
 });

@@ -1,5 +1,5 @@
 // admitRequest: a whole provider request through the gate, in Node. Fixtures are made
-// here; no corpus is read. The report's `changes` match `mediagate admit-request --json`'s `changed`.
+// here; no corpus is read. The answer is `mediagate admit-request --json`'s report, byte for byte.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,12 +27,13 @@ describe('admitRequest', () => {
     const text = JSON.stringify(await manyImages());
     const gate = await mediagate.createGate();
     const a = gate.admitRequest('anthropic', text);
-    assert.equal(a.ok, true);
-    assert.equal(a.changed, true);
-    assert.equal(typeof a.request, 'string', 'text in, text out');
+    assert.equal(a.refusal, null);
+    assert.deepEqual(Object.keys(a), ['api', 'request', 'changed', 'refused', 'refusal']);
+    assert.equal(typeof a.requestText, 'string', 'the admitted request as text beside it');
+    assert.deepEqual(JSON.parse(a.requestText), a.request);
     assert.deepEqual(a.refused, []);
-    assert.equal(a.changes.length, 1);
-    const [c] = a.changes;
+    assert.equal(a.changed.length, 1);
+    const [c] = a.changed;
     assert.equal(c.path, '/messages/0/content/20');
     assert.equal(c.what, 'downsampled');
     assert.equal(c.rule, 'anthropic.many_images_max_side');
@@ -42,19 +43,16 @@ describe('admitRequest', () => {
     writeFileSync(file, text);
     const { code, stdout, stderr } = await runCli(['admit-request', '--api', 'anthropic', '--json', file]);
     assert.equal(code, 0, stderr); // downsampled counts as admitted: the gate commands' one exit rule
-    const report = JSON.parse(stdout);
-    assert.deepEqual(report.changed, a.changes);
-    assert.deepEqual(report.request, JSON.parse(a.request));
+    assert.equal(`${a.json}\n`, stdout, 'the report differs from the CLI');
   });
 
   it('honours createGate defaults: downsample off refuses the oversize image in its slot', async () => {
     const gate = await mediagate.createGate({ downsample: false });
     const request = await manyImages();
     const a = gate.admitRequest('anthropic', request);
-    assert.equal(typeof a.request, 'object', 'value in, value out');
     assert.deepEqual(a.refused, ['/messages/0/content/20']);
-    assert.equal(a.changes[0].reason, 'dimensions_too_large');
-    assert.equal(a.changes[0].rule, 'anthropic.many_images_max_side');
+    assert.equal(a.changed[0].reason, 'dimensions_too_large');
+    assert.equal(a.changed[0].rule, 'anthropic.many_images_max_side');
     assert.equal(a.request.messages[0].content[20].type, 'text');
     assert.equal(a.request.messages[0].content[19].type, 'image');
     // A call's own options over the instance's.
@@ -68,25 +66,25 @@ describe('admitRequest', () => {
     };
     const openai = mediagate.createGate();
     const a = (await openai).admitRequest('openai', request);
-    assert.deepEqual([a.ok, a.changed, a.request], [true, false, request], 'unchanged: the very object');
+    assert.deepEqual([a.refusal, a.changed, a.request], [null, [], request], 'unchanged');
+    assert.equal(a.requestText, JSON.stringify(request), 'unchanged: the text given');
     const gemini = await mediagate.createGate({ provider: 'gemini' });
     const g = gemini.admitRequest('openai', request);
     assert.deepEqual(g.refused, ['/messages/0/content/0']);
-    assert.equal(g.changes[0].reason, 'mime_unsupported');
+    assert.equal(g.changed[0].reason, 'mime_unsupported');
     mediagate.configure({ provider: 'gemini' });
     assert.deepEqual((await mediagate.admitRequest('openai', request)).refused, ['/messages/0/content/0']);
     mediagate.configure({});
-    assert.equal((await mediagate.admitRequest('openai', request)).changed, false);
+    assert.deepEqual((await mediagate.admitRequest('openai', request)).changed, []);
   });
 
-  it('answers unusable input with ok: false, and refuses an unknown API', async () => {
+  it('answers unusable input with a refusal, and refuses an unknown API', async () => {
     const gate = await mediagate.createGate();
     const r = gate.admitRequest('anthropic', 'not json');
-    assert.equal(r.ok, false);
-    assert.equal(r.unusable, true);
-    assert.match(r.message, /not JSON/);
+    assert.deepEqual([r.request, r.requestText, r.refusal.unusable], [null, null, true]);
+    assert.match(r.refusal.message, /not JSON/);
     const s = gate.admitRequest('anthropic', { messages: [{ role: 'system', content: 'x' }] });
-    assert.equal(s.unusable, true);
+    assert.equal(s.refusal.unusable, true);
     assert.throws(() => gate.admitRequest('mistral', {}), TypeError);
     assert.ok(mediagate.REFUSAL_REASONS.includes('request_limit'));
   });

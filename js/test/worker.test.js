@@ -32,21 +32,26 @@ describe('createWorkerGate (Node worker_threads)', () => {
         [GIF_1X1, 'image/gif'],
         [minimalPdf(), 'application/pdf'],
       ]) {
-        assert.deepEqual(await worker.admit(bytes, mime), gate.admit(bytes, mime));
-        assert.deepEqual(await worker.admit(new Blob([bytes]), mime), gate.admit(bytes, mime));
-        assert.deepEqual(await worker.sniff(bytes), gate.sniff(bytes));
+        // The same verdict, its text, the type the bytes carry, the hint and the admitted bytes.
+        const here = gate.admit(bytes, mime);
+        for (const there of [await worker.admit(bytes, mime), await worker.admit(new Blob([bytes]), mime)]) {
+          assert.deepEqual(there, here);
+          assert.deepEqual(inThread.verdictParts(there), inThread.verdictParts(here));
+        }
       }
-      assert.deepEqual(await worker.admitImage(wide, 'image/png'), gate.admitImage(wide, 'image/png'));
-      assert.deepEqual(await worker.admitDocument(minimalPdf()), gate.admitDocument(minimalPdf()));
-      assert.equal((await worker.admitImage(SVG_BYTES, 'image/png')).reason, 'magic_mismatch');
+      assert.equal((await worker.admit(wide)).json, gate.admit(wide).json);
+      const { File } = await import('node:buffer');
+      assert.equal((await worker.admit(new File([SVG_BYTES], 'diagram.png'))).reason, 'magic_mismatch', "a File's name crosses");
+      assert.deepEqual((await worker.admit(wide, 'image/png')).bytes, gate.admit(wide, 'image/png').bytes);
       const content = [
         { type: 'text', text: 'x' },
         { type: 'image', data: b64(SVG_BYTES), mimeType: 'image/png' },
       ];
-      assert.deepEqual(await worker.admitToolResult('shot', content), gate.admitToolResult('shot', content));
+      assert.equal((await worker.admitToolResult('shot', content)).json, gate.admitToolResult('shot', content).json);
       assert.deepEqual(await worker.admitToolResult('shot', JSON.stringify(content)), gate.admitToolResult('shot', JSON.stringify(content)));
       const plain = { content: [{ type: 'text', text: 'no media' }] };
-      assert.equal((await worker.admitToolResult('grep', plain)).content, plain, 'unchanged content is the very object given');
+      const unchanged = await worker.admitToolResult('grep', plain);
+      assert.deepEqual([unchanged.content, unchanged.changed], [plain, false]);
     } finally {
       worker.terminate();
     }
@@ -58,9 +63,9 @@ describe('createWorkerGate (Node worker_threads)', () => {
       assert.equal((await worker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
       assert.equal((await worker.admit(GIF_1X1, 'image/gif', { provider: 'anthropic' })).ok, true);
       const corrupt = await corruptPng();
-      assert.equal((await worker.admitImage(corrupt, 'image/png')).ok, false);
-      assert.equal((await worker.admitImage(corrupt, 'image/png', { verify: 'header' })).ok, true);
-      assert.equal((await worker.admitImage(await widePng(), 'image/png')).resized, false);
+      assert.equal((await worker.admit(corrupt, 'image/png')).ok, false);
+      assert.equal((await worker.admit(corrupt, 'image/png', { verify: 'header' })).ok, true);
+      assert.equal((await worker.admit(await widePng(), 'image/png')).resized, false);
       const gif = { type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' };
       assert.deepEqual((await worker.admitToolResult('t', [gif])).refused.map((r) => r.reason), ['mime_unsupported']);
     } finally {
@@ -71,16 +76,16 @@ describe('createWorkerGate (Node worker_threads)', () => {
   it('keeps error types across the thread: TypeError for bad input and options', async () => {
     const worker = await inWorker.createWorkerGate();
     try {
-      await assert.rejects(worker.admitImage('not bytes', 'image/png'), TypeError);
-      await assert.rejects(worker.admitImage(GIF_1X1, 'image/gif', { provider: 'acme' }), (e) => e instanceof TypeError && /provider must be one of/.test(e.message));
-      await assert.rejects(worker.admitImage(GIF_1X1, 'image/gif', { verfy: 'full' }), /unknown option "verfy"/);
+      await assert.rejects(worker.admit('not bytes', 'image/png'), TypeError);
+      await assert.rejects(worker.admit(GIF_1X1, 'image/gif', { provider: 'acme' }), (e) => e instanceof TypeError && /provider must be one of/.test(e.message));
+      await assert.rejects(worker.admit(GIF_1X1, 'image/gif', { verfy: 'full' }), /unknown option "verfy"/);
       await assert.rejects(worker.admitToolResult('t', undefined), TypeError);
       // The gate is still usable after refused arguments.
-      assert.equal((await worker.admitImage(GIF_1X1, 'image/gif')).ok, true);
+      assert.equal((await worker.admit(GIF_1X1, 'image/gif')).ok, true);
     } finally {
       worker.terminate();
     }
-    await assert.rejects(worker.sniff(GIF_1X1), /terminated/);
+    await assert.rejects(worker.admit(GIF_1X1), /terminated/);
     assert.equal(worker.closed, true);
     await assert.rejects(inWorker.createWorkerGate({ wasmbase: '/x/' }), /unknown option "wasmbase"/);
     await assert.rejects(inWorker.createWorkerGate({ getCoreModule: () => null }), /getCoreModule cannot cross to a Worker/);
@@ -112,14 +117,14 @@ describe('module-level functions over the shared Worker', () => {
 
   it('admit, then honour configure() for every function', async () => {
     assert.equal((await inWorker.admit(GIF_1X1, 'image/gif')).ok, true);
-    assert.equal((await inWorker.admitImage(SVG_BYTES, 'image/png')).reason, 'magic_mismatch');
+    assert.equal((await inWorker.admit(SVG_BYTES, 'image/png')).reason, 'magic_mismatch');
     inWorker.configure({ provider: 'gemini' });
     assert.equal((await inWorker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
-    assert.equal((await inWorker.admitImage(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
-    assert.equal((await inWorker.admitDocument(minimalPdf())).ok, true);
+    assert.equal((await inWorker.admit(GIF_1X1, 'image/gif')).reason, 'mime_unsupported');
+    assert.equal((await inWorker.admit(minimalPdf())).ok, true);
     const gif = { type: 'image', data: b64(GIF_1X1), mimeType: 'image/gif' };
     assert.deepEqual((await inWorker.admitToolResult('t', [gif])).refused.map((r) => r.reason), ['mime_unsupported']);
-    assert.equal(await inWorker.sniff(GIF_1X1), 'image/gif');
+    assert.equal((await inWorker.admit(GIF_1X1)).sniffed, 'image/gif');
     assert.throws(() => inWorker.configure({ verify: 'deep' }), /verify must be one of/);
   });
 });

@@ -16,21 +16,23 @@ const bytesOf = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 window.runChecks = async (goodB64, lyingB64, gifB64) => {
   const good = bytesOf(goodB64);
   const lying = bytesOf(lyingB64);
-  const claim = mediagate.mimeFromExtension('picture.png');
+  // The verdicts' JSON keys (the component's text, parsed): what crosses back to the test.
+  const keys = (verdict) => JSON.parse(verdict.json);
+  const input = { name: 'picture.png' };
   const out = {
     main: {
-      good: mediagate.toCliJson(await mediagate.admit(good, claim)),
-      lying: mediagate.toCliJson(await mediagate.admit(lying, claim)),
+      good: keys(await mediagate.admit(good, input)),
+      lying: keys(await mediagate.admit(lying, input)),
     },
     worker: {
-      good: mediagate.toCliJson(await inWorker.admit(good, claim)),
-      lying: mediagate.toCliJson(await inWorker.admit(new Blob([lying]), claim)),
+      good: keys(await inWorker.admit(good, input)),
+      lying: keys(await inWorker.admit(new File([lying], 'picture.png'))),
     },
   };
   const gemini = await inWorker.createWorkerGate({ wasmUrls, workerUrl, provider: 'gemini' });
-  out.workerGeminiGif = mediagate.toCliJson(await gemini.admit(bytesOf(gifB64), 'image/gif'));
+  out.workerGeminiGif = keys(await gemini.admit(bytesOf(gifB64), 'image/gif'));
   gemini.terminate();
-  out.workerGif = mediagate.toCliJson(await inWorker.admit(bytesOf(gifB64), 'image/gif'));
+  out.workerGif = keys(await inWorker.admit(bytesOf(gifB64), 'image/gif'));
   return out;
 };
 
@@ -56,7 +58,7 @@ async function photo12mp() {
 window.responsiveness = async () => {
   const photo = await photo12mp();
   const bytes = new Uint8Array(await photo.arrayBuffer());
-  await inWorker.sniff(bytes); // the Worker is started and its gate loaded before the clock runs
+  await inWorker.admit(bytes.subarray(0, 16)); // the Worker is started and its gate loaded before the clock runs
 
   let ticks = 0;
   let longest = 0;
@@ -85,8 +87,8 @@ window.responsiveness = async () => {
 
   return {
     size: bytes.length,
-    verdict: mediagate.toCliJson(verdict),
-    mainVerdict: mediagate.toCliJson(mainVerdict),
+    verdict: JSON.parse(verdict.json),
+    mainVerdict: JSON.parse(mainVerdict.json),
     workerMs,
     workerTicks,
     workerLongestGap: longest,

@@ -1,27 +1,29 @@
 // Compiled (not run) by test/types.test.js: the hand-written types describe the API as used.
 import {
-  admitImage,
+  admit,
   admitToolResult,
+  contentBlock,
   createGate,
-  toCliJson,
   type Admitted,
-  type CliVerdictJson,
+  type ContentBlock,
   type RefusalReason,
   type Verdict,
 } from '@mediagate/preflight';
 import type { Root, ImportObject } from '../../dist/generated/mediagate.js';
 
 export async function example(bytes: Uint8Array): Promise<string> {
-  const verdict: Verdict = await admitImage(bytes, 'image/png', { provider: 'openai', verify: 'full' });
+  const verdict: Verdict = await admit(bytes, { name: 'diagram.png' }, { provider: 'openai', verify: 'full' });
+  const text: string = verdict.json;
   if (verdict.ok) {
     const admitted: Admitted = verdict;
-    const width: number | undefined = admitted.dimensions?.width;
-    const json: CliVerdictJson = toCliJson(admitted);
-    return `${admitted.block.source.media_type} ${width ?? '?'} ${json.ok}`;
+    const width: number | undefined = admitted.width;
+    const block: ContentBlock = contentBlock(admitted);
+    const out: Uint8Array = admitted.bytes;
+    return `${block.source.media_type} ${width ?? '?'} ${admitted.base64_len} ${out.length} ${text}`;
   }
   const reason: RefusalReason = verdict.reason;
   const limit: number | undefined = verdict.limit;
-  return `${reason} ${verdict.rawBytes} ${limit ?? ''} ${verdict.message}`;
+  return `${reason} ${verdict.raw_bytes} ${limit ?? ''} ${verdict.message} ${verdict.convertible ?? verdict.sniffed}`;
 }
 
 export async function sync(bytes: ArrayBuffer): Promise<number> {
@@ -30,9 +32,11 @@ export async function sync(bytes: ArrayBuffer): Promise<number> {
   await createGate({ stderr: (line: string) => void line });
   const v = gate.admit(bytes, 'application/pdf');
   // @ts-expect-error: not a provider
-  gate.admitImage(bytes, 'image/png', { provider: 'acme' });
+  gate.admit(bytes, 'image/png', { provider: 'acme' });
+  // @ts-expect-error: not an input key
+  gate.admit(bytes, { claimed: 'image/png' });
   const { refused, changed } = gate.admitToolResult('t', [{ type: 'text', text: 'x' }]);
-  return v.ok ? v.base64Len : refused.length + Number(changed);
+  return v.ok ? v.base64_len : refused.length + Number(changed);
 }
 
 export async function toolResult(content: unknown[]): Promise<unknown> {
@@ -60,7 +64,7 @@ export async function defaultsAndWorker(bytes: Uint8Array, file: Blob): Promise<
   const worker: WorkerGate = await createWorkerGate({ workerUrl: '/assets/gate-worker.js', provider: 'openai' });
   // @ts-expect-error: a function cannot cross to a Worker
   await createWorkerGate({ getCoreModule: () => new WebAssembly.Module(new Uint8Array()) });
-  const v: Verdict = await worker.admit(file, 'image/png', { verify: DEFAULT_OPTIONS.verify });
+  const v: Verdict = await worker.admit(file, undefined, { verify: DEFAULT_OPTIONS.verify });
   const w: Verdict = await admitInWorker(bytes, 'image/png');
   worker.terminate();
   return v.ok && w.ok && verify === 'full' && CORE_MODULES.length === 3;
@@ -73,14 +77,14 @@ import {
   convertibleTypes,
   type BlockConversion,
   type Conversion,
-  type PageVerdict,
 } from '@mediagate/preflight';
 
 export async function converting(svg: Uint8Array, pdf: Uint8Array): Promise<string> {
   const verdict = await admitAny(svg, 'image/svg+xml', { convert: true });
   const from: string | undefined = verdict.ok ? verdict.converted?.from : undefined;
-  const page: PageVerdict = await admitPdfPage(pdf, 2, { provider: 'openai' });
-  const note = page.ok ? (page.converted as Conversion).note : page.reason === 'no_such_page' ? `${page.pageCount}` : page.message;
+  const page: Verdict = await admitPdfPage(pdf, 2, { provider: 'openai' });
+  const other: Verdict = await admitAny(pdf, { page: 2 });
+  const note = page.ok ? (page.converted as Conversion).note : page.reason === 'no_such_page' ? `${page.count}` : page.message;
   const types: string[] = await convertibleTypes();
   const gate = await createGate({ convert: true });
   const converts: boolean = gate.converts;
@@ -88,5 +92,5 @@ export async function converting(svg: Uint8Array, pdf: Uint8Array): Promise<stri
   const paths: string[] = (result.conversions ?? []).map((c: BlockConversion) => c.path);
   // @ts-expect-error: convert is a boolean
   await admitAny(svg, 'image/svg+xml', { convert: 'yes' });
-  return `${from} ${note} ${types.length} ${converts} ${paths.length}`;
+  return `${from} ${note} ${types.length} ${converts} ${paths.length} ${other.ok}`;
 }
