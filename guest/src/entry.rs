@@ -5,6 +5,7 @@
 
 use crate::convert::{self, PageError};
 use crate::signature::{PDF_MIME, normalize_mime, sniff};
+use crate::tool::{self, ToolError, Workspace};
 use crate::verdict::{Admitted, Reason, Refusal};
 use crate::{Options, verdict_json};
 
@@ -94,6 +95,55 @@ impl Entry {
             Err(Refused::Page(e)) => verdict_json::page_refusal(e, input_len),
         }
     }
+
+    /// [`Entry::json_value`] plus `data`, the admitted bytes' base64, when admitted (`input` is
+    /// what was judged): the HTTP component's answer, and a workspace file's for a host that
+    /// takes the bytes that way.
+    pub fn json_value_with_data(&self, input: &[u8]) -> serde_json::Value {
+        let mut v = self.json_value(input.len() as u64);
+        if let Ok(a) = &self.verdict {
+            v["data"] = serde_json::Value::String(a.base64(input));
+        }
+        v
+    }
+}
+
+/// A workspace file to judge: [`Input`] with the file's path for its bytes and its name.
+#[derive(Clone, Copy, Debug)]
+pub struct FileInput<'a> {
+    /// Workspace-relative, or absolute inside the workspace.
+    pub path: &'a str,
+    pub claimed_mime: Option<&'a str>,
+    pub convert: bool,
+    pub page: Option<u32>,
+}
+
+/// Why a workspace file was not judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// It could not be read (not found, not a regular file, outside the workspace, too large).
+    Unreadable(ToolError),
+    Input(InputError),
+}
+
+/// The file at `file.path` read from the workspace (confined to it, under the read cap) and judged
+/// by [`admit`] with the path as its name: one entry, whatever the bytes arrive through. Answers
+/// the entry and the bytes that were judged.
+pub fn admit_file(
+    workspace: &dyn Workspace,
+    file: FileInput,
+    options: &Options,
+) -> Result<(Entry, Vec<u8>), FileError> {
+    let bytes = tool::read_workspace_file(workspace, file.path).map_err(FileError::Unreadable)?;
+    let input = Input {
+        bytes: &bytes,
+        claimed_mime: file.claimed_mime,
+        name: Some(file.path),
+        convert: file.convert,
+        page: file.page,
+    };
+    let entry = admit(input, options).map_err(FileError::Input)?;
+    Ok((entry, bytes))
 }
 
 /// The type an input without a claimed type is judged as. Converting, the one its bytes carry

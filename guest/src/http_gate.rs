@@ -406,12 +406,8 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
         }
     };
     let status = if answer.verdict.is_ok() { 200 } else { 422 };
-    let mut v = answer.json_value(body.len() as u64);
     // The CLI's `admit --json` object, plus `data` (the admitted bytes, base64) when admitted.
-    if let Ok(a) = &answer.verdict {
-        v["data"] = json!(a.base64(&body));
-    }
-    Response::json(status, &v)
+    Response::json(status, &answer.json_value_with_data(&body))
 }
 
 /// The CLI's `admit-tool-result` output (`verdict_json::tool_result`).

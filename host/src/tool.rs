@@ -24,7 +24,21 @@ use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
 use wasmtime::Store;
 
 pub use crate::bindings::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
+pub use crate::bindings::exports::mediagate::gate0_3_0::workspace_admission::{
+    AdmittedData, FileError, FileErrorCode, WorkspaceFile,
+};
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
+
+/// A workspace that could not be opened, as the 0.3.0 workspace entry says it.
+fn file_error_code(code: ToolErrorCode) -> FileErrorCode {
+    match code {
+        ToolErrorCode::NotFound => FileErrorCode::NotFound,
+        ToolErrorCode::NotAFile => FileErrorCode::NotAFile,
+        ToolErrorCode::OutsideWorkspace => FileErrorCode::OutsideWorkspace,
+        ToolErrorCode::TooLarge => FileErrorCode::TooLarge,
+        _ => FileErrorCode::Io,
+    }
+}
 
 /// What [`ReadImageTool::admit_file`] answers: the contract's 0.1.0 verdict, the admitted bytes
 /// as one base64 string (`data`). The workspace seat exists for wasmtime-py, which lifts a string
@@ -311,6 +325,26 @@ impl ReadImageTool {
             tool.mediagate_gate0_2_0_workspace_admission()
                 .call_admit_file_converting(store, path, claimed_mime, options, page)
                 .await
+        })
+        .await
+    }
+
+    /// Contract 0.3.0's gate on a workspace file: read through the preopen and judged by the one
+    /// entry `Gate::admit` calls, with its path for a name. The answer carries the JSON every host
+    /// prints; with [`AdmittedData::Payload`] an admitted block's payload is always its bytes.
+    pub async fn admit_workspace_file(
+        &self,
+        workspace: &(impl AsWorkspace + ?Sized),
+        file: &WorkspaceFile,
+        options: crate::gate::v3::AdmitOptions,
+    ) -> Result<Result<crate::gate::v3::Admission, FileError>, CallError> {
+        let workspace = match workspace.workspace() {
+            Ok(w) => w,
+            Err(e) => return Ok(Err(FileError { code: file_error_code(e.code), message: e.message })),
+        };
+        let store = self.store(Some(&workspace), noop_sink());
+        self.call(store, async |tool, store| {
+            tool.mediagate_gate0_3_0_workspace_admission().call_admit_file(store, file, options).await
         })
         .await
     }

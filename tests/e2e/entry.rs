@@ -109,3 +109,97 @@ async fn the_name_is_the_hint_and_a_page_needs_a_pdf() {
     assert_eq!(r.pages.as_ref().map(|p| p.requested), Some(9999));
     assert!(answer.json.contains(r#""reason":"no_such_page","requested":9999"#), "{}", answer.json);
 }
+
+/// Contract 0.3.0's workspace entry (`agent-tool`'s `workspace-admission.admit-file`) reads the
+/// file through the preopen and calls the same entry with its path for a name: the answer is
+/// `Gate::admit`'s for the file's bytes and name, JSON for JSON. Its payload is the admitted bytes
+/// (the caller has none of its own), or, asked so, the JSON's `data` carries them as base64.
+#[tokio::test]
+async fn the_workspace_entry_is_the_entry_on_the_files_bytes_and_name() {
+    use base64::Engine as _;
+    use mediagate::tool::{AdmittedData, FileErrorCode, WorkspaceFile};
+    let gate = gate();
+    let tool = mediagate::ReadImageTool::new(runtime(), None).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let photo = std::fs::read(corpus().join("bench/photo-exif-rotated.jpg")).unwrap();
+    let large = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
+    let pdf = std::fs::read(corpus().join("pdf/gs-pdfwrite.pdf")).unwrap();
+    let png = std::fs::read(corpus().join("pngsuite").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
+    let files: [(&str, &[u8]); 6] = [
+        // A JPEG named .png is the JPEG it is, as `mediagate admit` judges it.
+        ("photo.png", &photo),
+        ("large.jpg", &large),
+        ("report.pdf", &pdf),
+        ("icon.png", &std::fs::read(fixture("icon-svg.png")).unwrap()),
+        ("notes.txt", b"not an image"),
+        ("plain.png", &png),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(ws.path().join(name), bytes).unwrap();
+    }
+    for (name, bytes) in &files {
+        for (convert, page) in [(false, None), (true, None), (true, Some(1))] {
+            let direct = InputMedia { convert, page, ..input(bytes.to_vec(), Some(*name)) };
+            let expected = gate.admit(&direct, unset()).await.unwrap();
+            for data in [AdmittedData::Payload, AdmittedData::JsonBase64] {
+                let file = WorkspaceFile { path: name.to_string(), claimed_mime: None, convert, page, data };
+                let got = tool.admit_workspace_file(ws.path(), &file, unset()).await.unwrap();
+                let what = format!("{name} convert={convert} page={page:?} {data:?}");
+                let expected = match &expected {
+                    Ok(answer) => answer,
+                    Err(InputError::PageOfNonPdf(_)) => {
+                        let e = got.expect_err(&what);
+                        assert_eq!(e.code, FileErrorCode::PageOfNonPdf, "{what}");
+                        assert!(e.message.starts_with("error: a page applies to PDFs"), "{what}: {}", e.message);
+                        continue;
+                    }
+                };
+                let got = got.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                assert_eq!(
+                    (&got.sniffed, &got.convertible, &got.conversion),
+                    (&expected.sniffed, &expected.convertible, &expected.conversion),
+                    "{what}"
+                );
+                let mut json: serde_json::Value = serde_json::from_str(&got.json).unwrap();
+                let shown = json.as_object_mut().unwrap().remove("data");
+                assert_eq!(json, serde_json::from_str::<serde_json::Value>(&expected.json).unwrap(), "{what}");
+                match (&got.verdict, &expected.verdict) {
+                    (v3::Verdict::Admitted(g), v3::Verdict::Admitted(e)) => {
+                        let admitted = e.bytes(bytes);
+                        match data {
+                            AdmittedData::Payload => {
+                                assert_eq!(g.payload, v3::Payload::Bytes(admitted.to_vec()), "{what}");
+                                assert!(shown.is_none(), "{what}");
+                            }
+                            AdmittedData::JsonBase64 => {
+                                assert_eq!(g.payload, v3::Payload::Unchanged, "{what}");
+                                let shown = shown.unwrap_or_else(|| panic!("{what}: no data"));
+                                let decoded =
+                                    base64::engine::general_purpose::STANDARD.decode(shown.as_str().unwrap()).unwrap();
+                                assert_eq!(decoded, admitted, "{what}");
+                            }
+                        }
+                        assert_eq!(g.base64_len, e.base64_len, "{what}");
+                    }
+                    (v3::Verdict::Refused(g), v3::Verdict::Refused(e)) => {
+                        assert_eq!(g, e, "{what}");
+                        assert!(shown.is_none(), "{what}");
+                    }
+                    (g, e) => panic!("{what}: workspace {g:?}, entry {e:?}"),
+                }
+            }
+        }
+    }
+    let missing = WorkspaceFile {
+        path: "missing.png".into(),
+        claimed_mime: None,
+        convert: false,
+        page: None,
+        data: AdmittedData::Payload,
+    };
+    let e = tool.admit_workspace_file(ws.path(), &missing, unset()).await.unwrap().unwrap_err();
+    assert_eq!(e.code, FileErrorCode::NotFound, "{}", e.message);
+    let outside = WorkspaceFile { path: "../x.png".into(), ..missing };
+    let e = tool.admit_workspace_file(ws.path(), &outside, unset()).await.unwrap().unwrap_err();
+    assert_eq!(e.code, FileErrorCode::OutsideWorkspace, "{}", e.message);
+}

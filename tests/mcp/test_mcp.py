@@ -444,6 +444,32 @@ async def test_view_image_gives_the_clis_canonical_bytes_and_keep_metadata_the_i
                 assert (b"SecretCam" in admitted) == bool(flags), (name, flags)
 
 
+@pytest.mark.anyio
+async def test_view_image_judges_a_file_as_admit_convert_does(tmp_path, workspace, mode):
+    # view_image calls the entry `mediagate admit --convert FILE` calls: a JPEG named .png is the
+    # JPEG it is, the same bytes; a page the PDF lacks is refused with the CLI's reason and words.
+    shutil.copy(REPO / "tests" / "corpus" / "bench" / "photo-exif-rotated.jpg", workspace / "photo.png")
+    shutil.copy(REPO / "tests" / "fixtures" / "hello.pdf", workspace / "hello.pdf")
+
+    def cli(name: str, *flags: str) -> "tuple[dict, bytes]":
+        out = tmp_path / f"{name}.out"
+        run = subprocess.run([str(mediagate_bin()), "admit", str(workspace / name), "--convert", "--json",
+                              "--out", str(out), *flags], capture_output=True, text=True, timeout=120)
+        assert run.returncode in (0, 1), run.stderr
+        return json.loads(run.stdout), out.read_bytes() if out.exists() else b""
+
+    async with Session(workspace, mode, None) as client:
+        photo = await client.call_tool("view_image", {"path": "photo.png"})
+        missing = await client.call_tool("view_image", {"path": "hello.pdf", "page": 9})
+    verdict, admitted = cli("photo.png")
+    assert not photo.is_error and isinstance(photo.content[0], types.ImageContent), photo.content
+    assert photo.content[0].mime_type == verdict["mime"] == "image/jpeg"
+    assert base64.b64decode(photo.content[0].data) == admitted
+    verdict, _ = cli("hello.pdf", "--page", "9")
+    assert verdict["reason"] == "no_such_page", verdict
+    assert missing.is_error and f"no_such_page — {verdict['message']}" in text_of(missing), text_of(missing)
+
+
 # --- the workspace from the client's roots ------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType
 use super::Component;
 use super::exports::mediagate::gate0_2_0::tool as wit;
 use super::exports::mediagate::gate0_2_0::workspace_admission::{AdmittedFile, ConvertedFile};
+use super::exports::mediagate::gate0_3_0::workspace_admission as ws3;
 use super::mediagate::gate0_2_0::{output, vlm};
 use crate::tool::{self, EntryType, FsError, VlmError, reply::ChunkKind};
 
@@ -253,4 +254,60 @@ fn dropped_of(verdict: &crate::verdict::Verdict) -> Vec<String> {
         Ok(a) => a.dropped.iter().map(|d| d.to_string()).collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// Contract 0.3.0's workspace entry: the file read through the preopen, then `entry.rs`'s one
+/// entry with its path for a name (`entry::admit_file`), answered as `admission.admit` answers.
+impl super::exports::mediagate::gate0_3_0::workspace_admission::Guest for Component {
+    fn admit_file(
+        file: ws3::WorkspaceFile,
+        options: super::v0_3::WitAdmitOptions,
+    ) -> Result<super::v0_3::WitAdmission, ws3::FileError> {
+        use super::v0_3::WitPayload as Payload;
+        use crate::entry::{self, FileError, InputError};
+        let workspace = PreopenWorkspace::open().map_err(file_error)?;
+        let input = entry::FileInput {
+            path: &file.path,
+            claimed_mime: file.claimed_mime.as_deref(),
+            convert: file.convert,
+            page: file.page,
+        };
+        let (answer, bytes) =
+            entry::admit_file(&workspace, input, &super::v0_3::entry_options(options)).map_err(|e| match e {
+                FileError::Unreadable(e) => file_error(e),
+                FileError::Input(InputError::PageOfNonPdf(mime)) => ws3::FileError {
+                    code: ws3::FileErrorCode::PageOfNonPdf,
+                    message: format!("error: a page applies to PDFs; {} is {mime}", file.path),
+                },
+            })?;
+        let input_len = bytes.len() as u64;
+        Ok(match file.data {
+            ws3::AdmittedData::Payload => {
+                let json = answer.json_value(input_len).to_string();
+                // The caller has no bytes of its own: the file's are handed back when unchanged.
+                super::v0_3::admission(answer, input_len, json, move |p| match p {
+                    Payload::Unchanged => Payload::Bytes(bytes),
+                    made => made,
+                })
+            }
+            ws3::AdmittedData::JsonBase64 => {
+                let json = answer.json_value_with_data(&bytes).to_string();
+                super::v0_3::admission(answer, input_len, json, |_| Payload::Unchanged)
+            }
+        })
+    }
+}
+
+/// A workspace read that failed, as the 0.3.0 workspace entry says it.
+fn file_error(e: tool::ToolError) -> ws3::FileError {
+    use tool::ToolErrorCode as C;
+    let code = match e.code {
+        C::NotFound => ws3::FileErrorCode::NotFound,
+        C::NotAFile => ws3::FileErrorCode::NotAFile,
+        C::OutsideWorkspace => ws3::FileErrorCode::OutsideWorkspace,
+        C::TooLarge => ws3::FileErrorCode::TooLarge,
+        // A read answers only the codes above or an I/O error.
+        C::NotAnImage | C::Refused | C::NoVlm | C::VlmFailed | C::Io => ws3::FileErrorCode::Io,
+    };
+    ws3::FileError { code, message: e.message }
 }

@@ -6,6 +6,8 @@ use crate::entry::{self, Refused};
 use crate::request::{Change, ChangeKind, MediaFacts};
 use crate::verdict::{Admitted, ConversionMade, Data, Kind, Reason, Refusal};
 use crate::{Api, Options, Provider, Verify, verdict_json};
+#[cfg(feature = "agent-tool")]
+pub(super) use wit::{Admission as WitAdmission, AdmitOptions as WitAdmitOptions, Payload as WitPayload};
 
 /// The caller's options over the gate's defaults; `provider` defaults to `default_provider`.
 fn options(o: wit::AdmitOptions, convert: bool, default_provider: Provider) -> Options {
@@ -114,6 +116,33 @@ fn change(c: Change) -> wit::RequestChange {
     }
 }
 
+/// An entry's answer as the WIT record; `payload` turns the admitted block's payload into the one
+/// returned (a workspace file's caller has no bytes of its own).
+pub(super) fn admission(
+    answer: entry::Entry,
+    input_len: u64,
+    json: String,
+    payload: impl FnOnce(wit::Payload) -> wit::Payload,
+) -> wit::Admission {
+    let entry::Entry { verdict, sniffed, convertible } = answer;
+    let (verdict, conversion) = match verdict {
+        Ok(a) => {
+            let conversion = ConversionMade::of("", &a).map(made);
+            let mut a = admitted(a);
+            a.payload = payload(a.payload);
+            (wit::Verdict::Admitted(a), conversion)
+        }
+        Err(Refused::Gate(r)) => (wit::Verdict::Refused(refusal(r)), None),
+        Err(Refused::Page(e)) => (wit::Verdict::Refused(page_refusal(e, input_len)), None),
+    };
+    wit::Admission { verdict, conversion, sniffed, convertible: convertible.map(str::to_string), json }
+}
+
+/// The caller's options over the gate's defaults, as `admit` reads them.
+pub(super) fn entry_options(o: wit::AdmitOptions) -> Options {
+    options(o, false, Options::default().provider)
+}
+
 impl wit::Guest for super::Component {
     fn default_options() -> wit::AdmitOptions {
         let o = Options::default();
@@ -146,21 +175,11 @@ impl wit::Guest for super::Component {
             convert: input.convert,
             page: input.page,
         };
-        let answer = entry::admit(judged, &options(o, false, Options::default().provider)).map_err(|e| match e {
+        let answer = entry::admit(judged, &entry_options(o)).map_err(|e| match e {
             entry::InputError::PageOfNonPdf(mime) => wit::InputError::PageOfNonPdf(mime),
         })?;
-        let input_len = bytes.len() as u64;
-        let json = answer.json_value(input_len).to_string();
-        let entry::Entry { verdict, sniffed, convertible } = answer;
-        let (verdict, conversion) = match verdict {
-            Ok(a) => {
-                let conversion = ConversionMade::of("", &a).map(made);
-                (wit::Verdict::Admitted(admitted(a)), conversion)
-            }
-            Err(Refused::Gate(r)) => (wit::Verdict::Refused(refusal(r)), None),
-            Err(Refused::Page(e)) => (wit::Verdict::Refused(page_refusal(e, input_len)), None),
-        };
-        Ok(wit::Admission { verdict, conversion, sniffed, convertible: convertible.map(str::to_string), json })
+        let json = answer.json_value(bytes.len() as u64).to_string();
+        Ok(admission(answer, bytes.len() as u64, json, |a| a))
     }
 
     fn admit_tool_result(input: wit::ToolResultInput, o: wit::AdmitOptions) -> wit::ToolResultAdmission {

@@ -116,3 +116,86 @@ fn extension_table() {
     assert_eq!(mime_from_extension("dir.png/file"), "application/octet-stream");
     assert_eq!(mime_from_extension(""), "application/octet-stream");
 }
+
+/// One directory of files, as the `agent-tool` preopen shows it.
+struct Files(Vec<(&'static str, Vec<u8>)>);
+
+impl crate::tool::Workspace for Files {
+    fn stat(&self, rel: &str) -> Result<(crate::tool::EntryType, u64), crate::tool::FsError> {
+        let (_, b) = self.0.iter().find(|(n, _)| *n == rel).ok_or(crate::tool::FsError::NotFound)?;
+        Ok((crate::tool::EntryType::File, b.len() as u64))
+    }
+    fn read(&self, rel: &str, max: u64) -> Result<Vec<u8>, crate::tool::FsError> {
+        let (_, b) = self.0.iter().find(|(n, _)| *n == rel).ok_or(crate::tool::FsError::NotFound)?;
+        Ok(b[..b.len().min(max as usize)].to_vec())
+    }
+    fn root(&self) -> &str {
+        "/ws"
+    }
+}
+
+fn file(path: &str) -> FileInput<'_> {
+    FileInput { path, claimed_mime: None, convert: false, page: None }
+}
+
+#[test]
+fn a_workspace_file_is_judged_by_the_same_entry_with_its_path_for_a_name() {
+    let jpeg = test_images::jpeg_with_orientation(24, 16, 1);
+    let ws = Files(vec![("photo.png", jpeg.clone()), ("logo.png", SVG.to_vec())]);
+    // A JPEG named .png is the JPEG it is, as `mediagate admit` judges it.
+    let (e, bytes) = admit_file(&ws, file("photo.png"), &Options::default()).unwrap();
+    assert_eq!(bytes, jpeg);
+    let direct = admit(Input { name: Some("photo.png"), ..input(&jpeg) }, &Options::default()).unwrap();
+    assert_eq!(e, direct);
+    assert_eq!(json(&e, &bytes)["mime"], "image/jpeg");
+    // The path's extension is the name's hint: an SVG named .png is refused for its signature,
+    // with the hint that converting takes it.
+    let (e, _) = admit_file(&ws, file("logo.png"), &Options::default()).unwrap();
+    assert_eq!(json(&e, SVG)["reason"], "magic_mismatch");
+    assert_eq!(e.convertible, Some("image/svg+xml"));
+}
+
+#[test]
+fn a_workspace_file_that_cannot_be_read_or_paged_is_an_error_not_a_verdict() {
+    let ws = Files(vec![("a.png", test_images::png(4, 4))]);
+    match admit_file(&ws, file("missing.png"), &Options::default()) {
+        Err(FileError::Unreadable(e)) => {
+            assert_eq!(e.code, crate::tool::ToolErrorCode::NotFound);
+            assert!(e.message.starts_with("error: ") && e.message.contains("missing.png"), "{}", e.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        admit_file(&ws, file("../outside.png"), &Options::default()),
+        Err(FileError::Unreadable(crate::tool::ToolError { code: crate::tool::ToolErrorCode::OutsideWorkspace, .. }))
+    ));
+    assert_eq!(
+        admit_file(&ws, FileInput { page: Some(1), ..file("a.png") }, &Options::default()),
+        Err(FileError::Input(InputError::PageOfNonPdf("image/png".into())))
+    );
+}
+
+#[test]
+fn json_with_data_carries_the_admitted_bytes_base64() {
+    use base64::Engine as _;
+    let b64 = |v: &serde_json::Value| base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap()).unwrap();
+    // Unchanged: the input's own bytes.
+    let png = test_images::png(20, 10);
+    let e = admit(input(&png), &Options::default()).unwrap();
+    let v = e.json_value_with_data(&png);
+    assert_eq!(b64(&v["data"]), e.verdict.as_ref().unwrap().bytes(&png));
+    assert_eq!(v["base64_len"].as_u64(), Some(v["data"].as_str().unwrap().len() as u64));
+    let without = e.json_value(png.len() as u64);
+    let mut with = v.clone();
+    with.as_object_mut().unwrap().remove("data");
+    assert_eq!(with, without, "data is the one key added");
+    // Made by the gate (fitted into 2000²): the bytes it made.
+    let big = test_images::png(2400, 100);
+    let e = admit(input(&big), &Options::default()).unwrap();
+    let a = e.verdict.as_ref().unwrap();
+    assert!(a.resized);
+    assert_eq!(b64(&e.json_value_with_data(&big)["data"]), a.bytes(&big));
+    // Refused: no data.
+    let e = admit(Input { claimed_mime: Some("image/jpeg"), ..input(&png) }, &Options::default()).unwrap();
+    assert!(e.json_value_with_data(&png).get("data").is_none());
+}

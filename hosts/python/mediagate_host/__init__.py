@@ -7,13 +7,8 @@ from .host import (
     Mediagate,
     MediagateError,
     ToolError,
-    conversion_dict,
-    converted_file_dict,
     default_wasm_path,
-    mime_from_extension,
     packaged_wasm_path,
-    tool_result_dict,
-    verdict_dict,
 )
 from .vlm import (
     AnthropicVlm,
@@ -44,12 +39,7 @@ __all__ = [
     "Vlm",
     "VlmConfigError",
     "VlmError",
-    "conversion_dict",
-    "converted_file_dict",
     "default_wasm_path",
-    "mime_from_extension",
     "packaged_wasm_path",
-    "tool_result_dict",
-    "verdict_dict",
     "vlm_from_env",
 ]

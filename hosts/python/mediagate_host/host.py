@@ -37,14 +37,16 @@ log = logging.getLogger("mediagate")
 ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
 ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
 
-#: The contract this host speaks (frozen in wit/deps/mediagate-gate-0.2.0/).
-CONTRACT = "0.2.0"
-VLM_IFACE = f"mediagate:gate/vlm@{CONTRACT}"
-OUTPUT_IFACE = f"mediagate:gate/output@{CONTRACT}"
-TOOL_IFACE = f"mediagate:gate/tool@{CONTRACT}"
+#: The contract this host speaks (wit/): its entries answer the verdict's JSON, written once in the
+#: guest, which this host parses and returns as it is. The `agent-tool` world still uses contract
+#: 0.2.0's `tool`, `vlm` and `output` (wit/worlds.wit).
+CONTRACT = "0.3.0"
+TOOL_CONTRACT = "0.2.0"
+VLM_IFACE = f"mediagate:gate/vlm@{TOOL_CONTRACT}"
+OUTPUT_IFACE = f"mediagate:gate/output@{TOOL_CONTRACT}"
+TOOL_IFACE = f"mediagate:gate/tool@{TOOL_CONTRACT}"
 WORKSPACE_IFACE = f"mediagate:gate/workspace-admission@{CONTRACT}"
 ADMISSION_IFACE = f"mediagate:gate/admission@{CONTRACT}"
-CONVERSION_IFACE = f"mediagate:gate/conversion@{CONTRACT}"
 
 #: The component's file name, inside this package (wheel) and in `target/guest/` (a clone).
 COMPONENT_FILE = "mediagate-agent-tool.wasm"
@@ -83,36 +85,6 @@ READY_TEXT_CHARS = 64 * 1024
 EPOCH_TICK_S = 0.01
 
 OutputCallback = Callable[[str, str], None]
-
-PROVIDERS = ("anthropic", "openai", "gemini", "ollama")
-VERIFY_MODES = ("header", "full")
-
-_MIME_BY_EXTENSION = {
-    "png": "image/png",
-    "jpg": "image/jpeg",
-    "jpeg": "image/jpeg",
-    "jpe": "image/jpeg",
-    "jfif": "image/jpeg",
-    "gif": "image/gif",
-    "webp": "image/webp",
-    "pdf": "application/pdf",
-    "svg": "image/svg+xml",
-    "bmp": "image/bmp",
-    "ico": "image/vnd.microsoft.icon",
-    "tif": "image/tiff",
-    "tiff": "image/tiff",
-    "heic": "image/heic",
-    "avif": "image/avif",
-    "txt": "text/plain",
-    "html": "text/html",
-    "htm": "text/html",
-}
-
-
-def mime_from_extension(path: Union[str, os.PathLike]) -> str:
-    """The media type a file's extension names, as `mediagate admit` infers it."""
-    suffix = Path(path).suffix
-    return _MIME_BY_EXTENSION.get(suffix[1:].lower() if suffix else "", "application/octet-stream")
 
 
 class MediagateError(Exception):
@@ -559,35 +531,34 @@ class Mediagate:
             parent = self.component.get_export_index(iface)
             index = self.component.get_export_index(name, parent) if parent is not None else None
             if index is None:
-                raise MediagateError(f"{self.wasm_path} does not export {iface}#{name}")
+                raise MediagateError(f"{self.wasm_path} does not export {iface}#{name}: this host speaks contract "
+                                     f"{CONTRACT}; use the mediagate-agent-tool.wasm of this release")
             return index
 
         self._exports = {
             "definition": export(TOOL_IFACE, "definition"),
             "read-image": export(TOOL_IFACE, "read-image"),
+            "read-image-page": export(TOOL_IFACE, "read-image-page"),
             "admit-file": export(WORKSPACE_IFACE, "admit-file"),
             "admit-tool-result": export(ADMISSION_IFACE, "admit-tool-result"),
             "admit-request": export(ADMISSION_IFACE, "admit-request"),
             "default-options": export(ADMISSION_IFACE, "default-options"),
+            "convertible-types": export(ADMISSION_IFACE, "convertible-types"),
         }
-        # Conversion (contract 0.2.0's `conversion`, `read-image-page`, `admit-file-converting`):
-        # looked up here, refused in words at the call when a component older than them lacks them.
-        self._missing: Dict[str, str] = {}
-        for key, iface, name in (
-            ("read-image-page", TOOL_IFACE, "read-image-page"),
-            ("admit-file-converting", WORKSPACE_IFACE, "admit-file-converting"),
-            ("convertible-types", CONVERSION_IFACE, "convertible-types"),
-            ("conversion.admit-tool-result", CONVERSION_IFACE, "admit-tool-result"),
-            ("conversion.admit-request", CONVERSION_IFACE, "admit-request"),
-        ):
-            try:
-                self._exports[key] = export(iface, name)
-            except MediagateError as e:
-                self._missing[key] = str(e)
-        # The options a call that names none gets, from the component (the one place they live).
-        d = self._call("default-options")
+        # The options a call that names none gets, and the names an option takes, from the
+        # component (the one place they live): `default-options`, and the enums of the
+        # `admit-options` and `request-input` records as the component types them.
+        d, records = self._call("default-options", type_of=(("admit-file", "options"), ("admit-request", "input")))
         self.defaults: Dict[str, Any] = {"downsample": bool(d.downsample), "provider": d.provider,
                                          "verify": d.verify, "keep_metadata": bool(getattr(d, "keep-metadata"))}
+        self._choices: Dict[str, tuple] = {}
+        for record in records:
+            for name, ty in record.fields:
+                ty = ty.payload if isinstance(ty, wc.OptionType) else ty
+                if isinstance(ty, wc.EnumType):
+                    self._choices[name] = tuple(ty.names)
+        #: The profiles the gate knows (`provider=`), as the component names them.
+        self.providers: tuple = self._choices["provider"]
 
     # ---- imports ---------------------------------------------------------------------------
 
@@ -608,10 +579,9 @@ class Mediagate:
     # ---- calls -----------------------------------------------------------------------------
 
     def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None,
-              workspace: Optional[str] = None) -> Any:
-        if name in self._missing:
-            raise MediagateError(f"{self._missing[name]}: this component predates conversion (contract {CONTRACT} "
-                                 f"with the `conversion` interface); use the mediagate-agent-tool.wasm of this release")
+              workspace: Optional[str] = None, type_of: "tuple[tuple[str, str], ...]" = ()) -> Any:
+        """One export called in a fresh store and instance. `type_of=((export, param), …)`: also
+        answer those parameters' types, as the instance types them."""
         store = wasmtime.Store(self.engine)
         call = _Call(store=store, vlm=self.vlm, on_output=on_output or self.on_output,
                      cpu_deadline=self.cpu_deadline, wall_deadline=self.wall_deadline,
@@ -633,6 +603,10 @@ class Mediagate:
                     raise MediagateError(f"the component has no function {name}")
                 result = func(store, *args)
                 func.post_return(store)
+                if type_of:
+                    types = [dict(instance.get_func(store, self._exports[export]).type(store).params)[param]
+                             for export, param in type_of]
+                    result = (result, types)
             except (wasmtime.Trap, wasmtime.WasmtimeError, _WallDeadline) as e:
                 fault = e
             else:
@@ -677,147 +651,143 @@ class Mediagate:
     def admit_file(self, path: str, claimed_mime: Optional[str] = None, downsample: Optional[bool] = None,
                    provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                    include_data: bool = False, convert: bool = False, page: Optional[int] = None) -> Dict[str, Any]:
-        """The gate's verdict on the workspace file at `path`, in the shape of
-        `mediagate admit FILE --json`. `claimed_mime=None` means the type the bytes carry.
-        `include_data=True` adds the admitted bytes as base64 under `"data"`. Options left `None`
-        are the component's defaults (`self.defaults`: downsample, anthropic, `"full"` — every pixel
-        decoded: these are bytes on their way to a model).
+        """The gate's verdict on the workspace file at `path`: the JSON `mediagate admit FILE --json`
+        prints (with `--convert`, `--page N`), written by the component and parsed here.
+        `claimed_mime=None`: the component picks the type as the CLI does (the bytes' type when the
+        gate admits it, or, converting, whenever it is an image; else the one `path`'s extension
+        names), so a JPEG named `.png` is admitted as the JPEG it is. `include_data=True` adds
+        `"data"`, the admitted bytes as base64. Options left `None` are the component's defaults
+        (`self.defaults`).
 
         `convert=True` converts a type no provider takes (SVG, BMP, TIFF, ICO; an animated GIF's
-        first frame for a profile that refuses animation) instead of refusing it
-        (`mime_unsupported`); the verdict then carries `"converted": {"from", "to", "note"}` when a
-        conversion was made (`mediagate admit --convert --json`). `page` renders that page
-        (1-based) of a PDF as an image (it implies `convert`); a page that does not exist, an
-        encrypted PDF, a page that renders blank raise `ToolError` (code `refused`) in words."""
-        options = self._options(downsample, provider, verify, keep_metadata)
-        if convert or page is not None:
-            result = self._call("admit-file-converting", str(path), claimed_mime, options, _page_or_none(page))
-            return converted_file_dict(result, include_data=include_data)
-        result = self._call("admit-file", str(path), claimed_mime, options)
-        return converted_file_dict(result, include_data=include_data)
+        first frame for a profile that refuses animation) instead of refusing it; the verdict then
+        carries `"converted": {"from", "to", "note"}`. `page` renders that page (1-based) of a PDF
+        as an image (it implies `convert`); a page that does not exist, an encrypted PDF, a page
+        that renders blank are refused verdicts (`no_such_page` with `requested` and `count`,
+        `encrypted`, `blank`). A file that cannot be read, or a page of a file that is not a PDF,
+        raises `ToolError` (`not-found`, `not-a-file`, `outside-workspace`, `too-large`, `io`,
+        `page-of-non-pdf`)."""
+        return self._admit_file(str(path), claimed_mime, self._options(downsample, provider, verify, keep_metadata),
+                                include_data, convert, page)
+
+    def _admit_file(self, path: str, claimed_mime: Optional[str], options: Any, include_data: bool, convert: bool,
+                    page: Optional[int], workspace: Optional[str] = None) -> Dict[str, Any]:
+        file = wc.Record()
+        file.path = path
+        setattr(file, "claimed-mime", claimed_mime)
+        file.convert = bool(convert)
+        file.page = _page_or_none(page)
+        # The admitted bytes come back as base64 inside the JSON (one string, lifted in one copy),
+        # never as a `list<u8>` (which wasmtime-py would lift value by value).
+        file.data = "json-base64"
+        ok, value = _ok_or_err(self._call("admit-file", file, options, workspace=workspace))
+        if not ok:
+            raise ToolError(value.code, value.message)
+        verdict = _parsed(value.json, "admit-file")
+        if not include_data:
+            verdict.pop("data", None)
+        return verdict
 
     def convertible_types(self) -> list:
-        """The media types the component converts from (`conversion.convertible-types`)."""
+        """The media types the component converts from (`admission.convertible-types`)."""
         return list(self._call("convertible-types"))
 
     def admit_bytes(self, data: Union[bytes, bytearray, memoryview], claimed_mime: Optional[str] = None,
                     downsample: Optional[bool] = None, provider: Optional[str] = None,
                     verify: Optional[str] = None, keep_metadata: Optional[bool] = None, include_data: bool = False, convert: bool = False,
                     page: Optional[int] = None) -> Dict[str, Any]:
-        """The gate's verdict on `data` (an image, or a PDF when `claimed_mime` is
-        `application/pdf`), in the shape of `admit_file`. `claimed_mime=None` means the type the
-        bytes carry.
+        """The gate's verdict on `data`, in the shape of `admit_file` (as `mediagate admit -` judges
+        stdin: no name, so `claimed_mime=None` is the type the bytes carry when the gate admits it).
 
         The bytes reach the component as a file: they are written to a fresh private directory
         (mode 0700, the file created exclusively, mode 0600), which is that call's only preopen,
-        and removed after. wasmtime-py passes a `list<u8>` element by element (about a second per
-        MB); a file costs a write."""
+        and removed after. wasmtime-py passes a `list<u8>` (`admission.admit`) element by element
+        (about a second per MB); a file costs a write."""
         options = self._options(downsample, provider, verify, keep_metadata)
-        converting = convert or page is not None
         with tempfile.TemporaryDirectory(prefix="mediagate-") as d:
             d = os.path.realpath(d)
+            # No extension: unnamed input gives the component no name to take a type from.
             fd = os.open(os.path.join(d, "input"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                          0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            if converting:
-                result = self._call("admit-file-converting", "input", claimed_mime, options, _page_or_none(page),
-                                    workspace=d)
-            else:
-                result = self._call("admit-file", "input", claimed_mime, options, workspace=d)
-        return converted_file_dict(result, include_data=include_data)
+            return self._admit_file("input", claimed_mime, options, include_data, convert, page, workspace=d)
 
     def admit_tool_result(self, tool: str, content: Any, downsample: Optional[bool] = None,
                           provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                           convert: bool = False) -> Dict[str, Any]:
-        """Every media block of a tool's result admitted, as `mediagate admit-tool-result --json`
-        prints it: `{"content": ..., "refused": [{"index", "path", "type", "reason", "bytes", "mime",
-        "limit"?}]}` (`path` is the block's JSON Pointer). `content` is the JSON text of the result (a list of blocks, an object with
-        `content`, or one block; MCP or Anthropic shapes) or the parsed value. Admitted blocks are
-        rebuilt from the bytes checked; a refused block is replaced in its slot by a text block
-        that names `tool` and the refusal. With no media block the content comes back as it was;
-        content that is not JSON the gate can read is refused whole (one text block in its place).
-        The content crosses into the component as one string (cheap, unlike `list<u8>`).
-        `convert=True` converts the blocks no provider takes instead of refusing them, and adds
-        `"conversions": [{"path", "from", "to", "note"}]` (`admit-tool-result --convert`)."""
+        """Every media block of a tool's result admitted: the JSON `mediagate admit-tool-result`
+        prints, written by the component and parsed here: `{"content": ..., "refused": [{"index",
+        "path", "type", "reason", "bytes", "mime", "limit"?}]}` (`path` is the block's JSON Pointer).
+        `content` is the JSON text of the result (a list of blocks, an object with `content`, or one
+        block; MCP or Anthropic shapes) or the parsed value. Admitted blocks are rebuilt from the
+        bytes checked; a refused block is replaced in its slot by a text block that names `tool`
+        and the refusal. With no media block the content comes back as it was; content that is not
+        JSON the gate can read is refused whole (one text block in its place). The content crosses
+        into the component as one string (cheap, unlike `list<u8>`). `convert=True` converts the
+        blocks no provider takes instead of refusing them, and adds `"conversions": [{"path",
+        "from", "to", "note"}]` (`admit-tool-result --convert`)."""
         text = content if isinstance(content, str) else json.dumps(content)
-        options = self._options(downsample, provider, verify, keep_metadata)
-        if convert:
-            converted = self._call("conversion.admit-tool-result", str(tool), text, options)
-            out = tool_result_dict(text, converted.admission)
-            out["conversions"] = [conversion_dict(c, with_path=True) for c in converted.conversions]
-            return out
-        result = self._call("admit-tool-result", str(tool), text, options)
-        return tool_result_dict(text, result)
+        request = wc.Record()
+        request.tool = str(tool)
+        setattr(request, "content-json", text)
+        request.convert = bool(convert)
+        result = self._call("admit-tool-result", request, self._options(downsample, provider, verify, keep_metadata))
+        return _parsed(result.json, "admit-tool-result")
 
     def admit_request(self, api: str, request: Any, downsample: Optional[bool] = None,
                       provider: Optional[str] = None, verify: Optional[str] = None, keep_metadata: Optional[bool] = None,
                       convert: bool = False) -> Dict[str, Any]:
-        """A whole provider request through the gate, as `mediagate admit-request --api API --json`
-        prints it: `{"api", "request", "changed", "refused", "refusal"}`. `api` is `"anthropic"`
-        (Messages) or `"openai"` (Chat Completions); `request` is its JSON text or the parsed value.
-        Every image and document block in its messages is admitted in place or replaced in its slot,
-        and the API's request-level rules apply (more than 20 images: 2000 px a side; 100 images and
-        32 MB per Anthropic request; 500 images per OpenAI request). `provider` (the per-image
-        limits) defaults to the API's own. A request that is not one of the API, or cannot be made
-        to fit, has `"request": None` and `refusal` says why (`unusable` for the former).
-        `convert=True` converts the blocks no provider takes and adds `"conversions"`."""
-        if api not in REQUEST_APIS:
-            raise ValueError(f"api must be one of {REQUEST_APIS}")
+        """A whole provider request through the gate: the JSON `mediagate admit-request --api API
+        --json` prints, written by the component and parsed here: `{"api", "request", "changed",
+        "refused", "refusal"}`. `api` is `"anthropic"` (Messages) or `"openai"` (Chat Completions);
+        `request` is its JSON text or the parsed value. Every image and document block in its
+        messages is admitted in place or replaced in its slot, and the API's request-level rules
+        apply (more than 20 images: 2000 px a side; 100 images and 32 MB per Anthropic request; 500
+        images per OpenAI request). `provider` (the per-image limits) defaults to the API's own. A
+        request that is not one of the API, or cannot be made to fit, has `"request": None` and
+        `refusal` says why (`unusable` for the former). `convert=True` converts the blocks no
+        provider takes and adds `"conversions"`."""
+        self._check("api", api)
         text = request if isinstance(request, str) else json.dumps(request)
-        options = self._options(downsample, api if provider is None else provider, verify, keep_metadata)
-        if convert:
-            converted = self._call("conversion.admit-request", api, text, options)
-            out = request_report(api, text, converted.verdict)
-            out["conversions"] = [conversion_dict(c, with_path=True) for c in converted.conversions]
-            return out
-        result = self._call("admit-request", api, text, options)
-        return request_report(api, text, result)
+        input = wc.Record()
+        input.api = api
+        setattr(input, "request-json", text)
+        input.convert = bool(convert)
+        result = self._call("admit-request", input, self._options(downsample, provider, verify, keep_metadata))
+        return _parsed(result.json, "admit-request")
+
+    def _check(self, option: str, value: Any) -> None:
+        """A name the component's type takes (`provider`, `verify`, `api`), else `ValueError`."""
+        names = self._choices[option]
+        if value not in names:
+            raise ValueError(f"{option} must be one of {names} (got {value!r})")
 
     def _options(self, downsample: Optional[bool], provider: Optional[str], verify: Optional[str],
                  keep_metadata: Optional[bool] = None) -> Any:
-        """`admit-options`: what the caller named over the component's defaults. `keep_metadata=True`
-        admits an image's metadata (EXIF, XMP, comments, text chunks) as given instead of the gate's
-        canonical re-mux without it."""
-        d = self.defaults
-        return _options(d["downsample"] if downsample is None else downsample,
-                        d["provider"] if provider is None else provider,
-                        d["verify"] if verify is None else verify,
-                        d["keep_metadata"] if keep_metadata is None else keep_metadata)
+        """`admit-options`: what the caller named; each left `None` is the component's default.
+        `keep_metadata=True` admits an image's metadata (EXIF, XMP, comments, text chunks) as given
+        instead of the gate's canonical re-mux without it."""
+        for option, value in (("provider", provider), ("verify", verify)):
+            if value is not None:
+                self._check(option, value)
+        options = wc.Record()
+        options.downsample = None if downsample is None else bool(downsample)
+        options.provider = provider
+        options.verify = verify
+        setattr(options, "keep-metadata", None if keep_metadata is None else bool(keep_metadata))
+        return options
 
 
-REQUEST_APIS = ("anthropic", "openai")
-
-
-def request_report(api: str, input_text: str, verdict: Any) -> Dict[str, Any]:
-    """A WIT `request-verdict` as `mediagate admit-request --json` prints it."""
-    v = verdict.payload
-    if verdict.tag == "refused":
-        return {"api": api, "request": None, "changed": [], "refused": [], "refusal": {
-            "unusable": v.unusable, "reason": v.reason.replace("-", "_"), "bytes": v.bytes, "limit": v.limit,
-            "rule": v.rule, "message": v.message}}
-
-    def facts(f: Any) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"mime": f.mime, "bytes": f.bytes}
-        if f.dimensions is not None:
-            out["width"] = f.dimensions.width
-            out["height"] = f.dimensions.height
-        return out
-
-    changed = [{
-        "path": c.path,
-        "type": getattr(c, "block-type"),
-        "what": c.what,
-        "from": facts(c.before),
-        "to": None if c.after is None else facts(c.after),
-        "reason": None if c.reason is None else c.reason.replace("-", "_"),
-        "limit": c.limit,
-        "rule": c.rule,
-        "message": c.message,
-    } for c in v.changes]
-    text = v.request if v.request is not None else input_text
-    return {"api": api, "request": json.loads(text), "changed": changed,
-            "refused": [c["path"] for c in changed if c["to"] is None], "refusal": None}
+def _parsed(text: str, export: str) -> Dict[str, Any]:
+    """The component's JSON, parsed; text that is not a JSON object is a host-side fault."""
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise MediagateError(f"{export} answered JSON that does not parse: {e}") from e
+    if not isinstance(value, dict):
+        raise MediagateError(f"{export} answered JSON that is not an object")
+    return value
 
 
 def _page(page: Any) -> int:
@@ -831,48 +801,12 @@ def _page_or_none(page: Any) -> Optional[int]:
     return None if page is None else _page(page)
 
 
-def conversion_dict(c: Any, with_path: bool = False) -> Dict[str, Any]:
-    """A WIT `conversion-made` as the CLI prints it: `{"from", "to", "note"}` (with `"path"` for a
-    block of a tool result or request)."""
-    out: Dict[str, Any] = {"path": c.path} if with_path else {}
-    out.update({"from": getattr(c, "from"), "to": c.to, "note": c.note})
-    return out
-
-
 def _ok_or_err(result: Any) -> tuple:
     """`(ok, payload)` of a WIT `result` as wasmtime-py lifts it: a `Variant("ok"|"err", …)` when
     both cases are of one Python type (records), else the payload itself."""
     if isinstance(result, wc.Variant) and result.tag in ("ok", "err"):
         return result.tag == "ok", result.payload
     return not hasattr(result, "code"), result
-
-
-def converted_file_dict(result: Any, include_data: bool = False) -> Dict[str, Any]:
-    """A WIT `result<converted-file, tool-error>` (or `admitted-file`) as `mediagate admit [--convert]
-    --json` prints it: the verdict, `"dropped"` when the canonical form left something out, and
-    `"converted"` when a conversion was made. A tool error raises `ToolError`."""
-    ok, value = _ok_or_err(result)
-    if not ok:
-        raise ToolError(value.code, value.message)
-    out = verdict_dict(value.verdict, include_data=include_data)
-    if value.verdict.tag == "admitted" and value.dropped:
-        out["dropped"] = list(value.dropped)
-    if getattr(value, "conversion", None) is not None:
-        out["converted"] = conversion_dict(value.conversion)
-    return out
-
-
-def _options(downsample: bool, provider: str, verify: str, keep_metadata: bool = False) -> Any:
-    if provider not in PROVIDERS:
-        raise ValueError(f"provider must be one of {PROVIDERS}")
-    if verify not in VERIFY_MODES:
-        raise ValueError(f"verify must be one of {VERIFY_MODES}")
-    options = wc.Record()
-    options.downsample = bool(downsample)
-    options.provider = provider
-    options.verify = verify
-    setattr(options, "keep-metadata", bool(keep_metadata))
-    return options
 
 
 def _accepts_deadline(ask: Any) -> bool:
@@ -882,64 +816,6 @@ def _accepts_deadline(ask: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == "deadline" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-
-
-def tool_result_dict(input_text: str, admission: Any) -> Dict[str, Any]:
-    """A WIT `tool-result-admission` as `mediagate admit-tool-result` prints it."""
-
-    def parsed(text: str) -> Any:
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-
-    content = parsed(admission.content if admission.content is not None else input_text)
-    refused = []
-    for r in admission.refused:
-        item: Dict[str, Any] = {
-            "index": r.index,
-            "path": r.path,
-            "type": getattr(r, "block-type"),
-            "reason": r.reason.replace("-", "_"),
-            "bytes": getattr(r, "raw-bytes"),
-            "mime": r.mime,
-        }
-        if r.limit is not None:
-            item["limit"] = r.limit
-        refused.append(item)
-    return {"content": content, "refused": refused}
-
-
-def verdict_dict(verdict: Any, include_data: bool = False) -> Dict[str, Any]:
-    """A WIT `verdict` as `mediagate admit --json` prints it."""
-    v = verdict.payload
-    if verdict.tag == "admitted":
-        out: Dict[str, Any] = {
-            "ok": True,
-            "kind": v.kind,
-            "mime": v.mime,
-            "original_size": getattr(v, "original-size"),
-            "resized": v.resized,
-            "reencoded": v.reencoded,
-            "base64_len": getattr(v, "base64-len"),
-        }
-        if v.dimensions is not None:
-            out["width"] = v.dimensions.width
-            out["height"] = v.dimensions.height
-        if include_data:
-            # admit-file answers the 0.1.0 verdict: base64, one string (wasmtime-py lifts a
-            # `list<u8>` value by value, past its hostcall fuel for a few MB).
-            out["data"] = v.data
-        return out
-    out = {
-        "ok": False,
-        "reason": v.reason.replace("-", "_"),
-        "raw_bytes": getattr(v, "raw-bytes"),
-        "message": v.message,
-    }
-    if v.limit is not None:
-        out["limit"] = v.limit
-    return out
 
 
 # --------------------------------------------------------------------------------------------

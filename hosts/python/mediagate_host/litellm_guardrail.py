@@ -29,7 +29,6 @@ from typing import Any, Dict, Optional
 from fastapi import HTTPException
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
-from .host import PROVIDERS
 from .transport import ASYNC_INLINE_BYTES, REFUSAL_MODES, MediaRefused, admit_json, shared_gate
 
 #: LiteLLM's call types, by the request dialect their `data` holds.
@@ -70,13 +69,13 @@ class MediagateGuardrail(CustomGuardrail):
     def __init__(self, on_refusal: str = "placeholder", profile: Optional[str] = None, **kwargs: Any):
         if on_refusal not in REFUSAL_MODES:
             raise ValueError(f"mediagate guardrail: on_refusal must be one of {REFUSAL_MODES}, not {on_refusal!r}")
-        if profile is not None and profile not in PROVIDERS:
-            raise ValueError(f"mediagate guardrail: profile must be one of {PROVIDERS}, not {profile!r}")
+        # Load (or compile) the component now, as the proxy starts, not in its first request.
+        providers = shared_gate().providers
+        if profile is not None and profile not in providers:
+            raise ValueError(f"mediagate guardrail: profile must be one of {providers}, not {profile!r}")
         self.on_refusal = on_refusal
         self.profile = profile
         super().__init__(**kwargs)
-        # Load (or compile) the component now, as the proxy starts, not in its first request.
-        shared_gate()
 
     def target_profile(self, data: Dict[str, Any]) -> str:
         """The profile of the deployments the request's model names (the `profile` option first).

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import BinaryContent, ModelRequest, ToolReturnPart, UserPromptPart
 
-from .host import PROVIDERS, Mediagate
+from .host import Mediagate
 from .transport import REFUSAL_MODES, MediaRefused, admit_json, placeholder_words, shared_gate
 
 #: pydantic-ai `Model.system` names whose per-image limits are another profile's than `openai`.
@@ -92,8 +92,10 @@ class MediaGate(AbstractCapability[Any]):
     def __post_init__(self) -> None:
         if self.on_refusal not in REFUSAL_MODES:
             raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
-        if self.profile is not None and self.profile not in PROVIDERS:
-            raise ValueError(f"profile must be one of {PROVIDERS}")
+        if self.profile is not None:
+            providers = (self.gate or shared_gate()).providers
+            if self.profile not in providers:
+                raise ValueError(f"profile must be one of {providers}")
 
     @classmethod
     def get_serialization_name(cls) -> Optional[str]:

@@ -1,5 +1,5 @@
 """Conversion through the Python host: `admit_file(convert=, page=)` over
-`admit-file-converting`, `read_image(page=)` over `read-image-page`, the converting tool-result and
+`workspace-admission.admit-file`, `read_image(page=)` over `read-image-page`, the converting tool-result and
 request calls; the exact rules kept when `convert` is off."""
 
 from __future__ import annotations
@@ -59,10 +59,15 @@ def test_pdf_pages(files):
     v = gate.admit_file("doc.pdf", "application/pdf", page=1)
     assert v["ok"] is True and v["kind"] == "image", v
     assert v["converted"]["from"] == "application/pdf"
+    # A page the PDF does not have is a refused verdict, as `mediagate admit --page 3` prints it.
+    missing = gate.admit_file("doc.pdf", page=3)
+    assert missing["ok"] is False and missing["reason"] == "no_such_page", missing
+    assert (missing["requested"], missing["count"]) == (3, 1)
+    assert missing["raw_bytes"] == (files / "doc.pdf").stat().st_size
+    # A page of a file that is not a PDF is not a verdict: the call was wrong.
     with pytest.raises(ToolError) as e:
-        gate.admit_file("doc.pdf", "application/pdf", page=3)
-    assert e.value.code == "refused"
-    assert "3" in str(e.value)
+        gate.admit_file("scan.bmp", page=1)
+    assert e.value.code == "page-of-non-pdf" and e.value.message.startswith("error: a page applies to PDFs"), e.value
 
 
 @pytest.mark.parametrize("page", [0, -1, True, 1.5, "2", 1 << 32])

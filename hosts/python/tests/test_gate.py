@@ -149,9 +149,20 @@ def test_the_defaults_come_from_the_component(gate):
     assert gate.admit_bytes(big, "image/png", downsample=False)["resized"] is False
 
 
+def test_the_option_names_come_from_the_component(gate):
+    # The names the component's `admit-options` and `request-input` enums take, read from its types.
+    assert gate.providers == ("anthropic", "openai", "gemini", "ollama")
+    with pytest.raises(ValueError, match="provider must be one of"):
+        gate.admit_bytes(png(), provider="mistral")
+    with pytest.raises(ValueError, match="verify must be one of"):
+        gate.admit_bytes(png(), verify="pixels")
+    with pytest.raises(ValueError, match="api must be one of"):
+        gate.admit_request("gemini", "{}")
+
+
 def test_a_reencoded_image_comes_back_as_its_base64(gate):
-    # admit-file answers the 0.1.0 verdict (`data`: base64, one string), which wasmtime-py lifts
-    # in one copy.
+    # admit-file puts the admitted bytes in its JSON as base64 (`data`: one string, which
+    # wasmtime-py lifts in one copy), never in a `list<u8>`.
     big = png(2400, 300)
     v = gate.admit_bytes(big, "image/png", include_data=True)
     assert v["reencoded"] is True and v["width"] == 2000

@@ -70,15 +70,13 @@ def test_bad_arguments(workspace, tmp_path):
     (["--profile", "gemini", "--verify", "full"], {"provider": "gemini", "verify": "full"}),
 ], ids=["full", "no-downsample", "openai", "gemini-full"])
 def test_admit_options_match_the_cli(path, flags, kwargs):
-    from mediagate_host import mime_from_extension
-
     if "--verify" not in flags:
         flags = [*flags, "--verify", "full"]  # the Python host's default depth, said out loud to the CLI
     run = subprocess.run([str(native_cli()), "admit", str(path), "--json", *flags],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode in (0, 1), run.stderr
     gate = Mediagate(workspace=path.parent, vlm=False)
-    assert gate.admit_file(path.name, mime_from_extension(path), **kwargs) == json.loads(run.stdout)
+    assert gate.admit_file(path.name, **kwargs) == json.loads(run.stdout)
 
 
 def test_a_trap_ends_only_that_call(workspace):

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mediagate::ReadImageTool;
-use mediagate::gate::AdmitOptions;
-use mediagate::tool::{Sink, ToolDefinition, WorkspaceDir};
+use mediagate::gate::v3;
+use mediagate::tool::{AdmittedData, Sink, ToolDefinition, WorkspaceDir, WorkspaceFile};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -454,13 +454,27 @@ impl McpServer {
                 Ok(turn) => turn,
                 Err(busy) => return tool_error(busy),
             };
-            let options = AdmitOptions { keep_metadata: self.keep_metadata, ..self.tool.default_options() };
-            // Converting by default: the purpose of view_image is that the model sees the image.
-            let call = self.tool.admit_file_converting(workspace, &arguments.path, None, options, arguments.page);
-            match call.await {
-                Ok(Ok(file)) => {
-                    let mut result = view_image_result(&arguments.path, file.verdict);
-                    if let Some(c) = file.conversion {
+            // Only what the server was told; the rest are the gate's defaults.
+            let options = v3::AdmitOptions {
+                keep_metadata: Some(self.keep_metadata),
+                downsample: None,
+                provider: None,
+                verify: None,
+            };
+            // The one entry `mediagate admit --convert FILE` calls, with the file read through the
+            // preopen. Converting by default: the purpose of view_image is that the model sees the
+            // image.
+            let file = WorkspaceFile {
+                path: arguments.path.clone(),
+                claimed_mime: None,
+                convert: true,
+                page: arguments.page,
+                data: AdmittedData::Payload,
+            };
+            match self.tool.admit_workspace_file(workspace, &file, options).await {
+                Ok(Ok(answer)) => {
+                    let mut result = view_image_result(&arguments.path, answer.verdict);
+                    if let Some(c) = answer.conversion {
                         result.content.push(ContentBlock::text(format!(
                             "{} was converted from {} to {}: {}",
                             arguments.path, c.from, c.to, c.note
@@ -483,17 +497,21 @@ impl McpServer {
 }
 
 /// An admitted image is an `image` block, a PDF an embedded `resource` (`blob`); a refusal is
-/// `isError` with the reason in words and no bytes.
-fn view_image_result(path: &str, verdict: mediagate::tool::FileVerdict) -> CallToolResult {
-    use mediagate::tool::{FileBlockKind as BlockKind, FileVerdict as Verdict};
+/// `isError` with the reason in words and no bytes. The payload is the admitted bytes
+/// (`AdmittedData::Payload`: the server has none of its own).
+fn view_image_result(path: &str, verdict: v3::Verdict) -> CallToolResult {
+    use v3::{BlockKind, Payload, Verdict};
     match verdict {
+        Verdict::Admitted(a) if a.payload == Payload::Unchanged => {
+            tool_error(format!("error: the gate admitted {path} but handed back no bytes; nothing is shown"))
+        }
         Verdict::Admitted(a) if a.kind == BlockKind::Document => {
             let uri = format!("file:///{}", path.trim_start_matches('/'));
             CallToolResult::success(vec![ContentBlock::resource(
-                ResourceContents::blob(a.data, uri).with_mime_type(a.mime),
+                ResourceContents::blob(a.base64(&[]), uri).with_mime_type(a.mime),
             )])
         }
-        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.data, a.mime)]),
+        Verdict::Admitted(a) => CallToolResult::success(vec![ContentBlock::image(a.base64(&[]), a.mime)]),
         Verdict::Refused(r) => tool_error(format!(
             "error: {path} was refused: {} — {} ({} bytes{})",
             r.reason.as_str(),
