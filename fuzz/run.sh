@@ -104,8 +104,9 @@ seed_convert() {
 seed_jpeg() {
     # The first byte (see jpeg.rs): bit 0 downsample, bit 1 verify by header only, top two bits the
     # provider. The small JPEGs of fuzz/seeds (those that declare 4000x3000 to 65535x1 reach the
-    # fit's reduced DCT scales) and those of tests/corpus up to the -max_len.
-    for f in seeds/*.jpg $(find ../tests/corpus -name '*.jpg' -size -"$max_len"c); do
+    # fit's reduced DCT scales) and those of tests/corpus (the conformance JPEGs among them, .jpg
+    # and .jpeg) up to the -max_len.
+    for f in seeds/*.jpg $(find ../tests/corpus \( -name '*.jpg' -o -name '*.jpeg' \) -size -"$max_len"c | sort); do
         for opts in 0x00 0x01 0x03 0x41 0x81 0xc1; do seed $((opts)) "$f"; done
     done
 }
