@@ -128,7 +128,7 @@ replay_slow() { # target
         cpu=$( { time nice -n 15 target/*/release/"$1" -runs=1 "$unit" >/dev/null 2>&1; } 2>&1 )
         cpu=$(awk "BEGIN { print $cpu }")
         echo "fuzz/run.sh: $unit: $cpu s of CPU replayed alone" >&2
-        if awk "BEGIN { exit !($cpu > 2) }"; then status=1; found="$found $1(over 2 s CPU)"; fi
+        if awk "BEGIN { exit !($cpu > 2) }"; then status=1; found="$found $1(over 2 s CPU natively: confirm through the component, fuzz/README.md)"; fi
     done
 }
 
