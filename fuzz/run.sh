@@ -104,8 +104,9 @@ seed_convert() {
 seed_jpeg() {
     # The first byte (see jpeg.rs): bit 0 downsample, bit 1 verify by header only, top two bits the
     # provider. The small JPEGs of fuzz/seeds (those that declare 4000x3000 to 65535x1 reach the
-    # fit's reduced DCT scales) and those of tests/corpus up to the -max_len.
-    for f in seeds/*.jpg $(find ../tests/corpus -name '*.jpg' -size -"$max_len"c); do
+    # fit's reduced DCT scales) and those of tests/corpus (the conformance JPEGs among them, .jpg
+    # and .jpeg) up to the -max_len.
+    for f in seeds/*.jpg $(find ../tests/corpus \( -name '*.jpg' -o -name '*.jpeg' \) -size -"$max_len"c | sort); do
         for opts in 0x00 0x01 0x03 0x41 0x81 0xc1; do seed $((opts)) "$f"; done
     done
 }
@@ -121,14 +122,17 @@ seed_proxy() {
 # Each slow or timed-out unit of a target, replayed alone (at the fuzzer's niceness) and measured in
 # CPU seconds (user + system); over 2 s is a finding: every verdict is due within 2 s of CPU.
 replay_slow() { # target
-    local unit cpu TIMEFORMAT=%U+%S
+    local unit cpu slow=0 TIMEFORMAT=%U+%S
     for unit in artifacts/"$1"/slow-unit-* artifacts/"$1"/timeout-*; do
         [ -e "$unit" ] || continue
         cpu=$( { time nice -n 15 target/*/release/"$1" -runs=1 "$unit" >/dev/null 2>&1; } 2>&1 )
         cpu=$(awk "BEGIN { print $cpu }")
         echo "fuzz/run.sh: $unit: $cpu s of CPU replayed alone" >&2
-        if awk "BEGIN { exit !($cpu > 2) }"; then status=1; found="$found $1(over 2 s CPU)"; fi
+        if awk "BEGIN { exit !($cpu > 2) }"; then slow=1; fi
     done
+    # Natively there is no 512 MiB meter and the build is instrumented: confirm each through the
+    # component (fuzz/README.md, "The command").
+    if [ "$slow" = 1 ]; then status=1; found="$found $1(over 2 s CPU natively: confirm through the component)"; fi
 }
 
 found=""
