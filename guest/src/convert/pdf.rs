@@ -41,8 +41,16 @@ use crate::verdict::{Reason, Refusal};
 /// The finest a page is rendered: 200 dpi reads 6 pt footnotes; finer only costs tokens.
 pub const MAX_DPI: f32 = 200.0;
 
-/// Bytes one stream may decode to (Flate / RunLength), checked before rendering.
+/// Bytes one image stream may decode to (Flate / RunLength), checked before rendering (the
+/// image's samples are bounded by [`IMAGE_MEMORY_MAX`] too).
 pub const STREAM_DECODED_MAX: u64 = DECODE_MAX_ALLOC;
+
+/// Bytes any other stream (page content, forms, fonts, colour profiles) may decode to. hayro
+/// decodes a content stream more than once and grows its buffer by doubling, so a page of 190 MB
+/// of zeros inside two Flate stages (under the image cap) ran the convert component out of its
+/// 512 MiB; the largest fonts (CJK, ~30 MB) and the densest pages the operator limit allows fit
+/// well under this.
+pub const OTHER_STREAM_DECODED_MAX: u64 = 64 * 1024 * 1024;
 
 /// Bytes all the streams of one file may decode to together (the check's CPU is bounded too).
 pub const FILE_DECODED_MAX: u64 = 512 * 1024 * 1024;
@@ -149,8 +157,13 @@ fn check_streams(pdf: &Pdf, raw: u64) -> Result<(), PageError> {
     let mut total = 0u64;
     for object in pdf.objects() {
         let Object::Stream(stream) = object else { continue };
-        check_image(&stream, raw)?;
-        total = total.saturating_add(decoded_len(&stream, raw)?);
+        let cap = if is_image(&stream) {
+            check_image_size(&stream, raw)?;
+            STREAM_DECODED_MAX
+        } else {
+            OTHER_STREAM_DECODED_MAX
+        };
+        total = total.saturating_add(decoded_len(&stream, raw, cap)?);
         if total > FILE_DECODED_MAX {
             return Err(refused(
                 Reason::DimensionsTooLarge,
@@ -163,13 +176,8 @@ fn check_streams(pdf: &Pdf, raw: u64) -> Result<(), PageError> {
     Ok(())
 }
 
-fn check_image(stream: &Stream<'_>, raw: u64) -> Result<(), PageError> {
-    let dict = stream.dict();
-    let is_image = dict.get::<Name<'_>>(b"Subtype").is_some_and(|n| n.as_ref() == b"Image");
-    if !is_image {
-        return Ok(());
-    }
-    check_image_size(stream, raw)
+fn is_image(stream: &Stream<'_>) -> bool {
+    stream.dict().get::<Name<'_>>(b"Subtype").is_some_and(|n| n.as_ref() == b"Image")
 }
 
 /// An image stream's size by its dictionary and, for the image codecs, by the header its data
@@ -354,10 +362,9 @@ fn jpx_sizes(data: &[u8]) -> Vec<(u32, u32)> {
 }
 
 /// What a stream decodes to over its whole filter chain (Flate inside Flate, ASCIIHex then Flate,
-/// LZW, RunLength, ASCII85), each stage decoded within [`STREAM_DECODED_MAX`] and the last only
-/// counted (not kept); an image codec ends the chain (its size is [`check_image_size`]'s).
-/// Past the cap: refused.
-fn decoded_len(stream: &Stream<'_>, raw: u64) -> Result<u64, PageError> {
+/// LZW, RunLength, ASCII85), each stage decoded within `cap` and the last only counted (not
+/// kept); an image codec ends the chain (its size is [`check_image_size`]'s). Past the cap: refused.
+fn decoded_len(stream: &Stream<'_>, raw: u64, cap: u64) -> Result<u64, PageError> {
     let filters = stream.filters();
     let dict = stream.dict();
     let params: Vec<Option<hayro::hayro_syntax::object::Dict<'_>>> = match dict
@@ -372,7 +379,6 @@ fn decoded_len(stream: &Stream<'_>, raw: u64) -> Result<u64, PageError> {
     };
     let mut data = stream.raw_data();
     let mut len = 0u64;
-    let cap = STREAM_DECODED_MAX;
     for (i, filter) in filters.iter().enumerate() {
         let last = i + 1 == filters.len();
         let early_change = params.get(i).and_then(|p| p.as_ref()).and_then(|p| p.get::<i32>(b"EarlyChange")) != Some(0);

@@ -367,7 +367,7 @@ fn filter_chains_are_decoded_stage_by_stage() {
             stream(filters, &data),
         ];
         let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!("{filters}") };
-        assert_eq!(r.limit, Some(STREAM_DECODED_MAX), "{filters}: {}", r.message);
+        assert_eq!(r.limit, Some(OTHER_STREAM_DECODED_MAX), "{filters}: {}", r.message);
     }
     // An ordinary chain decodes to its text.
     let mut out = Sink { kept: None, len: 0, cap: u64::MAX };
@@ -439,13 +439,14 @@ fn a_content_stream_that_is_a_zlib_bomb_is_refused() {
 
 #[test]
 fn many_streams_that_together_decode_past_the_file_cap_are_refused() {
-    let part = zlib(&vec![b' '; 150_000_000]);
+    // Each under the per-stream cap, nine together past the file's.
+    let part = zlib(&vec![b' '; 60_000_000]);
     let mut objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents [4 0 R 5 0 R 6 0 R 7 0 R] >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents [4 0 R 5 0 R 6 0 R 7 0 R 8 0 R 9 0 R 10 0 R 11 0 R 12 0 R] >>".to_vec(),
     ];
-    for _ in 0..4 {
+    for _ in 0..9 {
         objects.push(stream("/Filter /FlateDecode", &part));
     }
     let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
@@ -540,4 +541,36 @@ fn truncated_and_mutated_pdfs_never_panic() {
         let _ = render_page(&m, 1, 300);
         let _ = render_page(&m, 2, 300);
     }
+}
+
+#[test]
+fn a_page_content_stream_is_held_to_the_smaller_cap_and_an_image_to_the_image_cap() {
+    // The fuzzers' find: zeros in Flate inside Flate, under the image cap, as a page's content.
+    let zeros = zlib(&zlib(&vec![0; 100_000_000]));
+    let page = |contents: &[u8]| {
+        pdf(&[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>".to_vec(),
+            stream("/Filter [/FlateDecode /FlateDecode]", contents),
+        ])
+    };
+    let Err(PageError::Refused(r)) = render_page(&page(&zeros), 1, 2000) else { panic!("rendered") };
+    assert_eq!(r.limit, Some(OTHER_STREAM_DECODED_MAX), "{}", r.message);
+    let text = zlib(&zlib(TEXT));
+    assert!(render_page(&page(&text), 1, 2000).is_ok(), "an ordinary page");
+    // An image's samples may decode past it: 3000x3000 RGB is 27 MB, and 9000x3000 81 MB.
+    let samples = zlib(&vec![200u8; 9000 * 3000 * 3]);
+    let image = stream(
+        "/Type /XObject /Subtype /Image /Width 9000 /Height 3000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode",
+        &samples,
+    );
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 900 300] /Contents 4 0 R /Resources << /XObject << /Im 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 900 0 0 300 0 0 cm /Im Do Q"),
+        image,
+    ];
+    assert!(render_page(&pdf(&objects), 1, 2000).is_ok(), "an image past the smaller cap");
 }
