@@ -94,6 +94,11 @@ impl<'a> Out<'a> {
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
 /// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
 pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Canonical, Broken> {
+    // Checked before the output buffer is taken: a 20 MB PNG would otherwise be copied whole
+    // only to be found equal to its input (a converted image's PNG always is).
+    if t == ImageType::Png && png_is_canonical(bytes) {
+        return Ok(Canonical::default());
+    }
     let out = Out::new(bytes, keep_metadata);
     match t {
         ImageType::Png => png(bytes, out),
@@ -179,6 +184,30 @@ impl Apng {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether [`png`] would write `bytes` back unchanged: whole chunks with right CRCs, only the
+/// critical ones and the colour chunks it keeps as they are, those before the image data, the
+/// standard IEND last. Anything else (an `iCCP` to inflate, metadata, a repair) takes the re-mux.
+fn png_is_canonical(bytes: &[u8]) -> bool {
+    let mut at = 8;
+    let mut seen_idat = false;
+    while let Some(head) = bytes.get(at..at + 8) {
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else { return false };
+        if crc32fast::hash(&whole[4..8 + len]).to_be_bytes() != whole[8 + len..] {
+            return false;
+        }
+        at += 12 + len;
+        match &head[4..8] {
+            b"IDAT" => seen_idat = true,
+            b"IHDR" | b"PLTE" => {}
+            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" if !seen_idat => {}
+            b"IEND" => return len == 0 && at == bytes.len(),
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {

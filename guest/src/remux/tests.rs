@@ -450,7 +450,9 @@ fn a_png_idat_with_a_wrong_crc_over_intact_data_gets_a_fresh_crc() {
     png_chunk(&mut split, b"IDAT", &data[..len / 2]);
     png_chunk(&mut split, b"IDAT", &data[len / 2..]);
     let fresh = [split.clone(), good[idat + 12 + len..].to_vec()].concat();
-    split.last_mut().map(|b| *b ^= 0x10);
+    if let Some(b) = split.last_mut() {
+        *b ^= 0x10;
+    }
     split.extend_from_slice(&good[idat + 12 + len..]);
     assert_eq!(made(&split, ImageType::Png), (fresh, vec!["bad-crc"]));
 }
