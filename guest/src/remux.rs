@@ -39,7 +39,7 @@ pub struct Canonical {
 }
 
 /// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
-pub const DROPPED_KINDS: [&str; 13] = [
+pub const DROPPED_KINDS: [&str; 14] = [
     "exif",
     "xmp",
     "iptc",
@@ -53,6 +53,7 @@ pub const DROPPED_KINDS: [&str; 13] = [
     "cut-data",
     "broken-frames",
     "off-screen",
+    "bad-crc",
 ];
 
 struct Out<'a> {
@@ -93,6 +94,11 @@ impl<'a> Out<'a> {
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
 /// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
 pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Canonical, Broken> {
+    // Checked before the output buffer is taken: a 20 MB PNG would otherwise be copied whole
+    // only to be found equal to its input (a converted image's PNG always is).
+    if t == ImageType::Png && png_is_canonical(bytes) {
+        return Ok(Canonical::default());
+    }
     let out = Out::new(bytes, keep_metadata);
     match t {
         ImageType::Png => png(bytes, out),
@@ -180,6 +186,30 @@ impl Apng {
     }
 }
 
+/// Whether [`png`] would write `bytes` back unchanged: whole chunks with right CRCs, only the
+/// critical ones and the colour chunks it keeps as they are, those before the image data, the
+/// standard IEND last. Anything else (an `iCCP` to inflate, metadata, a repair) takes the re-mux.
+fn png_is_canonical(bytes: &[u8]) -> bool {
+    let mut at = 8;
+    let mut seen_idat = false;
+    while let Some(head) = bytes.get(at..at + 8) {
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else { return false };
+        if crc32fast::hash(&whole[4..8 + len]).to_be_bytes() != whole[8 + len..] {
+            return false;
+        }
+        at += 12 + len;
+        match &head[4..8] {
+            b"IDAT" => seen_idat = true,
+            b"IHDR" | b"PLTE" => {}
+            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" if !seen_idat => {}
+            b"IEND" => return len == 0 && at == bytes.len(),
+            _ => return false,
+        }
+    }
+    false
+}
+
 fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..8]);
     let mut at = 8;
@@ -192,6 +222,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut ihdr = None;
     let mut idats: Vec<&[u8]> = Vec::new();
     let mut idat_end = 0;
+    let mut idat_crc_fails = false;
     // `Some(the part of a cut IDAT chunk's data that arrived)` when the file ends before IEND.
     let cut = loop {
         let Some(head) = bytes.get(at..at + 8) else {
@@ -205,10 +236,27 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         };
         let data = &whole[8..8 + len];
         at += 12 + len;
+        // A chunk whose CRC fails, as libpng treats it: an ancillary one is skipped, a critical
+        // one stops the decode — except the image data, which the world's lenient decoders show
+        // and whose own zlib checksum and length are checked whole below; IEND is written anyway.
+        let crc_fails = crc32fast::hash(&whole[4..8 + len]).to_be_bytes() != whole[8 + len..];
+        if crc_fails && !matches!(&kind, b"IDAT" | b"IEND") {
+            let name = String::from_utf8_lossy(&kind);
+            if kind[0] & 0x20 == 0 {
+                return broken(format!("the PNG's {name} chunk fails its CRC (its content cannot be trusted)"));
+            }
+            out.drop("bad-crc");
+            continue;
+        }
         match &kind {
             b"IDAT" => {
                 first_idat.get_or_insert(out.bytes.len());
-                out.bytes.extend_from_slice(whole);
+                if crc_fails {
+                    idat_crc_fails = true;
+                    png_chunk(&mut out.bytes, b"IDAT", data);
+                } else {
+                    out.bytes.extend_from_slice(whole);
+                }
                 idats.push(whole);
                 idat_end = out.bytes.len();
             }
@@ -273,7 +321,13 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             let idat_span = first_idat.map(|start| (start, idat_end));
             png_cut::repair(&mut out, ihdr, &idats, arrived, idat_span)?;
         }
-        None => apng.end()?,
+        None => {
+            apng.end()?;
+            if idat_crc_fails {
+                png_cut::check_image_data(ihdr, &idats)?;
+                out.drop("bad-crc");
+            }
+        }
     }
     // Written, not copied: IEND carries nothing, and a copied one could carry a wrong CRC that
     // libpng and pngcheck refuse.

@@ -1,8 +1,8 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
 //! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
 //! strips), planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point
-//! samples, WebP-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF
-//! renderer carries anyway).
+//! samples, WebP- and Zstandard-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`,
+//! which the PDF renderer carries anyway).
 //!
 //! Samples that are not unsigned integers of up to 16 bits become 8-bit levels as Pillow and
 //! libvips make them: each value is read as a level on the 0..255 scale, truncated and clipped
@@ -49,7 +49,10 @@ const COMPRESSION_LZW: u16 = 5;
 const COMPRESSION_NONE: u16 = 1;
 const COMPRESSION_JPEG: u16 = 7;
 const COMPRESSION_WEBP: u16 = 50001;
+const COMPRESSION_ZSTD: u16 = 50000;
 const SAMPLE_FORMAT_UNSIGNED: u16 = 1;
+const SAMPLE_FORMAT_SIGNED: u16 = 2;
+const SAMPLE_FORMAT_FLOAT: u16 = 3;
 const PREDICTOR_HORIZONTAL: u16 = 2;
 const T4_OPTIONS: u16 = 292;
 
@@ -64,7 +67,10 @@ pub(super) fn is_ours(bytes: &[u8]) -> bool {
     let compression = tag(Tag::Compression);
     let photometric = tag(Tag::PhotometricInterpretation);
     planar
-        || matches!(compression, Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP))
+        || matches!(
+            compression,
+            Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP | COMPRESSION_ZSTD)
+        )
         || matches!(photometric, Some(PHOTOMETRIC_PALETTE | PHOTOMETRIC_YCBCR))
         || matches!(bits, Some(2 | 4 | 32 | 64))
         || sample_format != SAMPLE_FORMAT_UNSIGNED
@@ -250,6 +256,7 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
             Chunks::Lzw(LzwChunks::new(decoder, bits, per_chunk)?)
         }
         Some(COMPRESSION_WEBP) => Chunks::WebP(WebPChunks::new(decoder, per_chunk)?),
+        Some(COMPRESSION_ZSTD) => Chunks::Zstd(ZstdChunks::new(decoder, bits, sample_format, per_chunk)?),
         _ => Chunks::Tiff,
     };
     for plane in 0..planes {
@@ -260,6 +267,7 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
             let values: Vec<u8> = match &reader {
                 Chunks::Lzw(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
                 Chunks::WebP(webp) => webp.chunk(index as usize, (cw, ch), dh)?,
+                Chunks::Zstd(zstd) => zstd.rows(index as usize, cw as usize, dh)?,
                 Chunks::Tiff => eight_bit_levels(decoder.read_chunk(index).map_err(words)?),
             };
             // A chunk comes out as wide as its data or, for a padded tile the reader did not
@@ -298,11 +306,12 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     Ok((width, height, out))
 }
 
-/// Where a page's chunks come from: the `tiff` crate's reader, or one of the two kept here.
+/// Where a page's chunks come from: the `tiff` crate's reader, or one of those kept here.
 enum Chunks<'a> {
     Tiff,
     Lzw(LzwChunks<'a>),
     WebP(WebPChunks<'a>),
+    Zstd(ZstdChunks<'a>),
 }
 
 /// A chunk's samples as 8-bit levels: unsigned 8-bit (and packed 1/2/4-bit) bytes as they are,
@@ -486,6 +495,170 @@ impl<'a> LzwChunks<'a> {
             out = out.chunks_exact(2).map(|s| s[high]).collect();
         }
         Ok(out)
+    }
+}
+
+/// Zstandard's largest block: what one decoding step may write past the bytes a chunk's place
+/// needs.
+const ZSTD_BLOCK_MAX: usize = 128 << 10;
+
+/// The window a Zstandard frame in a chunk is decoded with, and the frame's first bytes rewritten
+/// to declare it. Encoders declare the window of their level whatever the data (tifffile: 32 MiB
+/// for an 8 KiB strip), and the decoder reserves the whole window before it decodes; but only the
+/// chunk's place (`wanted` bytes) is read, so no back reference the read needs reaches further
+/// than `wanted` plus one block: a larger declared window is cut to the smallest power of two
+/// that holds that. `None` for the header: the frame's own is kept (it declares no more, or it
+/// is a single segment, whose window is its declared content size, bounded by the same figure).
+fn zstd_window(frame: &[u8], wanted: usize) -> (u64, Option<[u8; 6]>) {
+    let needed = (wanted as u64 + ZSTD_BLOCK_MAX as u64).next_power_of_two().max(1 << 10);
+    let header = match frame {
+        [0x28, 0xB5, 0x2F, 0xFD, descriptor, window, ..] if descriptor & 0x20 == 0 => Some((*descriptor, *window)),
+        _ => None,
+    };
+    let Some((descriptor, window)) = header else { return (needed, None) };
+    let base = 1u64 << (10 + (window >> 3));
+    let declared = base + (base / 8) * u64::from(window & 7);
+    if declared <= needed {
+        return (needed, None);
+    }
+    // needed = 2^(10 + exponent), mantissa 0.
+    let exponent = (needed.trailing_zeros() - 10) as u8;
+    (needed, Some([0x28, 0xB5, 0x2F, 0xFD, descriptor, exponent << 3]))
+}
+
+/// The Zstandard-compressed chunks of a page (compression 50000, as libtiff and tifffile write
+/// them), decompressed with `ruzstd` (the `tiff` crate reads them only through C libzstd, which
+/// the wasm components do not build) into exactly the bytes of the chunk's place and no more,
+/// then given as the `tiff` crate gives a chunk: the horizontal predictor undone, WhiteIsZero
+/// turned to BlackIsZero, each sample read in the file's byte order as its SampleFormat says.
+struct ZstdChunks<'a> {
+    file: &'a [u8],
+    offsets: Vec<u64>,
+    counts: Vec<u64>,
+    little_endian: bool,
+    predictor: bool,
+    white_is_zero: bool,
+    bits: u8,
+    sample_format: u16,
+    per_chunk: usize,
+}
+
+impl<'a> ZstdChunks<'a> {
+    fn new(
+        decoder: &mut Decoder<Cursor<&'a [u8]>>,
+        bits: u8,
+        sample_format: u16,
+        per_chunk: usize,
+    ) -> Result<Self, String> {
+        let not_converted = |what: String| Err(format!("a Zstandard-compressed TIFF {what} is not converted"));
+        let kind_known = match sample_format {
+            SAMPLE_FORMAT_UNSIGNED => true,
+            SAMPLE_FORMAT_SIGNED => matches!(bits, 8 | 16 | 32 | 64),
+            SAMPLE_FORMAT_FLOAT => matches!(bits, 32 | 64),
+            _ => false,
+        };
+        if !kind_known {
+            return not_converted(format!("of {bits}-bit samples in sample format {sample_format}"));
+        }
+        let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
+            1 => false,
+            PREDICTOR_HORIZONTAL if bits >= 8 && sample_format != SAMPLE_FORMAT_FLOAT => true,
+            p => return not_converted(format!("with predictor {p} on {bits}-bit samples")),
+        };
+        let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+        let white_is_zero = photometric == Some(PHOTOMETRIC_WHITE_IS_ZERO);
+        if white_is_zero && sample_format != SAMPLE_FORMAT_UNSIGNED {
+            return not_converted("of WhiteIsZero samples that are not unsigned".into());
+        }
+        let (offsets, counts) = chunk_places(decoder)?;
+        let &file = decoder.inner().get_ref();
+        Ok(ZstdChunks {
+            file,
+            offsets,
+            counts,
+            little_endian: file.starts_with(b"II"),
+            predictor,
+            white_is_zero,
+            bits,
+            sample_format,
+            per_chunk,
+        })
+    }
+
+    /// The first `wanted` bytes chunk `index` decompresses to (`None`: more than a usize holds);
+    /// fewer is an error, what follows them is not read.
+    fn decompress(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let wanted = wanted.filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
+        let mut out = vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?];
+        let broken =
+            |e: &dyn std::fmt::Display| format!("chunk {index} of the TIFF cannot be decoded (Zstandard): {e}");
+        let (window, header) = zstd_window(input, out.len());
+        let source = match &header {
+            Some(header) => Read::chain(&header[..], &input[header.len()..]),
+            None => Read::chain(&[][..], input),
+        };
+        let mut zstd =
+            ruzstd::decoding::StreamingDecoder::new_with_max_window_size(source, window).map_err(|e| broken(&e))?;
+        let mut filled = 0;
+        while filled < out.len() {
+            match zstd.read(&mut out[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => return Err(broken(&e)),
+            }
+        }
+        if filled < out.len() {
+            return Err(format!(
+                "chunk {index} of the TIFF decompresses to {filled} of the {} bytes of its place",
+                out.len()
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The first `rows` rows of chunk `index`, each `width` samples wide, as 8-bit levels
+    /// ([`eight_bit_levels`]; packed 1/2/4-bit samples stay packed).
+    fn rows(&self, index: usize, width: usize, rows: usize) -> Result<Vec<u8>, String> {
+        let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
+        let mut raw = self.decompress(index, row_bytes.checked_mul(rows))?;
+        let size = usize::from(self.bits).div_ceil(8);
+        let le = self.little_endian;
+        let get = |b: &[u8]| {
+            b.iter().enumerate().fold(0u64, |v, (i, &x)| v | u64::from(x) << (8 * if le { i } else { size - 1 - i }))
+        };
+        if self.predictor {
+            let step = self.per_chunk * size;
+            for row in raw.chunks_exact_mut(row_bytes) {
+                for at in (step..row.len()).step_by(size) {
+                    let sum = get(&row[at..at + size]).wrapping_add(get(&row[at - step..at - step + size]));
+                    for i in 0..size {
+                        row[at + i] = (sum >> (8 * if le { i } else { size - 1 - i })) as u8;
+                    }
+                }
+            }
+        }
+        if self.white_is_zero {
+            // max - v for unsigned samples of any width is the bitwise complement.
+            raw.iter_mut().for_each(|b| *b = !*b);
+        }
+        if self.bits <= 8 && self.sample_format == SAMPLE_FORMAT_UNSIGNED {
+            return Ok(raw);
+        }
+        let values = raw.chunks_exact(size).map(get);
+        let samples = match (self.sample_format, self.bits) {
+            (SAMPLE_FORMAT_UNSIGNED, 16) => DecodingResult::U16(values.map(|v| v as u16).collect()),
+            (SAMPLE_FORMAT_UNSIGNED, 32) => DecodingResult::U32(values.map(|v| v as u32).collect()),
+            (SAMPLE_FORMAT_UNSIGNED, _) => DecodingResult::U64(values.collect()),
+            (SAMPLE_FORMAT_SIGNED, 8) => DecodingResult::I8(values.map(|v| v as u8 as i8).collect()),
+            (SAMPLE_FORMAT_SIGNED, 16) => DecodingResult::I16(values.map(|v| v as u16 as i16).collect()),
+            (SAMPLE_FORMAT_SIGNED, 32) => DecodingResult::I32(values.map(|v| v as u32 as i32).collect()),
+            (SAMPLE_FORMAT_SIGNED, _) => DecodingResult::I64(values.map(|v| v as i64).collect()),
+            (_, 32) => DecodingResult::F32(values.map(|v| f32::from_bits(v as u32)).collect()),
+            _ => DecodingResult::F64(values.map(f64::from_bits).collect()),
+        };
+        Ok(eight_bit_levels(samples))
     }
 }
 

@@ -422,6 +422,95 @@ fn png_iend_is_written_not_copied() {
     assert_eq!(canonical(&good, ImageType::Png, false).unwrap(), Canonical::default());
 }
 
+/// `png` with one bit of the byte `at` flipped.
+fn flipped(png: &[u8], at: usize, bit: u8) -> Vec<u8> {
+    let mut bytes = png.to_vec();
+    bytes[at] ^= 1 << bit;
+    bytes
+}
+
+/// Where the CRC of a PNG's first chunk of `kind` sits.
+fn crc_at(png: &[u8], kind: &[u8; 4]) -> usize {
+    let at = chunk_at(png, kind);
+    at + 8 + u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize
+}
+
+#[test]
+fn a_png_idat_with_a_wrong_crc_over_intact_data_gets_a_fresh_crc() {
+    // PngSuite's xcsn0g01 case: only the CRC is wrong; Pillow and libvips show the image.
+    let good = png(32, 32);
+    let wrong_crc = flipped(&good, crc_at(&good, b"IDAT"), 3);
+    let c = canonical(&wrong_crc, ImageType::Png, false).expect("repaired");
+    assert_eq!((c.bytes.as_deref(), c.dropped.as_slice(), c.reencoded), (Some(&good[..]), &["bad-crc"][..], false));
+    // The same chunk split in two, the second's CRC wrong: the stream is checked across chunks.
+    let idat = chunk_at(&good, b"IDAT");
+    let len = u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize;
+    let data = &good[idat + 8..idat + 8 + len];
+    let mut split = good[..idat].to_vec();
+    png_chunk(&mut split, b"IDAT", &data[..len / 2]);
+    png_chunk(&mut split, b"IDAT", &data[len / 2..]);
+    let fresh = [split.clone(), good[idat + 12 + len..].to_vec()].concat();
+    if let Some(b) = split.last_mut() {
+        *b ^= 0x10;
+    }
+    split.extend_from_slice(&good[idat + 12 + len..]);
+    assert_eq!(made(&split, ImageType::Png), (fresh, vec!["bad-crc"]));
+}
+
+#[test]
+fn a_png_idat_whose_data_are_damaged_is_refused() {
+    let good = encode(&crate::test_images::noise(32, 32), ImageFormat::Png);
+    let idat = chunk_at(&good, b"IDAT");
+    let crc = crc_at(&good, b"IDAT");
+    // A flipped bit in the compressed rows (its CRC now fails), in the Adler-32 checksum, and
+    // bytes after the zlib stream inside the chunk (with a fresh CRC only the last two would
+    // pass the CRC; each is written here with the CRC left wrong).
+    let mut trailing = good[..crc].to_vec();
+    trailing.extend_from_slice(&[0, 0]);
+    let len = (crc - idat - 8 + 2) as u32;
+    trailing[idat..idat + 4].copy_from_slice(&len.to_be_bytes());
+    trailing.extend_from_slice(&good[crc..]);
+    for damaged in [flipped(&good, idat + 8 + 40, 5), flipped(&good, crc - 1, 0), trailing] {
+        let err = canonical(&damaged, ImageType::Png, false).unwrap_err();
+        assert!(err.0.contains("fails its CRC") && err.0.contains("image data"), "{}", err.0);
+    }
+    // Rows missing: a stream of fewer scanlines than IHDR declares.
+    let short = png(32, 31);
+    let ihdr_of_32 = &png(32, 32)[..33];
+    let mut bytes = ihdr_of_32.to_vec();
+    bytes.extend_from_slice(&short[33..]);
+    let at = crc_at(&bytes, b"IDAT");
+    let err = canonical(&flipped(&bytes, at, 1), ImageType::Png, false).unwrap_err();
+    assert!(err.0.contains("before the image is whole"), "{}", err.0);
+}
+
+#[test]
+fn a_png_header_or_palette_with_a_wrong_crc_is_refused() {
+    let good = png(8, 8);
+    let err = canonical(&flipped(&good, crc_at(&good, b"IHDR"), 2), ImageType::Png, false).unwrap_err();
+    assert!(err.0.contains("IHDR chunk fails its CRC"), "{}", err.0);
+    let palette = encode(&crate::test_images::noise(8, 8), ImageFormat::Png);
+    let mut with_plte = palette[..33].to_vec();
+    png_chunk(&mut with_plte, b"PLTE", &[0; 6]);
+    let plte_crc = with_plte.len() - 1;
+    with_plte.extend_from_slice(&palette[33..]);
+    let err = canonical(&flipped(&with_plte, plte_crc, 7), ImageType::Png, false).unwrap_err();
+    assert!(err.0.contains("PLTE chunk fails its CRC"), "{}", err.0);
+}
+
+#[test]
+fn a_png_ancillary_chunk_with_a_wrong_crc_is_left_out() {
+    // As libpng does (warn and skip): its content is not trusted, the image stays.
+    let with_gama = png_with_chunk_after_ihdr(b"gAMA", &45455u32.to_be_bytes());
+    let bad = flipped(&with_gama, crc_at(&with_gama, b"gAMA"), 4);
+    assert_eq!(made(&bad, ImageType::Png), (png(8, 8), vec!["bad-crc"]));
+    // Kept metadata with a wrong CRC goes too.
+    let with_text = png_with_chunk_after_ihdr(b"tEXt", b"Comment\0hello");
+    let bad = flipped(&with_text, crc_at(&with_text, b"tEXt"), 0);
+    let c = canonical(&bad, ImageType::Png, true).expect("a canonical form");
+    assert_eq!((c.bytes.as_deref(), c.dropped.as_slice()), (Some(&png(8, 8)[..]), &["bad-crc"][..]));
+}
+
 /// The byte where a PNG's first chunk of `kind` starts.
 fn chunk_at(png: &[u8], kind: &[u8; 4]) -> usize {
     png.windows(4).position(|w| w == kind).expect("the chunk") - 4

@@ -1,6 +1,6 @@
 """Reference renderings of the conformance corpus's TIFFs whose samples are not unsigned integers
 of up to 16 bits (signed, 32-bit, float), or whose layout the `tiff` crate does not read (YCbCr
-LZW strips, WebP tiles): each made by Pillow where Pillow opens the file, else by libvips through
+LZW strips, WebP tiles, Zstandard strips): each made by Pillow where Pillow opens the file, else by libvips through
 sharp, as an 8-bit PNG. `guest/src/convert/tests/layouts.rs` compares the converter's page with
 each. Run from the repository root with tests/conformance's environment installed:
     tests/conformance/.venv/bin/python tests/corpus/convert/make_sample_formats.py
@@ -20,6 +20,7 @@ SHARP = ROOT / "tests/conformance/node_modules/sharp"
 # float level to 0..255; sharp's PNG output casts to uchar, which clips too).
 REFERENCES = {
     "int16.tif": "pillow",
+    "int16_zstd.tif": "pillow",
     "gradient-1c-32b.tiff": "sharp",  # Pillow reads unsigned 32-bit samples as signed
     "gradient-1c-32b-float.tiff": "pillow",
     "minisblack-1c-i16b.tiff": "pillow",

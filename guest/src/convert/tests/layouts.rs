@@ -123,5 +123,94 @@ fn sample_formats_convert_to_the_references_levels() {
         assert!(db >= IMAGE_FLOOR_DB, "{stem}: {db:.2} dB vs the reference, under {IMAGE_FLOOR_DB}");
         seen += 1;
     }
-    assert!(seen >= 11, "{seen} references");
+    assert!(seen >= 12, "{seen} references");
+}
+
+/// A one-strip big-endian grey TIFF (`MM`), its strip Zstandard-compressed; `tags` are
+/// (tag, SHORT value) pairs beyond the layout's own, in ascending order with them.
+fn zstd_tiff(width: u16, height: u16, bits: u16, tags: &[(u16, u16)], strip: &[u8]) -> Vec<u8> {
+    let data = ruzstd::encoding::compress_to_vec(strip, ruzstd::encoding::CompressionLevel::Fastest);
+    let mut entries: Vec<(u16, u16, u32)> = vec![
+        (256, 3, u32::from(width)),
+        (257, 3, u32::from(height)),
+        (258, 3, u32::from(bits)),
+        (259, 3, 50000),
+        (262, 3, 1),
+        (273, 4, 0), // the strip's offset, set below
+        (277, 3, 1),
+        (278, 3, u32::from(height)),
+        (279, 4, data.len() as u32),
+    ];
+    entries.extend(tags.iter().map(|&(tag, v)| (tag, 3, u32::from(v))));
+    entries.sort_by_key(|e| e.0);
+    let strip_at = 8 + 2 + 12 * entries.len() as u32 + 4;
+    let mut tiff = b"MM\0\x2a\0\0\0\x08".to_vec();
+    tiff.extend_from_slice(&(entries.len() as u16).to_be_bytes());
+    for (tag, kind, value) in entries {
+        let value = if tag == 273 { strip_at } else { value };
+        tiff.extend_from_slice(&tag.to_be_bytes());
+        tiff.extend_from_slice(&kind.to_be_bytes());
+        tiff.extend_from_slice(&1u32.to_be_bytes());
+        // A SHORT sits in the first two bytes of the value field.
+        tiff.extend_from_slice(&if kind == 3 { value << 16 } else { value }.to_be_bytes());
+    }
+    tiff.extend_from_slice(&[0; 4]);
+    tiff.extend_from_slice(&data);
+    tiff
+}
+
+#[test]
+fn zstandard_strips_are_decoded_with_their_predictor_and_byte_order() {
+    // 16-bit big-endian samples under the horizontal predictor: the strip holds differences.
+    let (w, h) = (9u16, 3u16);
+    let values: Vec<u16> = (0..w * h).map(|i| i.wrapping_mul(2503)).collect();
+    let mut strip = Vec::new();
+    for row in values.chunks(usize::from(w)) {
+        let mut last = 0u16;
+        for &v in row {
+            strip.extend_from_slice(&v.wrapping_sub(last).to_be_bytes());
+            last = v;
+        }
+    }
+    let tiff = zstd_tiff(w, h, 16, &[(317, 2)], &strip);
+    assert!(super::tiff_layouts::is_ours(&tiff));
+    let page = super::tiff_layouts::decode(&tiff).unwrap_or_else(|e| panic!("{e}"));
+    let high: Vec<u8> = values.iter().map(|v| (v >> 8) as u8).collect();
+    assert_eq!(page.image.to_luma8().into_raw(), high);
+
+    // Signed 8-bit samples, as Pillow clips them: negative levels black.
+    let signed: Vec<u8> = (0..w * h).map(|i| (i as i8).wrapping_mul(7) as u8).collect();
+    let tiff = zstd_tiff(w, h, 8, &[(339, 2)], &signed);
+    let page = super::tiff_layouts::decode(&tiff).unwrap_or_else(|e| panic!("{e}"));
+    let clipped: Vec<u8> = signed.iter().map(|&s| (s as i8).max(0) as u8).collect();
+    assert_eq!(page.image.to_luma8().into_raw(), clipped);
+}
+
+#[test]
+fn a_zstandard_strip_that_is_short_cut_or_asks_a_huge_window_is_refused_in_words() {
+    let (w, h) = (16u16, 8u16);
+    let pixels: Vec<u8> = (0..w * h).map(|i| (i * 3) as u8).collect();
+    // Fewer bytes than the strip's place.
+    let short = zstd_tiff(w, h, 8, &[], &pixels[..pixels.len() - 5]);
+    let e = super::tiff_layouts::decode(&short).err().expect("refused");
+    assert!(e.contains("decompresses to 123 of the 128 bytes"), "{e}");
+    // The frame cut: the file ends inside the strip's data.
+    let whole = zstd_tiff(w, h, 8, &[], &pixels);
+    let e = super::tiff_layouts::decode(&whole[..whole.len() - 4]).err().expect("refused");
+    assert!(e.contains("outside the file"), "{e}");
+    // A single-segment frame declaring 64 MiB of content (its window) for a 128-byte strip:
+    // refused before the decoder reserves it (ruzstd's own bound is 128 MiB).
+    let data_at = 8 + 2 + 12 * 9 + 4;
+    let mut huge_window = whole[..data_at].to_vec();
+    huge_window.extend_from_slice(&[0x28, 0xB5, 0x2F, 0xFD, 0xA0]);
+    huge_window.extend_from_slice(&(64u32 << 20).to_le_bytes());
+    huge_window.resize(whole.len(), 0);
+    let e = super::tiff_layouts::decode(&huge_window).err().expect("refused");
+    assert!(e.contains("Zstandard") && e.contains("window"), "{e}");
+    // Damaged data anywhere in the frame: a verdict, never a trap.
+    for at in data_at..whole.len() {
+        let mut damaged = whole.clone();
+        damaged[at] ^= 0x41;
+        let _ = super::tiff_layouts::decode(&damaged);
+    }
 }

@@ -174,6 +174,10 @@ fn verify_full_decodes_every_pixel() {
     for b in &mut png_bytes[idat + 10..idat + 40] {
         *b ^= 0x5A;
     }
+    // With its CRC made to match: a wrong CRC would send the re-mux to check the data itself.
+    let len = u32::from_be_bytes(png_bytes[idat - 4..idat].try_into().unwrap()) as usize;
+    let crc = crc32fast::hash(&png_bytes[idat..idat + 4 + len]);
+    png_bytes[idat + 4 + len..idat + 8 + len].copy_from_slice(&crc.to_be_bytes());
     let header_only = Options { verify: Verify::Header, downsample: false, ..Options::default() };
     assert!(admit_image(&png_bytes, "image/png", &header_only).is_ok(), "the header alone is intact");
     let full = Options { verify: Verify::Full, ..header_only };
@@ -221,6 +225,24 @@ fn a_sideways_png_is_rotated_upright_or_keeps_its_orientation_alone() {
     assert_eq!((a.reencoded, a.dropped.as_slice()), (false, &["exif"][..]));
     let Data::Bytes(out) = &a.data else { panic!() };
     assert_eq!(read_header(out, ImageType::Png).unwrap().orientation, Orientation::Rotate90);
+}
+
+#[test]
+fn a_png_whose_idat_crc_alone_is_wrong_is_admitted_with_a_fresh_crc() {
+    // The decoders read the canonical form, whose CRC the re-mux wrote: the full decode passes.
+    let full = Options { verify: Verify::Full, ..Options::default() };
+    let good = png(16, 16);
+    let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+    let crc = idat + 8 + u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize;
+    let mut wrong_crc = good.clone();
+    wrong_crc[crc] ^= 0x80;
+    let a = admit_image(&wrong_crc, "image/png", &full).unwrap();
+    assert_eq!((a.data, a.dropped), (Data::Bytes(good), vec!["bad-crc"]));
+    // Damaged rows under the wrong CRC are refused, in words.
+    wrong_crc[idat + 20] ^= 0x08;
+    let r = refused(admit_image(&wrong_crc, "image/png", &full));
+    assert_eq!(r.reason, Reason::Undecodable);
+    assert!(r.message.contains("fails its CRC"), "{}", r.message);
 }
 
 #[test]
