@@ -53,6 +53,13 @@ fn corpus(rel: &str) -> PathBuf {
     root().join("tests/corpus").join(rel)
 }
 
+/// This process's virtual memory size (`VmSize` of /proc/self/status), in KiB.
+fn vm_size_kib() -> i64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmSize:")).expect("VmSize in /proc/self/status");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -158,6 +165,26 @@ fn main() {
         figure: "  of which: the call's Store (limits, epoch callback); a bare Store; a WasiCtx (no longer built)"
             .into(),
         measured: format!("p50 {}; {}; {}", us(store_call), us(store_bare), us(wasi_ctx)),
+        goal: "reported".into(),
+    });
+    // What the pool costs in address space (reserved, not resident): the runtime's VmSize.
+    let pooled = |pooling: bool| {
+        let before = vm_size_kib();
+        let runtime = Runtime::new(RuntimeConfig { pooling, ..config.clone() }).unwrap();
+        let reserved = vm_size_kib() - before;
+        drop(runtime);
+        reserved
+    };
+    let (pool_kib, on_demand_kib) = (pooled(true), pooled(false));
+    rows.push(Row {
+        figure: "  the pool's address-space reservation (VmSize of one more runtime): pooling; on-demand".into(),
+        measured: format!(
+            "{:.1} GiB; {:.1} MiB (limits: {} instances, {} MiB memory each)",
+            pool_kib as f64 / (1 << 20) as f64,
+            on_demand_kib as f64 / 1024.0,
+            config.limits.max_concurrent_calls,
+            config.limits.memory_bytes >> 20
+        ),
         goal: "reported".into(),
     });
     if args.per_call_only {

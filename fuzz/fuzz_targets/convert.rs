@@ -21,7 +21,7 @@ use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
 use mediagate_guest::convert::admit_pdf_page;
 use mediagate_guest::signature::ImageType;
-use mediagate_guest::tool_result::scan::{scan, with_lone_surrogates_mended};
+use mediagate_guest::walks::tool_result::scan::{scan, with_lone_surrogates_mended};
 use mediagate_guest::verdict::{Admitted, Verdict};
 use mediagate_guest::{Api, Options, Provider, Verify, admit_image, admit_request, admit_tool_result, sniff};
 

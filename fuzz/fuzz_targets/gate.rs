@@ -16,7 +16,7 @@
 
 use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
-use mediagate_guest::tool_result::scan::{scan, with_lone_surrogates_mended};
+use mediagate_guest::walks::tool_result::scan::{scan, with_lone_surrogates_mended};
 use mediagate_guest::{Options, Provider, Verify, admit_document, admit_image, admit_tool_result, sniff};
 
 const CLAIMED: [&str; 5] = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"];

@@ -14,7 +14,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mediagate_guest::tool_result::scan::with_lone_surrogates_mended;
+use mediagate_guest::walks::tool_result::scan::with_lone_surrogates_mended;
 use mediagate_guest::{Options, admit_tool_result};
 
 #[path = "../../host/src/servers/proxy/inspect.rs"]

@@ -2,8 +2,9 @@
 //!
 //! The component exports the current contract (`mediagate:gate/admission@0.3.0`, `bindings/v0_3.rs`),
 //! the frozen 0.2.0 one and the frozen 0.1.0 one (`wit/deps/mediagate-gate-0.1.0/`) for hosts that pinned it: the same conversions
-//! (`conversions!`) over each version's generated types; only the admitted block's bytes differ
-//! (0.2.0: `payload`, the bytes themselves or `unchanged`; 0.1.0: `data`, base64 built here).
+//! (`to_wit!`) over each version's generated types; only the admitted block's bytes differ
+//! (0.2.0 and 0.3.0: `payload`, the bytes themselves or `unchanged`, `payload_to_wit!`; 0.1.0:
+//! `data`, base64 built here). The 0.1.0 and 0.2.0 exports are one body too (`conversions!`).
 
 #[cfg(not(any(feature = "agent-tool", feature = "convert")))]
 wit_bindgen::generate!({ world: "preflight", path: "../wit" });
@@ -18,51 +19,20 @@ wit_bindgen::generate!({ world: "agent-tool", path: "../wit", generate_all });
 use exports::mediagate::gate0_2_0::admission as wit;
 
 use crate::Options;
-use crate::verdict::{Admitted, Data, Verdict};
+use crate::verdict::{Admitted, Verdict};
 
 struct Component;
 
-/// The conversions between the gate's types and one contract version's (`wit`, in scope at the
-/// call site), and the exports they share.
-macro_rules! conversions {
-    // `$reencoded`: the `change-kind` case spelt `reencoded` in 0.1.0 and `re-encoded` in 0.2.0.
-    // `$keep_metadata`: how a version's options say whether to keep metadata (0.1.0 has no such
-    // option: never).
-    ($reencoded:ident, $keep_metadata:expr; $($extra:tt)*) => {
-        use crate::request::{Change, ChangeKind, MediaFacts};
-        use crate::verdict::{Kind, Reason, Refusal};
-        use crate::{Provider, Verify};
-
-        pub(super) fn options(o: wit::AdmitOptions) -> Options {
-            Options {
-                downsample: o.downsample,
-                provider: match o.provider {
-                    wit::Provider::Anthropic => Provider::Anthropic,
-                    wit::Provider::Openai => Provider::OpenAi,
-                    wit::Provider::Gemini => Provider::Gemini,
-                    wit::Provider::Ollama => Provider::Ollama,
-                },
-                verify: match o.verify {
-                    wit::Verify::Header => Verify::Header,
-                    wit::Verify::Full => Verify::Full,
-                },
-                side_rule: None,
-                convert: false,
-                keep_metadata: $keep_metadata(&o),
-            }
-        }
-
-        pub(super) fn verdict(v: Verdict, input: &[u8]) -> wit::Verdict {
-            match v {
-                Ok(a) => wit::Verdict::Admitted(admitted(a, input)),
-                Err(r) => wit::Verdict::Refused(refusal(r)),
-            }
-        }
-
-        fn kind(k: Kind) -> wit::BlockKind {
+/// The conversions from the gate's types to one contract version's (`wit`, in scope at the call
+/// site) that every version spells alike: a block's kind, refusal reasons, dimensions, a request's
+/// changes and its verdict, a tool result's refused blocks, the provider and verify depth asked.
+/// `$reencoded`: the `change-kind` case spelt `reencoded` in 0.1.0 and `re-encoded` since 0.2.0.
+macro_rules! to_wit {
+    ($reencoded:ident) => {
+        fn kind(k: crate::verdict::Kind) -> wit::BlockKind {
             match k {
-                Kind::Image => wit::BlockKind::Image,
-                Kind::Document => wit::BlockKind::Document,
+                crate::verdict::Kind::Image => wit::BlockKind::Image,
+                crate::verdict::Kind::Document => wit::BlockKind::Document,
             }
         }
 
@@ -70,11 +40,8 @@ macro_rules! conversions {
             wit::Dimensions { width: d.width, height: d.height }
         }
 
-        fn refusal(r: Refusal) -> wit::Refusal {
-            wit::Refusal { reason: reason(r.reason), raw_bytes: r.raw_bytes, limit: r.limit, message: r.message }
-        }
-
-        fn reason(r: Reason) -> wit::RefusalReason {
+        fn reason(r: crate::verdict::Reason) -> wit::RefusalReason {
+            use crate::verdict::Reason;
             match r {
                 Reason::Undecodable => wit::RefusalReason::Undecodable,
                 Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
@@ -86,7 +53,12 @@ macro_rules! conversions {
             }
         }
 
-        fn change(c: Change) -> wit::RequestChange {
+        fn facts(f: crate::walks::request::MediaFacts) -> wit::MediaFacts {
+            wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
+        }
+
+        fn change(c: crate::walks::request::Change) -> wit::RequestChange {
+            use crate::walks::request::ChangeKind;
             wit::RequestChange {
                 path: c.path,
                 block_type: c.block_type,
@@ -105,33 +77,19 @@ macro_rules! conversions {
             }
         }
 
-        fn tool_result(admission: crate::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
-            wit::ToolResultAdmission {
-                content: admission.content,
-                refused: admission
-                    .refused
-                    .into_iter()
-                    .map(|r| wit::RefusedBlock {
-                        index: r.index,
-                        path: r.path,
-                        block_type: r.block_type,
-                        mime: r.mime,
-                        reason: reason(r.reason),
-                        raw_bytes: r.raw_bytes,
-                        limit: r.limit,
-                    })
-                    .collect(),
+        fn refused_block(r: crate::walks::tool_result::RefusedBlock) -> wit::RefusedBlock {
+            wit::RefusedBlock {
+                index: r.index,
+                path: r.path,
+                block_type: r.block_type,
+                mime: r.mime,
+                reason: reason(r.reason),
+                raw_bytes: r.raw_bytes,
+                limit: r.limit,
             }
         }
 
-        fn api_of(api: wit::RequestApi) -> crate::Api {
-            match api {
-                wit::RequestApi::Anthropic => crate::Api::Anthropic,
-                wit::RequestApi::Openai => crate::Api::OpenAi,
-            }
-        }
-
-        fn request_verdict(v: crate::request::RequestVerdict) -> wit::RequestVerdict {
+        fn request_verdict(v: crate::walks::request::RequestVerdict) -> wit::RequestVerdict {
             match v {
                 Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
                     request: a.request,
@@ -148,8 +106,110 @@ macro_rules! conversions {
             }
         }
 
-        fn facts(f: MediaFacts) -> wit::MediaFacts {
-            wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
+        fn api_of(api: wit::RequestApi) -> crate::Api {
+            match api {
+                wit::RequestApi::Anthropic => crate::Api::Anthropic,
+                wit::RequestApi::Openai => crate::Api::OpenAi,
+            }
+        }
+
+        fn provider(p: wit::Provider) -> crate::Provider {
+            match p {
+                wit::Provider::Anthropic => crate::Provider::Anthropic,
+                wit::Provider::Openai => crate::Provider::OpenAi,
+                wit::Provider::Gemini => crate::Provider::Gemini,
+                wit::Provider::Ollama => crate::Provider::Ollama,
+            }
+        }
+
+        fn verify(v: wit::Verify) -> crate::Verify {
+            match v {
+                wit::Verify::Header => crate::Verify::Header,
+                wit::Verify::Full => crate::Verify::Full,
+            }
+        }
+    };
+}
+
+/// The payload versions' (0.2.0, 0.3.0) own conversions, alike in both: the admitted block with
+/// its bytes (or `unchanged`), and the gate's default provider and verify depth as the contract
+/// spells them (`default-options`).
+macro_rules! payload_to_wit {
+    () => {
+        /// `_input`: what the gate was given; the payload says `unchanged` rather than carry it again.
+        fn admitted(a: crate::verdict::Admitted, _input: &[u8]) -> wit::Admitted {
+            let base64_len = a.base64_len();
+            wit::Admitted {
+                kind: kind(a.kind),
+                mime: a.mime.to_string(),
+                payload: match a.data {
+                    crate::verdict::Data::Unchanged => wit::Payload::Unchanged,
+                    crate::verdict::Data::Bytes(b) => wit::Payload::Bytes(b),
+                },
+                original_size: a.original_size,
+                dimensions: a.dimensions.map(dimensions),
+                resized: a.resized,
+                reencoded: a.reencoded,
+                base64_len,
+                dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
+            }
+        }
+
+        fn wit_provider(p: crate::Provider) -> wit::Provider {
+            match p {
+                crate::Provider::Anthropic => wit::Provider::Anthropic,
+                crate::Provider::OpenAi => wit::Provider::Openai,
+                crate::Provider::Gemini => wit::Provider::Gemini,
+                crate::Provider::Ollama => wit::Provider::Ollama,
+            }
+        }
+
+        fn wit_verify(v: crate::Verify) -> wit::Verify {
+            match v {
+                crate::Verify::Header => wit::Verify::Header,
+                crate::Verify::Full => wit::Verify::Full,
+            }
+        }
+    };
+}
+
+/// The 0.1.0 and 0.2.0 exports over one version's generated types (`wit`, in scope at the call
+/// site), and the conversions they share.
+macro_rules! conversions {
+    // `$keep_metadata`: how a version's options say whether to keep metadata (0.1.0 has no such
+    // option: never).
+    ($reencoded:ident, $keep_metadata:expr; $($extra:tt)*) => {
+        use crate::verdict::{Refusal, Verdict};
+
+        to_wit!($reencoded);
+
+        pub(super) fn options(o: wit::AdmitOptions) -> Options {
+            Options {
+                downsample: o.downsample,
+                provider: provider(o.provider),
+                verify: verify(o.verify),
+                side_rule: None,
+                convert: false,
+                keep_metadata: $keep_metadata(&o),
+            }
+        }
+
+        pub(super) fn verdict(v: Verdict, input: &[u8]) -> wit::Verdict {
+            match v {
+                Ok(a) => wit::Verdict::Admitted(admitted(a, input)),
+                Err(r) => wit::Verdict::Refused(refusal(r)),
+            }
+        }
+
+        fn refusal(r: Refusal) -> wit::Refusal {
+            wit::Refusal { reason: reason(r.reason), raw_bytes: r.raw_bytes, limit: r.limit, message: r.message }
+        }
+
+        fn tool_result(admission: crate::walks::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
+            wit::ToolResultAdmission {
+                content: admission.content,
+                refused: admission.refused.into_iter().map(refused_block).collect(),
+            }
         }
 
         impl wit::Guest for super::Component {
@@ -205,12 +265,12 @@ mod v0_2 {
     }
 
     #[cfg(feature = "convert")]
-    pub(super) fn tool_result_of(a: crate::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
+    pub(super) fn tool_result_of(a: crate::walks::tool_result::ToolResultAdmission) -> wit::ToolResultAdmission {
         tool_result(a)
     }
 
     #[cfg(feature = "convert")]
-    pub(super) fn request_verdict_of(v: crate::request::RequestVerdict) -> wit::RequestVerdict {
+    pub(super) fn request_verdict_of(v: crate::walks::request::RequestVerdict) -> wit::RequestVerdict {
         request_verdict(v)
     }
 
@@ -219,38 +279,14 @@ mod v0_2 {
         api_of(a)
     }
 
-    fn admitted(a: Admitted, _input: &[u8]) -> wit::Admitted {
-        let base64_len = a.base64_len();
-        wit::Admitted {
-            kind: kind(a.kind),
-            mime: a.mime.to_string(),
-            payload: match a.data {
-                Data::Unchanged => wit::Payload::Unchanged,
-                Data::Bytes(b) => wit::Payload::Bytes(b),
-            },
-            original_size: a.original_size,
-            dimensions: a.dimensions.map(dimensions),
-            resized: a.resized,
-            reencoded: a.reencoded,
-            base64_len,
-            dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
-        }
-    }
+    payload_to_wit!();
 
     fn default_options() -> wit::AdmitOptions {
         let o = Options::default();
         wit::AdmitOptions {
             downsample: o.downsample,
-            provider: match o.provider {
-                Provider::Anthropic => wit::Provider::Anthropic,
-                Provider::OpenAi => wit::Provider::Openai,
-                Provider::Gemini => wit::Provider::Gemini,
-                Provider::Ollama => wit::Provider::Ollama,
-            },
-            verify: match o.verify {
-                Verify::Header => wit::Verify::Header,
-                Verify::Full => wit::Verify::Full,
-            },
+            provider: wit_provider(o.provider),
+            verify: wit_verify(o.verify),
             keep_metadata: o.keep_metadata,
         }
     }

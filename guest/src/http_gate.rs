@@ -9,9 +9,9 @@
 use serde_json::{Value, json};
 
 use crate::limits::{PDF_RAW_CAP, RAW_CAP, RAW_CAP_DOWNSAMPLE, TOOL_RESULT_MAX_BYTES};
-use crate::request::RequestVerdict;
 use crate::signature::{PDF_MIME, normalize_mime};
-use crate::tool_result::ToolResultAdmission;
+use crate::walks::request::RequestVerdict;
+use crate::walks::tool_result::ToolResultAdmission;
 use crate::{Api, Options, Provider, Verify, entry, verdict_json};
 
 /// The JSON routes (tool results, requests) read at most this much: the gate's own cap on the JSON

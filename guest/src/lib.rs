@@ -12,12 +12,11 @@ pub mod limits;
 pub mod options;
 pub mod profile;
 pub mod remux;
-pub mod request;
 pub mod signature;
 pub mod tool;
-pub mod tool_result;
 pub mod verdict;
 pub mod verdict_json;
+pub mod walks;
 
 #[cfg(test)]
 mod alloc_meter;
@@ -36,6 +35,6 @@ pub use gate::document::admit_document;
 pub use image_admission::admit_image;
 pub use options::{Options, Verify};
 pub use profile::{Api, Provider};
-pub use request::admit_request;
 pub use signature::sniff;
-pub use tool_result::admit_tool_result;
+pub use walks::request::admit_request;
+pub use walks::tool_result::admit_tool_result;

@@ -76,6 +76,14 @@ impl Refusal {
         Refusal { reason, raw_bytes, limit, unit: Unit::of(reason), message: message.into() }
     }
 
+    /// `raw` bytes over `cap`, the most `what` (`the read cap`, `the document cap`) lets through:
+    /// the refusal; `None` within it.
+    pub fn over_raw_cap(raw: u64, cap: u64, what: &str) -> Option<Self> {
+        (raw > cap).then(|| {
+            Refusal::new(Reason::RawTooLarge, raw, Some(cap), format!("{raw} bytes exceed {what} of {cap} bytes"))
+        })
+    }
+
     /// The same refusal with its limit counted in `unit`.
     pub fn in_unit(self, unit: Unit) -> Self {
         Refusal { unit, ..self }

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::Api;
 use crate::convert::PageError;
-use crate::request::{Change, ChangeKind, MediaFacts, RequestVerdict};
-use crate::tool_result::ToolResultAdmission;
 use crate::verdict::{Admitted, ConversionMade, Kind, Refusal};
+use crate::walks::request::{Change, ChangeKind, MediaFacts, RequestVerdict};
+use crate::walks::tool_result::ToolResultAdmission;
 
 pub fn kind_name(k: Kind) -> &'static str {
     match k {

@@ -22,6 +22,45 @@ pub use admission::{
 };
 pub use conversion::{ConversionMade, ConvertedRequest, ConvertedToolResult, ConvertedVerdict, PageCount, PageError};
 
+/// `bytes` and `base64` of a contract version's `Admitted`, whose `payload` is the bytes or
+/// `unchanged` (the input's own): one body over each version's generated types.
+macro_rules! admitted_payload {
+    ($admitted:ty, $payload:ty) => {
+        impl $admitted {
+            /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
+            pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
+                type P = $payload;
+                match &self.payload {
+                    P::Unchanged => input,
+                    P::Bytes(b) => b,
+                }
+            }
+
+            /// The block's `data`: base64 (standard alphabet, padded) of the admitted bytes, encoded
+            /// with SIMD; `input` is what the gate was given.
+            pub fn base64(&self, input: &[u8]) -> String {
+                base64(self.bytes(input))
+            }
+        }
+    };
+}
+
+/// `as_str` of generated enums: the name users see, made from the WIT case name by `$shown` (the
+/// WIT is the one source of those names) once per case and kept.
+macro_rules! wit_names {
+    ($($(#[$doc:meta])* $ty:ty => $shown:expr),* $(,)?) => {
+        $(
+            impl $ty {
+                $(#[$doc])*
+                pub fn as_str(self) -> &'static str {
+                    static NAMES: WitNames = WitNames::new();
+                    NAMES.get(self as usize, || ($shown)(wit_case_name(&self)))
+                }
+            }
+        )*
+    };
+}
+
 /// Contract 0.3.0's types: one entry per input, each answer with the JSON every host prints.
 pub mod v3 {
     pub use super::entry::{
@@ -29,37 +68,32 @@ pub mod v3 {
         RefusalReason, RequestAdmission, RequestChange, RequestInput, RequestRefusal, RequestVerdict,
         ToolResultAdmission, ToolResultInput, Verdict, Verify,
     };
+}
 
-    impl ChangeKind {
-        /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
-        pub fn as_str(self) -> &'static str {
-            static NAMES: super::WitNames = super::WitNames::new();
-            NAMES.get(self as usize, || super::wit_case_name(&self))
+admitted_payload!(v3::Admitted, v3::Payload);
+admitted_payload!(Admitted, Payload);
+
+impl Admitted {
+    /// The admitted bytes, owned (`input` moved, not copied, when `unchanged`).
+    pub fn into_bytes(self, input: Vec<u8>) -> Vec<u8> {
+        match self.payload {
+            Payload::Unchanged => input,
+            Payload::Bytes(b) => b,
         }
     }
+}
 
-    impl Admitted {
-        /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
-        pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
-            match &self.payload {
-                Payload::Unchanged => input,
-                Payload::Bytes(b) => b,
-            }
-        }
-
-        /// The block's `data`: base64 of the admitted bytes; `input` is what the gate was given.
-        pub fn base64(&self, input: &[u8]) -> String {
-            super::base64(self.bytes(input))
-        }
-    }
-
-    impl RefusalReason {
-        /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`no_such_page`).
-        pub fn as_str(self) -> &'static str {
-            static NAMES: super::WitNames = super::WitNames::new();
-            NAMES.get(self as usize, || super::wit_case_name(&self).replace('-', "_"))
-        }
-    }
+wit_names! {
+    /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`no_such_page`).
+    v3::RefusalReason => |name: String| name.replace('-', "_"),
+    /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`mime_unsupported`).
+    RefusalReason => |name: String| name.replace('-', "_"),
+    /// The name users see, as [`RefusalReason::as_str`] (the 0.1.0 verdict of `admit_file`).
+    crate::bindings::exports::mediagate::gate0_1_0::admission::RefusalReason => |name: String| name.replace('-', "_"),
+    /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
+    v3::ChangeKind => |name: String| name,
+    /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
+    ChangeKind => |name: String| name,
 }
 
 impl PageError {
@@ -86,41 +120,9 @@ impl PageError {
     }
 }
 
-impl Admitted {
-    /// The admitted bytes; `input` is what the gate was given (the bytes when `unchanged`).
-    pub fn bytes<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
-        match &self.payload {
-            Payload::Unchanged => input,
-            Payload::Bytes(b) => b,
-        }
-    }
-
-    /// The block's `data`: base64 (standard alphabet, padded) of the admitted bytes, encoded with
-    /// SIMD; `input` is what the gate was given.
-    pub fn base64(&self, input: &[u8]) -> String {
-        base64(self.bytes(input))
-    }
-
-    /// The admitted bytes, owned (`input` moved, not copied, when `unchanged`).
-    pub fn into_bytes(self, input: Vec<u8>) -> Vec<u8> {
-        match self.payload {
-            Payload::Unchanged => input,
-            Payload::Bytes(b) => b,
-        }
-    }
-}
-
 /// Standard, padded base64 (SIMD where the CPU has it): what a block's `data` is.
 pub fn base64(bytes: &[u8]) -> String {
     base64_simd::STANDARD.encode_to_string(bytes)
-}
-
-impl RefusalReason {
-    /// The name users see (JSON `reason`): the WIT case name with `_` for `-` (`mime_unsupported`).
-    pub fn as_str(self) -> &'static str {
-        static NAMES: WitNames = WitNames::new();
-        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
-    }
 }
 
 impl Provider {
@@ -150,22 +152,6 @@ impl RequestApi {
             RequestApi::Anthropic => Provider::Anthropic,
             RequestApi::Openai => Provider::Openai,
         }
-    }
-}
-
-impl crate::bindings::exports::mediagate::gate0_1_0::admission::RefusalReason {
-    /// The name users see, as [`RefusalReason::as_str`] (the 0.1.0 verdict of `admit_file`).
-    pub fn as_str(self) -> &'static str {
-        static NAMES: WitNames = WitNames::new();
-        NAMES.get(self as usize, || wit_case_name(&self).replace('-', "_"))
-    }
-}
-
-impl ChangeKind {
-    /// The name users see (JSON `what`): the WIT case name (`re-encoded`).
-    pub fn as_str(self) -> &'static str {
-        static NAMES: WitNames = WitNames::new();
-        NAMES.get(self as usize, || wit_case_name(&self))
     }
 }
 

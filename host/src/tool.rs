@@ -20,7 +20,7 @@ use crate::component::World;
 use crate::error::CallError;
 use crate::gate::AdmitOptions;
 use crate::runtime::{CallState, CallStats, Runtime};
-use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig};
+use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
 use wasmtime::Store;
 
 pub use crate::bindings::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
@@ -198,10 +198,9 @@ impl ReadImageTool {
     pub fn new(runtime: Arc<Runtime>, vlm: Option<VlmConfig>) -> Result<Self> {
         // The VLM configuration first: one that is refused (a key over plain http) costs no compile.
         let vlm = match vlm {
-            Some(config) => Some(Arc::new(
-                VlmClient::new(config)
-                    .map_err(|e| anyhow::anyhow!("configuring the VLM client: {}", crate::vlm::describe(&e)))?,
-            )),
+            Some(config) => {
+                Some(Arc::new(VlmClient::new(config).map_err(|e| anyhow::anyhow!("configuring the VLM client: {e}"))?))
+            }
             None => None,
         };
         let (component, origin) = runtime.load(World::AgentTool.bytes())?;
@@ -454,7 +453,7 @@ impl wit_vlm::Host for CallState<ToolCtx> {
         self.host_time += started.elapsed();
         match reply {
             Ok(reply) => Ok(Ok(Resource::new_own(self.table().push(reply)?.rep()))),
-            Err(e) => Ok(Err(e)),
+            Err(e) => Ok(Err(e.into_kind())),
         }
     }
 }
@@ -466,7 +465,7 @@ impl wit_vlm::HostReply for CallState<ToolCtx> {
     ) -> wasmtime::Result<Result<Option<wit_vlm::Chunk>, wit_vlm::VlmError>> {
         let started = Instant::now();
         self.give_turn_back();
-        let chunk = self.table().get_mut(&reply_stream(&reply))?.next_chunk().await;
+        let chunk = self.table().get_mut(&reply_stream(&reply))?.next_chunk().await.map_err(VlmError::into_kind);
         self.take_turn().await;
         self.host_time += started.elapsed();
         Ok(chunk)
@@ -502,7 +501,7 @@ mod tests {
     fn a_call_asks_the_model_once() {
         let mut asks = AskBudget::default();
         assert!(asks.take().is_ok());
-        let e = crate::vlm::describe(&asks.take().unwrap_err());
+        let e = VlmError::from(asks.take().unwrap_err()).to_string();
         assert!(e.contains("already asked") && e.contains("nothing was sent"), "{e}");
         assert!(asks.take().is_err());
     }

@@ -1104,9 +1104,18 @@ async fn a_refused_plain_http_key_is_said_in_words() {
         Err(e) => format!("{e:#}"),
     };
     assert!(e.contains("refusing to send the API key in clear text"), "{e}");
-    assert!(!e.contains("Unreachable") && !e.contains("(\""), "{e}");
+    assert!(!e.contains("Unreachable") && !e.contains("VlmError") && !e.contains("(\""), "{e}");
     let ws = workspace();
     let out = read_image_cli(ws.path(), "http://192.0.2.1/v1", &[("MEDIAGATE_VLM_API_KEY", KEY)]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("clear text") && !stderr.contains("Unreachable"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    // One sentence on one `error:` line, the fix named, no debug value.
+    assert!(stderr.starts_with("error: ") && stderr.trim_end().lines().count() == 1, "{stderr}");
+    assert!(stderr.contains("refusing to send the API key in clear text to http://192.0.2.1/v1"), "{stderr}");
+    assert!(stderr.contains("use https (--vlm-url https://192.0.2.1/v1)"), "{stderr}");
+    assert!(!stderr.contains("Unreachable") && !stderr.contains("VlmError") && !stderr.contains("(\""), "{stderr}");
+    // The library's error says it in words too, whatever the kind (`Display`, not the generated debug form).
+    let e = mediagate::vlm::VlmClient::new(config(Api::OpenAi, "http://192.0.2.1/v1".into())).err().unwrap();
+    assert!(matches!(e.kind(), mediagate::vlm::VlmErrorKind::Unreachable(_)), "{e:?}");
+    assert!(e.to_string().starts_with("refusing to send the API key in clear text"), "{e}");
 }

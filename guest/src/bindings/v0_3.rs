@@ -1,51 +1,29 @@
 //! Contract 0.3.0: one entry per input, each answer with its JSON (`verdict_json`). Its types are
-//! its own, so the conversions to them are too (the older versions' are in `bindings.rs`).
+//! its own; the conversions to them are the older versions' (`to_wit!`, `payload_to_wit!` in
+//! `bindings.rs`) over them, but for its optional options and its refusal's page count.
 
 use super::exports::mediagate::gate0_3_0::admission as wit;
 use crate::entry::{self, Refused};
-use crate::request::{Change, ChangeKind, MediaFacts};
-use crate::verdict::{Admitted, ConversionMade, Data, Kind, Reason, Refusal};
-use crate::{Api, Options, Provider, Verify, verdict_json};
+use crate::verdict::{ConversionMade, Refusal};
+use crate::{Options, Provider, verdict_json};
+
 #[cfg(feature = "agent-tool")]
 pub(super) use wit::{Admission as WitAdmission, AdmitOptions as WitAdmitOptions, Payload as WitPayload};
+
+to_wit!(ReEncoded);
+payload_to_wit!();
 
 /// The caller's options over the gate's defaults; `provider` defaults to `default_provider`.
 fn options(o: wit::AdmitOptions, convert: bool, default_provider: Provider) -> Options {
     let d = Options::default();
     Options {
         downsample: o.downsample.unwrap_or(d.downsample),
-        provider: match o.provider {
-            None => default_provider,
-            Some(wit::Provider::Anthropic) => Provider::Anthropic,
-            Some(wit::Provider::Openai) => Provider::OpenAi,
-            Some(wit::Provider::Gemini) => Provider::Gemini,
-            Some(wit::Provider::Ollama) => Provider::Ollama,
-        },
-        verify: match o.verify {
-            None => d.verify,
-            Some(wit::Verify::Header) => Verify::Header,
-            Some(wit::Verify::Full) => Verify::Full,
-        },
+        provider: o.provider.map_or(default_provider, provider),
+        verify: o.verify.map_or(d.verify, verify),
         side_rule: None,
         convert,
         keep_metadata: o.keep_metadata.unwrap_or(d.keep_metadata),
     }
-}
-
-fn reason(r: Reason) -> wit::RefusalReason {
-    match r {
-        Reason::Undecodable => wit::RefusalReason::Undecodable,
-        Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
-        Reason::RawTooLarge => wit::RefusalReason::RawTooLarge,
-        Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
-        Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
-        Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
-        Reason::RequestLimit => wit::RefusalReason::RequestLimit,
-    }
-}
-
-fn dimensions(d: crate::verdict::Dimensions) -> wit::Dimensions {
-    wit::Dimensions { width: d.width, height: d.height }
 }
 
 fn refusal(r: Refusal) -> wit::Refusal {
@@ -68,52 +46,8 @@ fn page_refusal(e: crate::convert::PageError, input_len: u64) -> wit::Refusal {
     wit::Refusal { reason, raw_bytes: input_len, limit: None, message, pages }
 }
 
-fn admitted(a: Admitted) -> wit::Admitted {
-    let base64_len = a.base64_len();
-    wit::Admitted {
-        kind: match a.kind {
-            Kind::Image => wit::BlockKind::Image,
-            Kind::Document => wit::BlockKind::Document,
-        },
-        mime: a.mime.to_string(),
-        payload: match a.data {
-            Data::Unchanged => wit::Payload::Unchanged,
-            Data::Bytes(b) => wit::Payload::Bytes(b),
-        },
-        original_size: a.original_size,
-        dimensions: a.dimensions.map(dimensions),
-        resized: a.resized,
-        reencoded: a.reencoded,
-        base64_len,
-        dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
-    }
-}
-
 fn made(c: ConversionMade) -> wit::ConversionMade {
     wit::ConversionMade { path: c.path, from: c.from, to: c.to, note: c.note }
-}
-
-fn facts(f: MediaFacts) -> wit::MediaFacts {
-    wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
-}
-
-fn change(c: Change) -> wit::RequestChange {
-    wit::RequestChange {
-        path: c.path,
-        block_type: c.block_type,
-        what: match c.what {
-            ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
-            ChangeKind::Reencoded => wit::ChangeKind::ReEncoded,
-            ChangeKind::Normalized => wit::ChangeKind::Normalized,
-            ChangeKind::Refused => wit::ChangeKind::Refused,
-        },
-        before: facts(c.before),
-        after: c.after.map(facts),
-        reason: c.reason.map(reason),
-        limit: c.limit,
-        message: c.message,
-        rule: c.rule.map(str::to_string),
-    }
 }
 
 /// An entry's answer as the WIT record; `payload` turns the admitted block's payload into the one
@@ -128,7 +62,7 @@ pub(super) fn admission(
     let (verdict, conversion) = match verdict {
         Ok(a) => {
             let conversion = ConversionMade::of("", &a).map(made);
-            let mut a = admitted(a);
+            let mut a = admitted(a, &[]);
             a.payload = payload(a.payload);
             (wit::Verdict::Admitted(a), conversion)
         }
@@ -148,16 +82,8 @@ impl wit::Guest for super::Component {
         let o = Options::default();
         wit::AdmitOptions {
             downsample: Some(o.downsample),
-            provider: Some(match o.provider {
-                Provider::Anthropic => wit::Provider::Anthropic,
-                Provider::OpenAi => wit::Provider::Openai,
-                Provider::Gemini => wit::Provider::Gemini,
-                Provider::Ollama => wit::Provider::Ollama,
-            }),
-            verify: Some(match o.verify {
-                Verify::Header => wit::Verify::Header,
-                Verify::Full => wit::Verify::Full,
-            }),
+            provider: Some(wit_provider(o.provider)),
+            verify: Some(wit_verify(o.verify)),
             keep_metadata: Some(o.keep_metadata),
         }
     }
@@ -195,29 +121,14 @@ impl wit::Guest for super::Component {
         let conversions = std::mem::take(&mut a.conversions).into_iter().map(made).collect();
         wit::ToolResultAdmission {
             content: a.content,
-            refused: a
-                .refused
-                .into_iter()
-                .map(|r| wit::RefusedBlock {
-                    index: r.index,
-                    path: r.path,
-                    block_type: r.block_type,
-                    mime: r.mime,
-                    reason: reason(r.reason),
-                    raw_bytes: r.raw_bytes,
-                    limit: r.limit,
-                })
-                .collect(),
+            refused: a.refused.into_iter().map(refused_block).collect(),
             conversions,
             json,
         }
     }
 
     fn admit_request(input: wit::RequestInput, o: wit::AdmitOptions) -> wit::RequestAdmission {
-        let api = match input.api {
-            wit::RequestApi::Anthropic => Api::Anthropic,
-            wit::RequestApi::Openai => Api::OpenAi,
-        };
+        let api = api_of(input.api);
         let mut verdict = crate::admit_request(api, &input.request_json, &options(o, input.convert, api.provider()));
         let conversions = match &mut verdict {
             Ok(a) => std::mem::take(&mut a.conversions),
@@ -227,20 +138,7 @@ impl wit::Guest for super::Component {
         if input.convert {
             json = verdict_json::with_conversions(json, &conversions);
         }
-        let verdict = match verdict {
-            Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
-                request: a.request,
-                changes: a.changes.into_iter().map(change).collect(),
-            }),
-            Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
-                unusable: r.unusable,
-                reason: reason(r.reason),
-                bytes: r.bytes,
-                limit: r.limit,
-                rule: r.rule.map(str::to_string),
-                message: r.message,
-            }),
-        };
+        let verdict = request_verdict(verdict);
         wit::RequestAdmission { verdict, conversions: conversions.into_iter().map(made).collect(), json }
     }
 }

@@ -196,13 +196,8 @@ pub fn admit_converting_within(
         )));
     }
     let cap = if options.downsample { RAW_CAP_DOWNSAMPLE } else { RAW_CAP };
-    if raw > cap {
-        return Some(Err(Refusal::new(
-            Reason::RawTooLarge,
-            raw,
-            Some(cap),
-            format!("{raw} bytes exceed the read cap of {cap} bytes"),
-        )));
+    if let Some(r) = Refusal::over_raw_cap(raw, cap, "the read cap") {
+        return Some(Err(r));
     }
     let signed = match source {
         Some(s) => s.matches(bytes),
@@ -277,23 +272,8 @@ pub fn admit_pdf_page(bytes: &[u8], page: u32, options: &Options) -> Result<Admi
              component) carries no renderer",
         )));
     }
-    // The HTTP gate's routes ask for no page. Leaving the renderer out of its component (3.6 MB)
-    // keeps the crate that carries all four components under crates.io's 10 MB.
-    if cfg!(feature = "http-gate") {
-        return Err(PageError::Refused(Refusal::new(
-            Reason::MimeUnsupported,
-            raw,
-            None,
-            "the HTTP gate renders no PDF page; the `convert` component (the CLI's `--page`) does",
-        )));
-    }
-    if raw > PDF_RAW_CAP {
-        return Err(PageError::Refused(Refusal::new(
-            Reason::RawTooLarge,
-            raw,
-            Some(PDF_RAW_CAP),
-            format!("{raw} bytes exceed the PDF cap of {PDF_RAW_CAP} bytes"),
-        )));
+    if let Some(r) = Refusal::over_raw_cap(raw, PDF_RAW_CAP, "the PDF cap") {
+        return Err(PageError::Refused(r));
     }
     if !signature::is_pdf(bytes) {
         return Err(PageError::Refused(Refusal::new(

@@ -108,13 +108,8 @@ fn refused(reason: Reason, raw: u64, limit: Option<u64>, message: impl Into<Stri
 
 fn open(bytes: &[u8]) -> Result<Pdf, PageError> {
     let raw = bytes.len() as u64;
-    if raw > PDF_RAW_CAP {
-        return Err(refused(
-            Reason::RawTooLarge,
-            raw,
-            Some(PDF_RAW_CAP),
-            format!("{raw} bytes exceed the document cap of {PDF_RAW_CAP} bytes"),
-        ));
+    if let Some(r) = Refusal::over_raw_cap(raw, PDF_RAW_CAP, "the document cap") {
+        return Err(PageError::Refused(r));
     }
     if !is_pdf(bytes) {
         return Err(refused(

@@ -16,13 +16,8 @@ pub fn admit_document(bytes: &[u8], claimed_mime: &str) -> Verdict {
             format!("{} is not a document type the gate accepts (accepted: {PDF_MIME})", claimed_mime.trim()),
         ));
     }
-    if raw > PDF_RAW_CAP {
-        return Err(Refusal::new(
-            Reason::RawTooLarge,
-            raw,
-            Some(PDF_RAW_CAP),
-            format!("{raw} bytes exceed the document cap of {PDF_RAW_CAP} bytes"),
-        ));
+    if let Some(r) = Refusal::over_raw_cap(raw, PDF_RAW_CAP, "the document cap") {
+        return Err(r);
     }
     if !is_pdf(bytes) {
         return Err(Refusal::new(

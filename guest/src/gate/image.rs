@@ -39,13 +39,8 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
 
     // 2. Raw size.
     let cap = if options.downsample { RAW_CAP_DOWNSAMPLE } else { RAW_CAP };
-    if raw > cap {
-        return Err(Refusal::new(
-            Reason::RawTooLarge,
-            raw,
-            Some(cap),
-            format!("{raw} bytes exceed the read cap of {cap} bytes"),
-        ));
+    if let Some(r) = Refusal::over_raw_cap(raw, cap, "the read cap") {
+        return Err(r);
     }
 
     // 3. Signature.

@@ -4,7 +4,7 @@
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
-use super::{Chunk, ChunkKind, Dialect, Step, VlmError};
+use super::{Chunk, ChunkKind, Dialect, Step, VlmErrorKind};
 
 /// Enough room for a full transcription of a dense screenshot.
 const MAX_TOKENS: u32 = 8192;
@@ -31,10 +31,10 @@ pub struct AnthropicDialect {
 }
 
 impl Dialect for AnthropicDialect {
-    fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
-        let parse = || -> Result<Value, VlmError> {
+    fn on_event(&mut self, event: &Event) -> Result<Step, VlmErrorKind> {
+        let parse = || -> Result<Value, VlmErrorKind> {
             serde_json::from_str(&event.data)
-                .map_err(|e| VlmError::MalformedStream(format!("a {} event is not JSON ({e})", event.event)))
+                .map_err(|e| VlmErrorKind::MalformedStream(format!("a {} event is not JSON ({e})", event.event)))
         };
         match event.event.as_str() {
             "content_block_delta" => {
@@ -64,7 +64,7 @@ impl Dialect for AnthropicDialect {
             "error" => {
                 let json = parse()?;
                 let message = json.pointer("/error/message").and_then(Value::as_str).unwrap_or("unknown error");
-                Err(VlmError::MalformedStream(format!("the provider reported an error mid-stream: {message}")))
+                Err(VlmErrorKind::MalformedStream(format!("the provider reported an error mid-stream: {message}")))
             }
             // message_start, content_block_start/stop, ping, and future events.
             _ => Ok(Step::Chunks(Vec::new())),
@@ -125,7 +125,7 @@ mod tests {
         assert!(matches!(d.on_event(&ev("ping", "{}")).unwrap(), Step::Chunks(c) if c.is_empty()));
         assert!(matches!(d.on_event(&ev("message_stop", "{}")).unwrap(), Step::Done));
         assert!(
-            matches!(d.on_event(&ev("error", r#"{"error":{"message":"Overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("Overloaded"))
+            matches!(d.on_event(&ev("error", r#"{"error":{"message":"Overloaded"}}"#)), Err(VlmErrorKind::MalformedStream(m)) if m.contains("Overloaded"))
         );
     }
 

@@ -15,13 +15,55 @@ use futures_util::{Stream, StreamExt};
 pub use config::{Api, VlmConfig, vendor_key_variable};
 
 /// The contract's own types (`mediagate:gate/vlm`), generated from the WIT: the client speaks
-/// them directly, so nothing converts between a host copy and the guest's.
-pub use crate::bindings::mediagate::gate0_2_0::vlm::{Chunk, ChunkKind, ProviderRefusal, VlmError};
+/// them directly, so nothing converts between a host copy and the guest's. `VlmErrorKind` is the
+/// contract's `vlm-error`, what the guest receives; [`VlmError`] carries it and says it in words.
+pub use crate::bindings::mediagate::gate0_2_0::vlm::{Chunk, ChunkKind, ProviderRefusal, VlmError as VlmErrorKind};
+
+/// Why the vision model gave no reply, or no whole one: the contract's `vlm-error`
+/// ([`VlmError::kind`]), and in words by `Display`, for a person or a model. The generated type is
+/// wrapped, not shown: its own `Display` is its debug form (`Unreachable("…")`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlmError(VlmErrorKind);
+
+impl VlmError {
+    /// The contract's `vlm-error`.
+    pub fn kind(&self) -> &VlmErrorKind {
+        &self.0
+    }
+
+    /// The contract's `vlm-error`, as the guest receives it.
+    pub fn into_kind(self) -> VlmErrorKind {
+        self.0
+    }
+}
+
+impl From<VlmErrorKind> for VlmError {
+    fn from(kind: VlmErrorKind) -> Self {
+        VlmError(kind)
+    }
+}
+
+impl std::fmt::Display for VlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            VlmErrorKind::NotConfigured => f.write_str("no vision model is configured"),
+            VlmErrorKind::Unreachable(m) => f.write_str(m),
+            VlmErrorKind::Refused(p) => {
+                write!(f, "the vision model's provider refused the request (HTTP {}): {}", p.status, p.message)
+            }
+            VlmErrorKind::TimedOut(m) => write!(f, "the vision model timed out: {m}"),
+            VlmErrorKind::MalformedStream(m) => write!(f, "the vision model's reply could not be read: {m}"),
+            VlmErrorKind::StoppedEarly(m) => write!(f, "the vision model stopped before its reply was complete: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for VlmError {}
 
 /// One dialect's view of the stream: what each SSE event means.
 trait Dialect: Send {
     /// Chunks carried by one event, or the end of the reply.
-    fn on_event(&mut self, event: &Event) -> Result<Step, VlmError>;
+    fn on_event(&mut self, event: &Event) -> Result<Step, VlmErrorKind>;
     /// Whether the stream may end here without an explicit end marker.
     fn may_end_without_marker(&self) -> bool;
     /// Why the model stopped before its reply was complete (its output limit, a filter), once the
@@ -66,7 +108,7 @@ pub struct ReplyStream {
     /// Redacted chunks ready to hand out.
     ready: std::collections::VecDeque<Chunk>,
     /// The error that ended the stream, handed out after the text held back before it.
-    failed: Option<VlmError>,
+    failed: Option<VlmErrorKind>,
     finished: bool,
 }
 
@@ -79,7 +121,7 @@ impl ReplyStream {
                 return Ok(Some(chunk));
             }
             if let Some(e) = self.failed.take() {
-                return Err(e);
+                return Err(VlmError(e));
             }
             if self.finished {
                 return Ok(None);
@@ -99,7 +141,7 @@ impl ReplyStream {
         }
     }
 
-    async fn next_chunk_unredacted(&mut self) -> Result<Option<Chunk>, VlmError> {
+    async fn next_chunk_unredacted(&mut self) -> Result<Option<Chunk>, VlmErrorKind> {
         // One deadline for the next chunk with text: events that carry none (empty deltas, pings)
         // do not keep a reply alive forever.
         let idle_deadline = tokio::time::Instant::now() + self.idle_timeout;
@@ -114,31 +156,33 @@ impl ReplyStream {
                     && let Some(why) = self.dialect.stopped_early()
                 {
                     self.stop_reported = true;
-                    return Err(VlmError::StoppedEarly(why));
+                    return Err(VlmErrorKind::StoppedEarly(why));
                 }
                 return Ok(None);
             }
             let next = tokio::time::timeout_at(deadline, self.events.next()).await.map_err(|_| {
                 self.done = true;
                 if deadline == self.reply_deadline {
-                    VlmError::TimedOut(format!("the reply took longer than {:?} in all", self.max_reply_time))
+                    VlmErrorKind::TimedOut(format!("the reply took longer than {:?} in all", self.max_reply_time))
                 } else {
-                    VlmError::TimedOut(format!("no text for {:?} while streaming the reply", self.idle_timeout))
+                    VlmErrorKind::TimedOut(format!("no text for {:?} while streaming the reply", self.idle_timeout))
                 }
             })?;
             match next {
                 None => {
                     self.done = true;
                     if !self.dialect.may_end_without_marker() {
-                        return Err(VlmError::MalformedStream("the stream ended before the reply was complete".into()));
+                        return Err(VlmErrorKind::MalformedStream(
+                            "the stream ended before the reply was complete".into(),
+                        ));
                     }
                 }
                 Some(Err(EventStreamError::Transport(BodyError::Transport(e)))) => {
                     self.done = true;
                     return Err(if e.is_timeout() {
-                        VlmError::TimedOut(transport_message(&e))
+                        VlmErrorKind::TimedOut(transport_message(&e))
                     } else {
-                        VlmError::Unreachable(format!(
+                        VlmErrorKind::Unreachable(format!(
                             "the connection broke while streaming: {}",
                             transport_message(&e)
                         ))
@@ -146,11 +190,11 @@ impl ReplyStream {
                 }
                 Some(Err(EventStreamError::Transport(e))) => {
                     self.done = true;
-                    return Err(VlmError::MalformedStream(e.to_string()));
+                    return Err(VlmErrorKind::MalformedStream(e.to_string()));
                 }
                 Some(Err(e)) => {
                     self.done = true;
-                    return Err(VlmError::MalformedStream(e.to_string()));
+                    return Err(VlmErrorKind::MalformedStream(e.to_string()));
                 }
                 Some(Ok(event)) => match self.dialect.on_event(&event) {
                     Ok(Step::Chunks(chunks)) => self.pending.extend(chunks.into_iter().filter(|c| !c.text.is_empty())),
@@ -191,7 +235,7 @@ impl VlmClient {
             // strip) to another host; an API endpoint has no reason to redirect a POST.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| VlmError::Unreachable(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| VlmErrorKind::Unreachable(format!("cannot build the HTTP client: {e}")))?;
         Ok(VlmClient { config, endpoint, http })
     }
 
@@ -205,10 +249,10 @@ impl VlmClient {
     /// every error, here and in the stream.
     pub async fn ask(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmError> {
         let result = self.ask_unredacted(prompt, mime, data_base64).await;
-        result.map_err(|e| redact(e, self.config.api_key.as_deref()))
+        result.map_err(|e| VlmError(redact(e, self.config.api_key.as_deref())))
     }
 
-    async fn ask_unredacted(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmError> {
+    async fn ask_unredacted(&self, prompt: &str, mime: &str, data_base64: &str) -> Result<ReplyStream, VlmErrorKind> {
         let url = self.endpoint.clone();
         let (body, dialect): (serde_json::Value, Box<dyn Dialect>) = match self.config.api {
             Api::OpenAi => (
@@ -246,9 +290,9 @@ impl VlmClient {
             };
             let sent = tokio::time::timeout(self.config.idle_timeout, request.send()).await;
             let retry_after = match sent {
-                Err(_) => Err(VlmError::TimedOut(format!("no response within {:?}", self.config.idle_timeout))),
+                Err(_) => Err(VlmErrorKind::TimedOut(format!("no response within {:?}", self.config.idle_timeout))),
                 Ok(Err(e)) if e.is_connect() && e.is_timeout() => Ok((
-                    VlmError::TimedOut(format!(
+                    VlmErrorKind::TimedOut(format!(
                         "connecting to {} took longer than {:?}: {}",
                         shown_url(&self.config.base_url),
                         self.config.connect_timeout,
@@ -257,15 +301,15 @@ impl VlmClient {
                     None,
                 )),
                 Ok(Err(e)) if e.is_connect() => Ok((
-                    VlmError::Unreachable(format!(
+                    VlmErrorKind::Unreachable(format!(
                         "cannot connect to {}: {}",
                         shown_url(&self.config.base_url),
                         transport_message(&e)
                     )),
                     None,
                 )),
-                Ok(Err(e)) if e.is_timeout() => Err(VlmError::TimedOut(transport_message(&e))),
-                Ok(Err(e)) => Err(VlmError::Unreachable(transport_message(&e))),
+                Ok(Err(e)) if e.is_timeout() => Err(VlmErrorKind::TimedOut(transport_message(&e))),
+                Ok(Err(e)) => Err(VlmErrorKind::Unreachable(transport_message(&e))),
                 Ok(Ok(response)) => {
                     let status = response.status();
                     if status.is_success() {
@@ -300,7 +344,7 @@ impl VlmClient {
                             shown_url(&self.config.base_url)
                         );
                     }
-                    let refused = VlmError::Refused(ProviderRefusal { status: status.as_u16(), message });
+                    let refused = VlmErrorKind::Refused(ProviderRefusal { status: status.as_u16(), message });
                     if status.as_u16() == 429 || status.is_server_error() {
                         Ok((refused, retry_after))
                     } else {
@@ -325,7 +369,7 @@ impl VlmClient {
         }
     }
 
-    fn stream(&self, response: reqwest::Response, dialect: Box<dyn Dialect>) -> Result<ReplyStream, VlmError> {
+    fn stream(&self, response: reqwest::Response, dialect: Box<dyn Dialect>) -> Result<ReplyStream, VlmErrorKind> {
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -333,7 +377,7 @@ impl VlmClient {
             .unwrap_or("")
             .to_ascii_lowercase();
         if !content_type.starts_with("text/event-stream") {
-            return Err(VlmError::MalformedStream(format!(
+            return Err(VlmErrorKind::MalformedStream(format!(
                 "expected an event stream (text/event-stream), got {}",
                 if content_type.is_empty() { "no content type" } else { &content_type }
             )));
@@ -501,19 +545,19 @@ pub fn check_key_transport(config: &VlmConfig) -> Result<(), VlmError> {
         return Ok(());
     }
     let url = reqwest::Url::parse(&config.base_url).map_err(|e| {
-        VlmError::Unreachable(format!("the VLM URL {} is not a URL ({e})", shown_url(&config.base_url)))
+        VlmError(VlmErrorKind::Unreachable(format!("the VLM URL {} is not a URL ({e})", shown_url(&config.base_url))))
     })?;
     if url.scheme() != "http" || is_loopback(&url) {
         return Ok(());
     }
     let mut https = url.clone();
     let _ = https.set_scheme("https");
-    Err(VlmError::Unreachable(format!(
+    Err(VlmError(VlmErrorKind::Unreachable(format!(
         "refusing to send the API key in clear text to {}: plain http is allowed only to this machine \
          (127.0.0.1, ::1, localhost); use https (--vlm-url {}) or a loopback address; nothing was sent",
         shown_url(&config.base_url),
         shown_url(https.as_str())
-    )))
+    ))))
 }
 
 fn is_loopback(url: &reqwest::Url) -> bool {
@@ -593,7 +637,8 @@ fn replace_key(text: &str, key: Option<&str>) -> String {
 /// the base URL's path, before its query, which is kept (`https://h/v1?api-version=1` →
 /// `https://h/v1/chat/completions?api-version=1`); a fragment is dropped.
 pub fn endpoint_url(api: Api, base_url: &str) -> Result<reqwest::Url, VlmError> {
-    let not_a_url = |why: String| VlmError::Unreachable(format!("the VLM URL {} {why}", shown_url(base_url)));
+    let not_a_url =
+        |why: String| VlmError(VlmErrorKind::Unreachable(format!("the VLM URL {} {why}", shown_url(base_url))));
     let mut url = reqwest::Url::parse(base_url.trim()).map_err(|e| not_a_url(format!("is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(not_a_url("is not an http or https URL".into()));
@@ -605,20 +650,6 @@ pub fn endpoint_url(api: Api, base_url: &str) -> Result<reqwest::Url, VlmError> 
     };
     url.path_segments_mut().map_err(|()| not_a_url("has no path to append to".into()))?.pop_if_empty().extend(path);
     Ok(url)
-}
-
-/// A VLM error in words, for a person or a model (the generated type's `Display` is its debug form).
-pub fn describe(e: &VlmError) -> String {
-    match e {
-        VlmError::NotConfigured => "no vision model is configured".into(),
-        VlmError::Unreachable(m) => m.clone(),
-        VlmError::Refused(p) => {
-            format!("the vision model's provider refused the request (HTTP {}): {}", p.status, p.message)
-        }
-        VlmError::TimedOut(m) => format!("the vision model timed out: {m}"),
-        VlmError::MalformedStream(m) => format!("the vision model's reply could not be read: {m}"),
-        VlmError::StoppedEarly(m) => format!("the vision model stopped before its reply was complete: {m}"),
-    }
 }
 
 /// For a 404 or 405: the URL requested and, when the base URL looks like it lacks a path segment (an
@@ -750,17 +781,17 @@ impl KeyRedactor {
 }
 
 /// The error with every occurrence of the API key replaced.
-fn redact(e: VlmError, key: Option<&str>) -> VlmError {
+fn redact(e: VlmErrorKind, key: Option<&str>) -> VlmErrorKind {
     // A key this short would garble every message; real keys are far longer.
     let Some(key) = key.filter(|k| k.len() >= MIN_KEY_LEN) else { return e };
     let r = |m: String| m.replace(key, REDACTED);
     match e {
-        VlmError::NotConfigured => VlmError::NotConfigured,
-        VlmError::Unreachable(m) => VlmError::Unreachable(r(m)),
-        VlmError::Refused(p) => VlmError::Refused(ProviderRefusal { status: p.status, message: r(p.message) }),
-        VlmError::TimedOut(m) => VlmError::TimedOut(r(m)),
-        VlmError::MalformedStream(m) => VlmError::MalformedStream(r(m)),
-        VlmError::StoppedEarly(m) => VlmError::StoppedEarly(r(m)),
+        VlmErrorKind::NotConfigured => VlmErrorKind::NotConfigured,
+        VlmErrorKind::Unreachable(m) => VlmErrorKind::Unreachable(r(m)),
+        VlmErrorKind::Refused(p) => VlmErrorKind::Refused(ProviderRefusal { status: p.status, message: r(p.message) }),
+        VlmErrorKind::TimedOut(m) => VlmErrorKind::TimedOut(r(m)),
+        VlmErrorKind::MalformedStream(m) => VlmErrorKind::MalformedStream(r(m)),
+        VlmErrorKind::StoppedEarly(m) => VlmErrorKind::StoppedEarly(r(m)),
     }
 }
 
@@ -952,7 +983,7 @@ mod tests {
             "https://h/openai/v1/chat/completions?api-version=2024&key=k"
         );
         for bad in ["not a url", "ftp://h/v1", "mailto:me@h", "http://user:pw@/x"] {
-            let e = describe(&endpoint_url(Api::OpenAi, bad).unwrap_err());
+            let e = endpoint_url(Api::OpenAi, bad).unwrap_err().to_string();
             assert!(e.starts_with("the VLM URL") && !e.contains("pw"), "{bad}: {e}");
         }
     }
@@ -982,19 +1013,39 @@ mod tests {
     fn a_refusal_is_described_in_words() {
         let mut c = VlmConfig::new(Api::OpenAi, "http://me:pw@192.0.2.1/v1?key=k", "m");
         c.api_key = Some("sk-key".into());
-        let e = describe(&VlmClient::new(c).err().unwrap());
+        let e = VlmClient::new(c).err().unwrap().to_string();
         assert!(e.starts_with("refusing to send the API key in clear text"), "{e}");
         assert!(!e.contains("Unreachable") && !e.contains("pw") && !e.contains("key=k"), "{e}");
     }
 
     #[test]
+    fn every_error_is_said_in_words() {
+        let kinds = [
+            VlmErrorKind::NotConfigured,
+            VlmErrorKind::Unreachable("connecting to http://127.0.0.1:9/v1 failed: connection refused".into()),
+            VlmErrorKind::Refused(ProviderRefusal { status: 503, message: "overloaded".into() }),
+            VlmErrorKind::TimedOut("no response within 30s".into()),
+            VlmErrorKind::MalformedStream("an event is not JSON".into()),
+            VlmErrorKind::StoppedEarly("the model reached its output limit".into()),
+        ];
+        for kind in kinds {
+            // The generated type's own `Display` is its debug form: the reason for the wrapper.
+            assert!(kind.to_string().starts_with("VlmError::"), "{kind}");
+            let words = VlmError::from(kind.clone()).to_string();
+            assert!(!words.contains("VlmError") && !words.contains("(\"") && !words.contains('{'), "{words}");
+            assert!(words.chars().next().is_some_and(|c| c.is_lowercase()) && words.contains(' '), "{words}");
+            assert_eq!(VlmError::from(kind.clone()).into_kind(), kind);
+        }
+    }
+
+    #[test]
     fn the_key_is_redacted() {
-        let e = VlmError::Refused(ProviderRefusal { status: 401, message: "bad key sk-123456".into() });
+        let e = VlmErrorKind::Refused(ProviderRefusal { status: 401, message: "bad key sk-123456".into() });
         assert_eq!(
             redact(e, Some("sk-123456")),
-            VlmError::Refused(ProviderRefusal { status: 401, message: "bad key <redacted>".into() })
+            VlmErrorKind::Refused(ProviderRefusal { status: 401, message: "bad key <redacted>".into() })
         );
-        let e = VlmError::TimedOut("a".into());
+        let e = VlmErrorKind::TimedOut("a".into());
         assert_eq!(redact(e.clone(), Some("a")), e, "too short to redact");
     }
 }

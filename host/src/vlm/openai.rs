@@ -4,7 +4,7 @@
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
-use super::{Chunk, ChunkKind, Dialect, Step, VlmError};
+use super::{Chunk, ChunkKind, Dialect, Step, VlmErrorKind};
 
 pub fn request(model: &str, prompt: &str, mime: &str, data_base64: &str) -> Value {
     json!({
@@ -28,7 +28,7 @@ pub struct OpenAiDialect {
 }
 
 impl Dialect for OpenAiDialect {
-    fn on_event(&mut self, event: &Event) -> Result<Step, VlmError> {
+    fn on_event(&mut self, event: &Event) -> Result<Step, VlmErrorKind> {
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Step::Done);
@@ -37,10 +37,10 @@ impl Dialect for OpenAiDialect {
             return Ok(Step::Chunks(Vec::new()));
         }
         let json: Value = serde_json::from_str(data)
-            .map_err(|e| VlmError::MalformedStream(format!("an event is not JSON ({e}): {}", preview(data))))?;
+            .map_err(|e| VlmErrorKind::MalformedStream(format!("an event is not JSON ({e}): {}", preview(data))))?;
         if let Some(err) = json.get("error") {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
-            return Err(VlmError::MalformedStream(format!("the provider reported an error mid-stream: {message}")));
+            return Err(VlmErrorKind::MalformedStream(format!("the provider reported an error mid-stream: {message}")));
         }
         let mut chunks = Vec::new();
         for choice in json.get("choices").and_then(Value::as_array).into_iter().flatten() {
@@ -137,9 +137,9 @@ mod tests {
     #[test]
     fn garbage_is_malformed() {
         let mut d = OpenAiDialect::default();
-        assert!(matches!(d.on_event(&ev("{not json")), Err(VlmError::MalformedStream(_))));
+        assert!(matches!(d.on_event(&ev("{not json")), Err(VlmErrorKind::MalformedStream(_))));
         assert!(
-            matches!(d.on_event(&ev(r#"{"error":{"message":"overloaded"}}"#)), Err(VlmError::MalformedStream(m)) if m.contains("overloaded"))
+            matches!(d.on_event(&ev(r#"{"error":{"message":"overloaded"}}"#)), Err(VlmErrorKind::MalformedStream(m)) if m.contains("overloaded"))
         );
     }
 

@@ -470,11 +470,11 @@ fn a_tool_result_converts_its_blocks_and_reports_them() {
     ])
     .to_string();
     // Without convert: both refused as before, nothing reported.
-    let plain = crate::tool_result::admit_tool_result("t", &content, &Options::default());
+    let plain = crate::walks::tool_result::admit_tool_result("t", &content, &Options::default());
     assert_eq!(plain.refused.len(), 2);
     assert!(plain.conversions.is_empty());
 
-    let out = crate::tool_result::admit_tool_result("t", &content, &converting(Provider::Anthropic));
+    let out = crate::walks::tool_result::admit_tool_result("t", &content, &converting(Provider::Anthropic));
     assert_eq!(out.conversions.len(), 1);
     let c = &out.conversions[0];
     assert_eq!((c.path.as_str(), c.from.as_str(), c.to.as_str()), ("/0", BMP_MIME, "image/png"));
@@ -495,8 +495,12 @@ fn a_request_converts_its_blocks_and_says_so() {
         {"type": "image", "source": {"type": "base64", "media_type": "image/tiff", "data": b64(&tiff)}}
     ]}]})
     .to_string();
-    let a = crate::request::admit_request(crate::profile::Api::Anthropic, &anthropic, &converting(Provider::Anthropic))
-        .unwrap();
+    let a = crate::walks::request::admit_request(
+        crate::profile::Api::Anthropic,
+        &anthropic,
+        &converting(Provider::Anthropic),
+    )
+    .unwrap();
     assert_eq!(a.conversions.len(), 1);
     assert_eq!(a.conversions[0].path, "/messages/0/content/0");
     let change = &a.changes[0];
@@ -515,12 +519,13 @@ fn a_request_converts_its_blocks_and_says_so() {
         {"type": "image_url", "image_url": {"url": format!("data:image/bmp;base64,{}", b64(&bmp))}}
     ]}]})
     .to_string();
-    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &converting(Provider::OpenAi)).unwrap();
+    let a = crate::walks::request::admit_request(crate::profile::Api::OpenAi, &openai, &converting(Provider::OpenAi))
+        .unwrap();
     let v: serde_json::Value = serde_json::from_str(&a.request.unwrap()).unwrap();
     assert!(v["messages"][0]["content"][0]["image_url"]["url"].as_str().unwrap().starts_with("data:image/png;base64,"));
     assert_eq!(a.conversions[0].from, BMP_MIME);
     // Without convert the block is refused, as before.
-    let a = crate::request::admit_request(crate::profile::Api::OpenAi, &openai, &Options::default()).unwrap();
+    let a = crate::walks::request::admit_request(crate::profile::Api::OpenAi, &openai, &Options::default()).unwrap();
     assert!(a.conversions.is_empty());
     assert_eq!(a.changes[0].reason, Some(Reason::MimeUnsupported));
 }

@@ -3,7 +3,7 @@
 //! provider enforces on a request as a whole (images per request, a tighter side for many images,
 //! bytes per request) applied as data from [`crate::profile::RequestRules`].
 //!
-//! It is the tool-result seat's walk ([`crate::tool_result::walk`]) with other rules: the same
+//! It is the tool-result seat's walk ([`super::tool_result::walk`]) with other rules: the same
 //! shapes, the same checks, refusals in their slots, the input kept byte for byte outside the
 //! blocks. Blocks past a count or byte budget are refused in their slots with `request_limit` and
 //! the rule's name; a request that cannot be made to fit at all (its text alone is over the cap) is
@@ -11,11 +11,10 @@
 
 use jiter::{Jiter, Peek};
 
-use crate::limits::TOOL_RESULT_MAX_BYTES;
+use super::tool_result::{Block, Ruled, Rules, placeholder_text, readable, scan, shape, walk};
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
 use crate::signature::ImageType;
-use crate::tool_result::{Block, Ruled, Rules, placeholder_text, scan, shape, walk};
 use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal, Unit};
 
 /// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
@@ -103,15 +102,10 @@ fn admit_request_under(
     options: &Options,
 ) -> RequestVerdict {
     let raw = request_json.len() as u64;
-    if raw > TOOL_RESULT_MAX_BYTES {
-        return unusable(
-            Reason::RawTooLarge,
-            raw,
-            Some(TOOL_RESULT_MAX_BYTES),
-            format!("{raw} bytes of JSON exceed the {TOOL_RESULT_MAX_BYTES} bytes the gate reads"),
-        );
-    }
-    let readable = scan::with_lone_surrogates_mended(request_json);
+    let readable = match readable(request_json) {
+        Ok(text) => text,
+        Err(r) => return unusable(r.reason, r.raw_bytes, r.limit, r.message),
+    };
     let scanned = match scan(&readable) {
         Ok(s) => s,
         Err(e) => {

@@ -52,20 +52,27 @@ pub struct ToolResultAdmission {
     pub conversions: Vec<ConversionMade>,
 }
 
+/// The document a walk reads, ready to scan (lone surrogates mended); refused when it is over the
+/// bytes the gate reads.
+pub(super) fn readable(json: &str) -> Result<std::borrow::Cow<'_, str>, Refusal> {
+    let raw = json.len() as u64;
+    if raw > TOOL_RESULT_MAX_BYTES {
+        return Err(Refusal::new(
+            Reason::RawTooLarge,
+            raw,
+            Some(TOOL_RESULT_MAX_BYTES),
+            format!("{raw} bytes of JSON exceed the {TOOL_RESULT_MAX_BYTES} bytes the gate reads"),
+        ));
+    }
+    Ok(scan::with_lone_surrogates_mended(json))
+}
+
 pub fn admit_tool_result(tool: &str, content_json: &str, options: &Options) -> ToolResultAdmission {
     let raw = content_json.len() as u64;
-    if raw > TOOL_RESULT_MAX_BYTES {
-        return refused_whole(
-            tool,
-            Refusal::new(
-                Reason::RawTooLarge,
-                raw,
-                Some(TOOL_RESULT_MAX_BYTES),
-                format!("{raw} bytes of JSON exceed the {TOOL_RESULT_MAX_BYTES} bytes the gate reads"),
-            ),
-        );
-    }
-    let readable = scan::with_lone_surrogates_mended(content_json);
+    let readable = match readable(content_json) {
+        Ok(text) => text,
+        Err(refusal) => return refused_whole(tool, refusal),
+    };
     let scanned = match scan(&readable) {
         Ok(s) => s,
         Err(e) => {
