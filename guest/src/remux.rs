@@ -36,10 +36,25 @@ pub struct Canonical {
     /// Pixels were re-encoded (losslessly) to repair the file: a cut PNG's rows re-compressed, a
     /// GIF frame clipped or cut re-encoded in its own indices.
     pub reencoded: bool,
+    /// A JPEG whose scan data libjpeg-turbo warns about and Pillow and Chromium show anyway (cut
+    /// short, a restart marker out of sequence, a code no table holds): `bytes` is then a file the
+    /// gate's decoder reads (cut files end with EOI), never admitted as it is — the gate admits
+    /// its decoded pixels re-encoded ([`Repair`]).
+    pub repair: Option<Repair>,
+}
+
+/// What a JPEG repair knows: why, and which MCUs of a sequential scan the data never reached
+/// (libjpeg leaves them mid-grey; the gate's decoder repeats the last colour, so the gate paints
+/// them grey as the references show them).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Repair {
+    pub why: String,
+    pub lost: Vec<(u32, u32)>,
+    pub grid: jpeg_scan::McuGrid,
 }
 
 /// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
-pub const DROPPED_KINDS: [&str; 13] = [
+pub const DROPPED_KINDS: [&str; 14] = [
     "exif",
     "xmp",
     "iptc",
@@ -53,6 +68,7 @@ pub const DROPPED_KINDS: [&str; 13] = [
     "cut-data",
     "broken-frames",
     "off-screen",
+    "broken-scan",
 ];
 
 struct Out<'a> {
@@ -86,7 +102,7 @@ impl<'a> Out<'a> {
 
     fn finish(self) -> Canonical {
         let bytes = if self.bytes == self.input { None } else { Some(self.bytes) };
-        Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded }
+        Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded, repair: None }
     }
 }
 
@@ -356,7 +372,9 @@ fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<
 
 /// Markers from SOI to EOI. Bytes that are no marker where one must stand are skipped, as
 /// libjpeg skips them ("extraneous bytes before marker"); so are APPn segments too short for what
-/// they name. Everything after EOI is dropped.
+/// they name, and the bytes after a scan's last used bit. Everything after EOI is dropped. Each
+/// scan is walked as libjpeg-turbo reads it (`jpeg_scan`): a progression it rejects is refused;
+/// data cut short or damaged, or a file cut after its first scan, is repaired ([`Repair`]).
 fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..2]);
     let mut at = 2;
@@ -364,6 +382,18 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut orientation = None;
     // Where the orientation-only EXIF goes: after SOI, or after a JFIF APP0 that follows it.
     let mut exif_at = out.bytes.len();
+    let mut walker = jpeg_scan::Walker::default();
+    let mut repair: Option<Repair> = None;
+    let mut scans = 0usize;
+    // A file cut (or broken past reading) after a scan is what it holds so far, repaired; before
+    // any scan there is nothing to show, and it is refused.
+    let cut = |message: &str, scans: usize, repair: &mut Option<Repair>| -> Result<(), Broken> {
+        if scans == 0 {
+            return broken(message);
+        }
+        repair.get_or_insert_with(|| Repair { why: message.to_string(), ..Repair::default() });
+        Ok(())
+    };
     loop {
         // A marker is 0xFF (any number of fill 0xFF) and a byte that is neither 0x00 nor 0xFF.
         while at < bytes.len()
@@ -374,8 +404,12 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             at += 1;
         }
-        let Some(&marker) = bytes.get(at + 1) else {
-            return broken("the JPEG ends before its end-of-image marker (truncated)");
+        let marker = match bytes.get(at + 1) {
+            Some(&marker) => marker,
+            None => {
+                cut("the JPEG ends before its end-of-image marker (truncated)", scans, &mut repair)?;
+                0xD9
+            }
         };
         match marker {
             0xD9 => {
@@ -395,6 +429,14 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     let at = exif_at;
                     out.bytes.splice(at..at, profile);
                 }
+                if let Some(mut r) = repair {
+                    out.drop("broken-scan");
+                    r.grid = walker.grid().unwrap_or_default();
+                    let mut made = out.finish();
+                    made.bytes.get_or_insert_with(|| bytes.to_vec());
+                    made.repair = Some(r);
+                    return Ok(made);
+                }
                 return Ok(out.finish());
             }
             0xD0..=0xD7 | 0x01 => {
@@ -406,10 +448,18 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             _ => {}
         }
         let Some(len) = bytes.get(at + 2..at + 4).map(|l| usize::from(u16::from_be_bytes([l[0], l[1]]))) else {
-            return broken("the JPEG ends inside a segment header (truncated)");
+            cut("the JPEG ends inside a segment header (truncated)", scans, &mut repair)?;
+            at = bytes.len();
+            continue;
         };
         let Some(segment) = bytes.get(at..at + 2 + len).filter(|_| len >= 2) else {
-            return broken(format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"));
+            cut(
+                &format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"),
+                scans,
+                &mut repair,
+            )?;
+            at = bytes.len();
+            continue;
         };
         let payload = &segment[4..];
         at += 2 + len;
@@ -437,10 +487,42 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             0xFE => out.metadata(segment, "comment"),
             0xE0..=0xEF => out.metadata(segment, "other-metadata"),
             0xDA => {
-                let end = container::entropy_coded_end(bytes, at)?;
+                scans += 1;
+                let (end, ended) = match container::entropy_coded_end(bytes, at) {
+                    Ok(end) => (end, false),
+                    Err(_) => (bytes.len(), true),
+                };
+                let data = &bytes[at..end];
+                let walked = walker.scan(payload, data)?;
                 out.bytes.extend_from_slice(segment);
-                out.bytes.extend_from_slice(&bytes[at..end]);
+                match walked.trimmed {
+                    Some(trimmed) => {
+                        out.bytes.extend_from_slice(&trimmed);
+                        out.drop("stray-bytes");
+                    }
+                    None => out.bytes.extend_from_slice(data),
+                }
+                if let Some(damage) = walked.damage {
+                    let r =
+                        repair.get_or_insert_with(|| Repair { why: damage.words().to_string(), ..Repair::default() });
+                    r.lost.extend(walked.lost);
+                }
                 at = end;
+                if ended {
+                    cut("the JPEG ends inside its image data (truncated)", scans, &mut repair)?;
+                }
+            }
+            0xC4 => {
+                walker.dht(payload);
+                out.bytes.extend_from_slice(segment);
+            }
+            0xDD => {
+                walker.dri(payload);
+                out.bytes.extend_from_slice(segment);
+            }
+            0xC0..=0xCF if !matches!(marker, 0xC8 | 0xCC) => {
+                walker.sof(marker, payload);
+                out.bytes.extend_from_slice(segment);
             }
             _ => out.bytes.extend_from_slice(segment),
         }
@@ -563,6 +645,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 }
 
 mod gif_frames;
+mod jpeg_scan;
 mod png_cut;
 
 #[cfg(test)]

@@ -152,16 +152,18 @@ fn an_unreadable_header_is_undecodable() {
 }
 
 #[test]
-fn a_cut_image_is_refused_at_every_depth() {
+fn a_cut_image_is_refused_or_repaired_at_every_depth() {
     // A PNG cut before a whole row arrived (one cut later is repaired: `remux::png_cut`).
     let png_bytes = png_header_only_with(64, 64, 8, 2);
+    // A JPEG cut inside its scan is what Pillow and Chromium show (the rest grey): repaired.
     let mut jpeg = encode(&gradient(64, 64), ImageFormat::Jpeg);
     jpeg.truncate(jpeg.len() - 30);
     for verify in [Verify::Header, Verify::Full] {
         for downsample in [true, false] {
             let o = Options { verify, downsample, ..Options::default() };
             assert_eq!(refused(admit_image(&png_bytes, "image/png", &o)).reason, Reason::Undecodable);
-            assert_eq!(refused(admit_image(&jpeg, "image/jpeg", &o)).reason, Reason::Undecodable);
+            let a = admit_image(&jpeg, "image/jpeg", &o).unwrap();
+            assert_eq!((a.reencoded, a.dropped.as_slice()), (true, &["broken-scan"][..]));
         }
     }
 }
@@ -389,4 +391,43 @@ fn no_dimensions_are_reported_for_pixels_that_could_not_be_decoded() {
     let r = refused(admit_image(&bytes, "image/png", &full));
     assert_eq!(r.reason, Reason::Undecodable, "{r:?}");
     assert!(!r.message.contains("64x48"), "{}", r.message);
+}
+
+/// A JPEG whose scan data ends early (libjpeg-turbo: "premature end of data segment"; Pillow and
+/// Chromium show the rest grey): admitted as its pixels re-encoded, `broken-scan` named, with or
+/// without the downsampler; the output is a whole JPEG the decoders read without complaint.
+#[test]
+fn a_jpeg_cut_short_is_admitted_reencoded() {
+    let plain = encode(&gradient(40, 30), ImageFormat::Jpeg);
+    let sos = plain.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+    let mut cut = plain[..sos + (plain.len() - sos) / 2].to_vec();
+    if cut.last() == Some(&0xFF) {
+        cut.pop();
+    }
+    cut.extend_from_slice(&[0xFF, 0xD9]);
+    for downsample in [true, false] {
+        let options = Options { downsample, verify: Verify::Full, ..Options::default() };
+        let a = admit_image(&cut, "image/jpeg", &options).unwrap();
+        assert!(a.reencoded);
+        assert_eq!(a.dropped, ["broken-scan"]);
+        let Data::Bytes(out) = &a.data else { panic!("re-encoded bytes") };
+        assert_eq!(crate::remux::canonical(out, ImageType::Jpeg, false).unwrap(), crate::remux::Canonical::default());
+        let back = image::load_from_memory(out).unwrap();
+        assert_eq!((back.width(), back.height()), (40, 30));
+    }
+}
+
+/// A zero in a quantization table: the gate's decoder reads a copy with 1 there (libjpeg-turbo
+/// decodes the file as it is); the admitted bytes keep the table.
+#[test]
+fn a_zero_quantization_entry_is_decoded() {
+    let plain = encode(&gradient(40, 30), ImageFormat::Jpeg);
+    let dqt = plain.windows(2).position(|w| w == [0xFF, 0xDB]).unwrap();
+    let mut zeroed = plain.clone();
+    // The last entry of the first table (the highest frequency).
+    zeroed[dqt + 4 + 64] = 0;
+    assert!(jpeg_decoder::Decoder::new(&zeroed[..]).decode().is_err(), "the decoder refuses a zero entry");
+    let a = admit_image(&zeroed, "image/jpeg", &Options { verify: Verify::Full, ..Options::default() }).unwrap();
+    assert!(!a.reencoded);
+    assert_eq!(a.data, Data::Unchanged);
 }
