@@ -384,16 +384,10 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut exif_at = out.bytes.len();
     let mut walker = jpeg_scan::Walker::default();
     let mut repair: Option<Repair> = None;
-    let mut scans = 0usize;
-    // A file cut (or broken past reading) after a scan is what it holds so far, repaired; before
-    // any scan there is nothing to show, and it is refused.
-    let cut = |message: &str, scans: usize, repair: &mut Option<Repair>| -> Result<(), Broken> {
-        if scans == 0 {
-            return broken(message);
-        }
-        repair.get_or_insert_with(|| Repair { why: message.to_string(), ..Repair::default() });
-        Ok(())
-    };
+    let mut saw_sof = false;
+    // After a damaged scan under a restart interval libjpeg resynchronises: a marker below SOF0
+    // met there is skipped with the bytes up to the next marker, not read as a segment.
+    let mut resyncing = false;
     loop {
         // A marker is 0xFF (any number of fill 0xFF) and a byte that is neither 0x00 nor 0xFF.
         while at < bytes.len()
@@ -404,13 +398,17 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             at += 1;
         }
-        let marker = match bytes.get(at + 1) {
-            Some(&marker) => marker,
-            None => {
-                cut("the JPEG ends before its end-of-image marker (truncated)", scans, &mut repair)?;
-                0xD9
-            }
+        // A file cut before its end-of-image marker: libjpeg-turbo asks for more data, which Pillow
+        // and Chromium refuse (djpeg and libvips warn), whatever arrived before the cut.
+        let Some(&marker) = bytes.get(at + 1) else {
+            return broken("the JPEG ends before its end-of-image marker (truncated)");
         };
+        if std::mem::take(&mut resyncing) && marker < 0xC0 && marker != 0x01 {
+            out.drop("stray-bytes");
+            at += 2;
+            resyncing = true;
+            continue;
+        }
         match marker {
             0xD9 => {
                 out.bytes.extend_from_slice(&[0xFF, 0xD9]);
@@ -448,20 +446,28 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             _ => {}
         }
         let Some(len) = bytes.get(at + 2..at + 4).map(|l| usize::from(u16::from_be_bytes([l[0], l[1]]))) else {
-            cut("the JPEG ends inside a segment header (truncated)", scans, &mut repair)?;
-            at = bytes.len();
-            continue;
+            return broken("the JPEG ends inside a segment header (truncated)");
         };
-        let Some(segment) = bytes.get(at..at + 2 + len).filter(|_| len >= 2) else {
-            cut(
-                &format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"),
-                scans,
-                &mut repair,
-            )?;
-            at = bytes.len();
+        if len < 2 {
+            // libjpeg-turbo skips an APPn or comment segment that short (nothing to skip) and
+            // stops on any other.
+            if !matches!(marker, 0xE0..=0xEF | 0xFE) {
+                return broken(format!(
+                    "the JPEG's segment {marker:#04X} has a length under 2 (a bogus marker length)"
+                ));
+            }
+            out.drop("other-metadata");
+            at += 4;
             continue;
+        }
+        let Some(segment) = bytes.get(at..at + 2 + len) else {
+            return broken(format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"));
         };
         let payload = &segment[4..];
+        if let Some(why) = libjpeg_stops(marker, payload, saw_sof) {
+            return broken(why);
+        }
+        saw_sof |= is_sof(marker);
         at += 2 + len;
         match marker {
             0xE0 if payload.starts_with(b"JFIF\0") && out.bytes.len() == 2 => {
@@ -487,10 +493,8 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             0xFE => out.metadata(segment, "comment"),
             0xE0..=0xEF => out.metadata(segment, "other-metadata"),
             0xDA => {
-                scans += 1;
-                let (end, ended) = match container::entropy_coded_end(bytes, at) {
-                    Ok(end) => (end, false),
-                    Err(_) => (bytes.len(), true),
+                let Ok(end) = container::entropy_coded_end(bytes, at) else {
+                    return broken("the JPEG ends inside its image data (truncated)");
                 };
                 let data = &bytes[at..end];
                 let walked = walker.scan(payload, data)?;
@@ -506,11 +510,9 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     let r =
                         repair.get_or_insert_with(|| Repair { why: damage.words().to_string(), ..Repair::default() });
                     r.lost.extend(walked.lost);
+                    resyncing = walker.restarts();
                 }
                 at = end;
-                if ended {
-                    cut("the JPEG ends inside its image data (truncated)", scans, &mut repair)?;
-                }
             }
             0xC4 => {
                 walker.dht(payload);
@@ -526,6 +528,67 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             _ => out.bytes.extend_from_slice(segment),
         }
+    }
+}
+
+/// A frame header (SOFn) of any coding process.
+fn is_sof(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
+/// Why libjpeg-turbo's marker reader (jdmarker.c) stops on this segment, if it does. Pillow,
+/// libvips, Chromium and djpeg all read JPEGs through libjpeg-turbo, so none of them shows such a
+/// file: the gate refuses it rather than repair what nobody can see.
+fn libjpeg_stops(marker: u8, payload: &[u8], saw_sof: bool) -> Option<String> {
+    match marker {
+        0x02..=0xBF | 0xC8 | 0xDE | 0xDF | 0xF0..=0xFD => {
+            Some(format!("the JPEG holds marker {marker:#04X}, which libjpeg-turbo does not know and stops on"))
+        }
+        0xC3 | 0xC5..=0xC7 | 0xCB | 0xCD..=0xCF => Some(format!(
+            "the JPEG's frame uses coding process {marker:#04X} (lossless or hierarchical), which libjpeg-turbo does not decode"
+        )),
+        _ if is_sof(marker) && saw_sof => Some("the JPEG has two frame headers (SOF markers)".into()),
+        _ if is_sof(marker) => {
+            let n = usize::from(*payload.get(5)?);
+            (payload.len() != 6 + 3 * n)
+                .then(|| "the JPEG's frame header has the wrong length for its components".into())
+        }
+        0xDA if !saw_sof => Some("the JPEG has a scan before its frame header".into()),
+        0xDA => {
+            let n = usize::from(*payload.first()?);
+            (payload.len() != 2 * n + 4 || !(1..=4).contains(&n))
+                .then(|| "the JPEG's scan header has the wrong length for its components".into())
+        }
+        0xDD => (payload.len() != 2).then(|| "the JPEG's restart interval segment has the wrong length".into()),
+        0xDB => {
+            let mut rest = payload;
+            while let [pq_tq, tail @ ..] = rest {
+                if pq_tq & 0x0F >= 4 {
+                    return Some(format!("the JPEG names quantization table {} (0 to 3 allowed)", pq_tq & 0x0F));
+                }
+                // libjpeg-turbo reads a short last table as far as it goes.
+                let n = if pq_tq >> 4 != 0 { 128 } else { 64 };
+                rest = tail.get(n..).unwrap_or(&[]);
+            }
+            None
+        }
+        0xC4 => {
+            let mut rest = payload;
+            while rest.len() > 16 {
+                let index = rest[0];
+                let count: usize = rest[1..17].iter().map(|&c| usize::from(c)).sum();
+                rest = &rest[17..];
+                if count > 256 || count > rest.len() {
+                    return Some("the JPEG's Huffman table definition is bogus (more symbols than it holds)".into());
+                }
+                rest = &rest[count..];
+                if index & !0x10 >= 4 {
+                    return Some(format!("the JPEG names Huffman table {index:#04X} (0 to 3 allowed)"));
+                }
+            }
+            (!rest.is_empty()).then(|| "the JPEG's Huffman table segment has the wrong length".into())
+        }
+        _ => None,
     }
 }
 

@@ -43,6 +43,11 @@ impl Huffman {
         let mut p: i32 = 0;
         for l in 1..=16usize {
             let n = i32::from(counts[l - 1]);
+            // libjpeg's check, made before any code of this length is placed: codes of length `l`
+            // must fit in `l` bits, the all-ones one left unused.
+            if code + n >= 1 << l {
+                return None;
+            }
             if n > 0 {
                 valoffset[l] = p - code;
                 for i in 0..n {
@@ -58,9 +63,6 @@ impl Huffman {
                 code += n;
                 p += n;
                 maxcode[l] = code - 1;
-            }
-            if code >= 1 << l {
-                return None;
             }
             code <<= 1;
         }
@@ -79,6 +81,9 @@ pub(crate) enum Damage {
     BadCode,
     /// A restart marker missing or out of sequence ("found marker … instead of RST").
     Restart,
+    /// A progressive scan refining coefficients at another point transform than the scans before
+    /// left them ("inconsistent progression sequence"; Pillow and Chromium decode on).
+    Progression,
 }
 
 impl Damage {
@@ -87,6 +92,9 @@ impl Damage {
             Damage::Premature => "the JPEG's image data ends before its last block (premature end of data segment)",
             Damage::BadCode => "the JPEG's image data holds a code its Huffman table does not (bad Huffman code)",
             Damage::Restart => "the JPEG's restart markers are missing or out of sequence",
+            Damage::Progression => {
+                "the progressive JPEG's scans refine coefficients out of order (an inconsistent progression sequence)"
+            }
         }
     }
 }
@@ -140,6 +148,8 @@ struct Frame {
 pub(crate) struct Walker {
     dc: [Option<Huffman>; 4],
     ac: [Option<Huffman>; 4],
+    /// Slots whose last definition libjpeg cannot derive a table from (DC, AC).
+    bogus: [[bool; 4]; 2],
     restart_interval: u32,
     frame: Option<Frame>,
     /// A frame this walk does not read (arithmetic coding, lossless, over the decoder's limits,
@@ -149,6 +159,11 @@ pub(crate) struct Walker {
 }
 
 impl Walker {
+    /// A restart interval is in force (libjpeg resynchronises at the next restart marker).
+    pub fn restarts(&self) -> bool {
+        self.restart_interval > 0
+    }
+
     pub fn grid(&self) -> Option<McuGrid> {
         self.frame.as_ref().map(|f| McuGrid { mcu_width: 8 * f.hmax, mcu_height: 8 * f.vmax, mcus_x: f.mcus_x })
     }
@@ -164,7 +179,9 @@ impl Walker {
             let slot = usize::from(tc_th & 0x0F);
             if slot < 4 {
                 let table = if n <= 256 { Huffman::new(&counts, symbols) } else { None };
-                if tc_th >> 4 == 0 {
+                let class = usize::from(tc_th >> 4 != 0);
+                self.bogus[class][slot] = table.is_none();
+                if class == 0 {
                     self.dc[slot] = table;
                 } else {
                     self.ac[slot] = table;
@@ -266,8 +283,9 @@ impl Walker {
         if n == 0 || n > 4 {
             return broken(format!("a JPEG scan has {n} components (1 to 4 allowed)"));
         }
+        let mut out_of_order = false;
         if frame.progressive {
-            progression(frame, &members, ss, se, ah, al)?;
+            out_of_order = progression(frame, &members, ss, se, ah, al)?;
         } else if ss != 0 || se != 63 || ah != 0 || al != 0 {
             return broken(
                 "a sequential JPEG scan has progressive parameters (libjpeg-turbo warns that it is not sequential)",
@@ -280,6 +298,11 @@ impl Walker {
         let needs_ac = !frame.progressive || !dc_band;
         let mut tables = Vec::with_capacity(n);
         for &(index, td, ta) in &members {
+            // libjpeg derives every table a scan uses as the scan starts, and stops on a bogus one.
+            if (needs_dc && self.bogus[0].get(td) == Some(&true)) || (needs_ac && self.bogus[1].get(ta) == Some(&true))
+            {
+                return broken("a JPEG scan uses a bogus Huffman table definition (libjpeg-turbo stops on it)");
+            }
             let dc = if needs_dc {
                 match self.dc.get(td).and_then(Option::as_ref) {
                     Some(t) if t.symbols.iter().any(|&s| s > 15) => {
@@ -321,6 +344,9 @@ impl Walker {
         let restart = if self.restart_interval == 0 { mcus } else { self.restart_interval };
         let intervals = split_at_restarts(data);
         let mut result = ScanData::default();
+        if out_of_order {
+            result.damage = Some(Damage::Progression);
+        }
         let mut out: Option<Vec<u8>> = None;
         let mut mcu = 0u32;
         let full_sequential = !frame.progressive && members.len() == frame.components.len();
@@ -392,8 +418,9 @@ impl Walker {
 }
 
 /// libjpeg-turbo's checks of a progressive scan's parameters (`start_pass_phuff_decoder`): the
-/// errors it stops on, and the "inconsistent progression sequence" it warns about (Chromium
-/// refuses those files too).
+/// errors it stops on, and the "inconsistent progression sequence" it warns about. An AC scan
+/// before its component's DC scan is refused (Chromium refuses it too); a refinement at another
+/// point transform than the last scan left is decoded by Pillow and Chromium: `Ok(true)`, repaired.
 fn progression(
     frame: &mut Frame,
     members: &[(usize, usize, usize)],
@@ -401,7 +428,8 @@ fn progression(
     se: usize,
     ah: u32,
     al: u32,
-) -> Result<(), Broken> {
+) -> Result<bool, Broken> {
+    let mut out_of_order = false;
     let dc_band = ss == 0;
     let bad = if dc_band { se != 0 } else { ss > se || se > 63 || members.len() != 1 }
         || (ah != 0 && al + 1 != ah)
@@ -419,18 +447,13 @@ fn progression(
                  sequence: libjpeg-turbo and Chromium reject it)"
             ));
         }
-        for (k, bit) in bits.iter_mut().enumerate().take(se + 1).skip(ss) {
+        for bit in bits.iter_mut().take(se + 1).skip(ss) {
             let expected = (*bit).max(0) as u32;
-            if ah != expected {
-                return broken(format!(
-                    "the progressive JPEG's scans are out of order for component {index} coefficient {k} (an \
-                     inconsistent progression sequence: libjpeg-turbo and Chromium reject it)"
-                ));
-            }
+            out_of_order |= ah != expected;
             *bit = al as i32;
         }
     }
-    Ok(())
+    Ok(out_of_order)
 }
 
 type Tables = [(usize, Option<Huffman>, Option<Huffman>)];
