@@ -36,6 +36,21 @@ pub struct Canonical {
     /// Pixels were re-encoded (losslessly) to repair the file: a cut PNG's rows re-compressed, a
     /// GIF frame clipped or cut re-encoded in its own indices.
     pub reencoded: bool,
+    /// A JPEG whose scan data libjpeg-turbo warns about and Pillow and Chromium show anyway (cut
+    /// short, a restart marker out of sequence, a code no table holds): `bytes` is then a file the
+    /// gate's decoder reads (cut files end with EOI), never admitted as it is — the gate admits
+    /// its decoded pixels re-encoded ([`Repair`]).
+    pub repair: Option<Repair>,
+}
+
+/// What a JPEG repair knows: why, and which MCUs of a sequential scan the data never reached
+/// (libjpeg leaves them mid-grey; the gate's decoder repeats the last colour, so the gate paints
+/// them grey as the references show them).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Repair {
+    pub why: String,
+    pub lost: Vec<(u32, u32)>,
+    pub grid: jpeg_scan::McuGrid,
 }
 
 /// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
@@ -54,6 +69,7 @@ pub const DROPPED_KINDS: [&str; 14] = [
     "broken-frames",
     "off-screen",
     "bad-crc",
+    "broken-scan",
 ];
 
 struct Out<'a> {
@@ -87,7 +103,7 @@ impl<'a> Out<'a> {
 
     fn finish(self) -> Canonical {
         let bytes = if self.bytes == self.input { None } else { Some(self.bytes) };
-        Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded }
+        Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded, repair: None }
     }
 }
 
@@ -410,7 +426,9 @@ fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<
 
 /// Markers from SOI to EOI. Bytes that are no marker where one must stand are skipped, as
 /// libjpeg skips them ("extraneous bytes before marker"); so are APPn segments too short for what
-/// they name. Everything after EOI is dropped.
+/// they name, and the bytes after a scan's last used bit. Everything after EOI is dropped. Each
+/// scan is walked as libjpeg-turbo reads it (`jpeg_scan`): a progression it rejects is refused;
+/// data cut short or damaged, or a file cut after its first scan, is repaired ([`Repair`]).
 fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..2]);
     let mut at = 2;
@@ -418,6 +436,12 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut orientation = None;
     // Where the orientation-only EXIF goes: after SOI, or after a JFIF APP0 that follows it.
     let mut exif_at = out.bytes.len();
+    let mut walker = jpeg_scan::Walker::default();
+    let mut repair: Option<Repair> = None;
+    let mut saw_sof = false;
+    // After a damaged scan under a restart interval libjpeg resynchronises: a marker below SOF0
+    // met there is skipped with the bytes up to the next marker, not read as a segment.
+    let mut resyncing = false;
     loop {
         // A marker is 0xFF (any number of fill 0xFF) and a byte that is neither 0x00 nor 0xFF.
         while at < bytes.len()
@@ -428,9 +452,17 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             }
             at += 1;
         }
+        // A file cut before its end-of-image marker: libjpeg-turbo asks for more data, which Pillow
+        // and Chromium refuse (djpeg and libvips warn), whatever arrived before the cut.
         let Some(&marker) = bytes.get(at + 1) else {
             return broken("the JPEG ends before its end-of-image marker (truncated)");
         };
+        if std::mem::take(&mut resyncing) && marker < 0xC0 && marker != 0x01 {
+            out.drop("stray-bytes");
+            at += 2;
+            resyncing = true;
+            continue;
+        }
         match marker {
             0xD9 => {
                 out.bytes.extend_from_slice(&[0xFF, 0xD9]);
@@ -449,6 +481,14 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     let at = exif_at;
                     out.bytes.splice(at..at, profile);
                 }
+                if let Some(mut r) = repair {
+                    out.drop("broken-scan");
+                    r.grid = walker.grid().unwrap_or_default();
+                    let mut made = out.finish();
+                    made.bytes.get_or_insert_with(|| bytes.to_vec());
+                    made.repair = Some(r);
+                    return Ok(made);
+                }
                 return Ok(out.finish());
             }
             0xD0..=0xD7 | 0x01 => {
@@ -462,10 +502,26 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         let Some(len) = bytes.get(at + 2..at + 4).map(|l| usize::from(u16::from_be_bytes([l[0], l[1]]))) else {
             return broken("the JPEG ends inside a segment header (truncated)");
         };
-        let Some(segment) = bytes.get(at..at + 2 + len).filter(|_| len >= 2) else {
+        if len < 2 {
+            // libjpeg-turbo skips an APPn or comment segment that short (nothing to skip) and
+            // stops on any other.
+            if !matches!(marker, 0xE0..=0xEF | 0xFE) {
+                return broken(format!(
+                    "the JPEG's segment {marker:#04X} has a length under 2 (a bogus marker length)"
+                ));
+            }
+            out.drop("other-metadata");
+            at += 4;
+            continue;
+        }
+        let Some(segment) = bytes.get(at..at + 2 + len) else {
             return broken(format!("the JPEG's segment {marker:#04X} runs past the end of the file (truncated)"));
         };
         let payload = &segment[4..];
+        if let Some(why) = libjpeg_stops(marker, payload, saw_sof) {
+            return broken(why);
+        }
+        saw_sof |= is_sof(marker);
         at += 2 + len;
         match marker {
             0xE0 if payload.starts_with(b"JFIF\0") && out.bytes.len() == 2 => {
@@ -491,13 +547,102 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             0xFE => out.metadata(segment, "comment"),
             0xE0..=0xEF => out.metadata(segment, "other-metadata"),
             0xDA => {
-                let end = container::entropy_coded_end(bytes, at)?;
+                let Ok(end) = container::entropy_coded_end(bytes, at) else {
+                    return broken("the JPEG ends inside its image data (truncated)");
+                };
+                let data = &bytes[at..end];
+                let walked = walker.scan(payload, data)?;
                 out.bytes.extend_from_slice(segment);
-                out.bytes.extend_from_slice(&bytes[at..end]);
+                match walked.trimmed {
+                    Some(trimmed) => {
+                        out.bytes.extend_from_slice(&trimmed);
+                        out.drop("stray-bytes");
+                    }
+                    None => out.bytes.extend_from_slice(data),
+                }
+                if let Some(damage) = walked.damage {
+                    let r =
+                        repair.get_or_insert_with(|| Repair { why: damage.words().to_string(), ..Repair::default() });
+                    r.lost.extend(walked.lost);
+                    resyncing = walker.restarts();
+                }
                 at = end;
+            }
+            0xC4 => {
+                walker.dht(payload);
+                out.bytes.extend_from_slice(segment);
+            }
+            0xDD => {
+                walker.dri(payload);
+                out.bytes.extend_from_slice(segment);
+            }
+            0xC0..=0xCF if !matches!(marker, 0xC8 | 0xCC) => {
+                walker.sof(marker, payload);
+                out.bytes.extend_from_slice(segment);
             }
             _ => out.bytes.extend_from_slice(segment),
         }
+    }
+}
+
+/// A frame header (SOFn) of any coding process.
+fn is_sof(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
+/// Why libjpeg-turbo's marker reader (jdmarker.c) stops on this segment, if it does. Pillow,
+/// libvips, Chromium and djpeg all read JPEGs through libjpeg-turbo, so none of them shows such a
+/// file: the gate refuses it rather than repair what nobody can see.
+fn libjpeg_stops(marker: u8, payload: &[u8], saw_sof: bool) -> Option<String> {
+    match marker {
+        0x02..=0xBF | 0xC8 | 0xDE | 0xDF | 0xF0..=0xFD => {
+            Some(format!("the JPEG holds marker {marker:#04X}, which libjpeg-turbo does not know and stops on"))
+        }
+        0xC3 | 0xC5..=0xC7 | 0xCB | 0xCD..=0xCF => Some(format!(
+            "the JPEG's frame uses coding process {marker:#04X} (lossless or hierarchical), which libjpeg-turbo does not decode"
+        )),
+        _ if is_sof(marker) && saw_sof => Some("the JPEG has two frame headers (SOF markers)".into()),
+        _ if is_sof(marker) => {
+            let n = usize::from(*payload.get(5)?);
+            (payload.len() != 6 + 3 * n)
+                .then(|| "the JPEG's frame header has the wrong length for its components".into())
+        }
+        0xDA if !saw_sof => Some("the JPEG has a scan before its frame header".into()),
+        0xDA => {
+            let n = usize::from(*payload.first()?);
+            (payload.len() != 2 * n + 4 || !(1..=4).contains(&n))
+                .then(|| "the JPEG's scan header has the wrong length for its components".into())
+        }
+        0xDD => (payload.len() != 2).then(|| "the JPEG's restart interval segment has the wrong length".into()),
+        0xDB => {
+            let mut rest = payload;
+            while let [pq_tq, tail @ ..] = rest {
+                if pq_tq & 0x0F >= 4 {
+                    return Some(format!("the JPEG names quantization table {} (0 to 3 allowed)", pq_tq & 0x0F));
+                }
+                // libjpeg-turbo reads a short last table as far as it goes.
+                let n = if pq_tq >> 4 != 0 { 128 } else { 64 };
+                rest = tail.get(n..).unwrap_or(&[]);
+            }
+            None
+        }
+        0xC4 => {
+            let mut rest = payload;
+            while rest.len() > 16 {
+                let index = rest[0];
+                let count: usize = rest[1..17].iter().map(|&c| usize::from(c)).sum();
+                rest = &rest[17..];
+                if count > 256 || count > rest.len() {
+                    return Some("the JPEG's Huffman table definition is bogus (more symbols than it holds)".into());
+                }
+                rest = &rest[count..];
+                if index & !0x10 >= 4 {
+                    return Some(format!("the JPEG names Huffman table {index:#04X} (0 to 3 allowed)"));
+                }
+            }
+            (!rest.is_empty()).then(|| "the JPEG's Huffman table segment has the wrong length".into())
+        }
+        _ => None,
     }
 }
 
@@ -617,6 +762,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 }
 
 mod gif_frames;
+mod jpeg_scan;
 mod png_cut;
 
 #[cfg(test)]

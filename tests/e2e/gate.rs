@@ -572,3 +572,28 @@ async fn gps_exif_never_reaches_the_provider_unless_kept() {
     let Verdict::Admitted(plain) = gate.admit_image(&photo, "image/jpeg", no_ds).await.unwrap() else { panic!() };
     assert!(matches!(plain.payload, mediagate::gate::Payload::Unchanged) && plain.dropped.is_empty());
 }
+
+/// A JPEG whose scan data end early, at the next marker (libjpeg-turbo: "premature end of data
+/// segment", a warning djpeg and libvips fail on; Pillow and Chromium show it, the rest grey): a
+/// real-world file of the conformance corpus admitted as its pixels re-encoded, `broken-scan`
+/// named; what is admitted is a whole JPEG an independent decoder reads at the input's size, and
+/// the gate then finds nothing to repair in it.
+#[tokio::test]
+async fn a_jpeg_whose_scan_ends_early_is_admitted_reencoded() {
+    let gate = gate();
+    let path = corpus().join("conformance/jpeg/1cbb1bb37d62c44f67374cd451643dc4.jpg");
+    let input = std::fs::read(&path).unwrap();
+    let Verdict::Admitted(a) = gate.admit_image(&input, "image/jpeg", full()).await.unwrap() else {
+        panic!("the file is admitted")
+    };
+    assert!(a.reencoded && a.dropped.iter().any(|k| k == "broken-scan"), "{:?}", a.dropped);
+    let mediagate::gate::Payload::Bytes(out) = &a.payload else { panic!("re-encoded bytes, not the input") };
+    let decoded =
+        image::load_from_memory_with_format(out, image::ImageFormat::Jpeg).expect("the image crate decodes it");
+    let declared = image::ImageReader::with_format(std::io::Cursor::new(&input), image::ImageFormat::Jpeg)
+        .into_dimensions()
+        .unwrap();
+    assert_eq!((decoded.width(), decoded.height()), declared);
+    let Verdict::Admitted(again) = gate.admit_image(out, "image/jpeg", full()).await.unwrap() else { panic!() };
+    assert!(!again.dropped.iter().any(|k| k == "broken-scan"), "{:?}", again.dropped);
+}

@@ -121,7 +121,114 @@ pub fn verify_jpeg(bytes: &[u8], header: &Header) -> Result<(), ImageError> {
     decode_jpeg_scaled(bytes, header.width.div_ceil(8), header.height.div_ceil(8)).map(drop)
 }
 
+/// A JPEG repaired from what its damaged scans hold (`remux::Repair`): decoded at the fit's DCT
+/// scale, the MCUs the data never reached painted mid-grey, as libjpeg (and so Pillow and
+/// Chromium) leaves them; the ladder then re-encodes it.
+pub fn decode_repaired_jpeg(
+    bytes: &[u8],
+    header: &Header,
+    repair: &crate::remux::Repair,
+) -> Result<DynamicImage, ImageError> {
+    let mut img = decode_jpeg_shrunk(bytes, header)?;
+    let g = repair.grid;
+    if g.mcus_x == 0 || repair.lost.is_empty() {
+        return Ok(img);
+    }
+    let (w, h) = (img.width(), img.height());
+    // The decode's scale (1/8 to 1) maps the frame's MCU grid onto its pixels.
+    let scale = |v: u32, full: u32, scaled: u32| (u64::from(v) * u64::from(scaled)).div_ceil(u64::from(full)) as u32;
+    let grey = |img: &mut DynamicImage, x0: u32, y0: u32, x1: u32, y1: u32| {
+        let (x0, x1) = (scale(x0, header.width, w).min(w), scale(x1, header.width, w).min(w));
+        let (y0, y1) = (scale(y0, header.height, h).min(h), scale(y1, header.height, h).min(h));
+        for y in y0..y1 {
+            for x in x0..x1 {
+                match img {
+                    DynamicImage::ImageRgb8(i) => i.put_pixel(x, y, image::Rgb([128; 3])),
+                    DynamicImage::ImageLuma8(i) => i.put_pixel(x, y, image::Luma([128])),
+                    DynamicImage::ImageLuma16(i) => i.put_pixel(x, y, image::Luma([32896])),
+                    _ => {}
+                }
+            }
+        }
+    };
+    for &(start, end) in &repair.lost {
+        let mut m = start;
+        while m < end {
+            let (row, col) = (m / g.mcus_x, m % g.mcus_x);
+            let last = end.min((row + 1) * g.mcus_x);
+            let (y0, y1) = (row * g.mcu_height, (row + 1) * g.mcu_height);
+            grey(&mut img, col * g.mcu_width, y0, (last - row * g.mcus_x) * g.mcu_width, y1);
+            m = last;
+        }
+    }
+    Ok(img)
+}
+
+/// A copy of the JPEG whose quantization tables hold 1 where they hold 0: the gate's decoder
+/// refuses a zero entry, libjpeg-turbo decodes it (multiplying that coefficient by 0, where the
+/// copy multiplies by 1: encoders that write a zero leave the coefficient zero too). `None`: no
+/// table has a zero. The copy is only decoded; what is admitted keeps the tables as they are.
+fn zero_quant_patched(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut copy = bytes.to_vec();
+    let mut patched = false;
+    let mut at = 2;
+    while let (Some(&0xFF), Some(&marker)) = (copy.get(at), copy.get(at + 1)) {
+        if marker == 0xFF {
+            at += 1;
+            continue;
+        }
+        if matches!(marker, 0xD0..=0xD7 | 0x01) {
+            at += 2;
+            continue;
+        }
+        if marker == 0xD9 {
+            break;
+        }
+        let len = usize::from(u16::from_be_bytes([*copy.get(at + 2)?, *copy.get(at + 3)?]));
+        let end = (at + 2 + len).min(copy.len());
+        if marker == 0xDB {
+            let mut t = at + 4;
+            while t < end {
+                let wide = copy[t] >> 4 != 0;
+                let n = if wide { 128 } else { 64 };
+                let table = (t + 1)..(t + 1 + n).min(end);
+                if wide {
+                    for pair in copy[table].chunks_exact_mut(2) {
+                        if pair == [0, 0] {
+                            pair[1] = 1;
+                            patched = true;
+                        }
+                    }
+                } else {
+                    for q in &mut copy[table] {
+                        if *q == 0 {
+                            *q = 1;
+                            patched = true;
+                        }
+                    }
+                }
+                t += 1 + n;
+            }
+        }
+        at = end;
+        if marker == 0xDA {
+            at = crate::container::entropy_coded_end(&copy, at).ok()?;
+        }
+    }
+    patched.then_some(copy)
+}
+
 fn decode_jpeg_scaled(bytes: &[u8], tw: u32, th: u32) -> Result<DynamicImage, ImageError> {
+    match decode_jpeg_scaled_as_is(bytes, tw, th) {
+        Err(e) => match zero_quant_patched(bytes) {
+            Some(patched) => decode_jpeg_scaled_as_is(&patched, tw, th),
+            None => Err(e),
+        },
+        decoded => decoded,
+    }
+}
+
+fn decode_jpeg_scaled_as_is(bytes: &[u8], tw: u32, th: u32) -> Result<DynamicImage, ImageError> {
     let mut decoder = jpeg_decoder::Decoder::new(bytes);
     decoder.set_max_decoding_buffer_size(crate::limits::DECODE_MAX_ALLOC as usize);
     let clamp = |v: u32| v.min(u32::from(u16::MAX)) as u16;

@@ -104,7 +104,12 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
             ),
         ));
     }
-    let fits_as_is = !(options.downsample && downsample::needs_work(raw, &header, t));
+    // A JPEG repaired from its damaged scans is admitted re-encoded, whatever its size.
+    let repair = match &canonical {
+        Ok(Canonical { repair: Some(r), .. }) => Some(r),
+        _ => None,
+    };
+    let fits_as_is = repair.is_none() && !(options.downsample && downsample::needs_work(raw, &header, t));
     if options.verify == Verify::Full || !fits_as_is {
         budget.spend(raw, header.width, header.height)?;
     }
@@ -147,6 +152,14 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
             Err(e) => return Err(decode_failed(raw, t, &e)),
         },
         Verify::Header => None,
+    };
+
+    let decoded = match repair {
+        Some(r) => match downsample::decode_repaired_jpeg(src, &header, r) {
+            Ok(img) => Some(img),
+            Err(e) => return Err(decode_failed(raw, t, &e)),
+        },
+        None => decoded,
     };
 
     // 4. Optional downsample, then the provider's base64 limit.

@@ -155,6 +155,7 @@ fn an_unreadable_header_is_undecodable() {
 fn a_cut_image_is_refused_at_every_depth() {
     // A PNG cut before a whole row arrived (one cut later is repaired: `remux::png_cut`).
     let png_bytes = png_header_only_with(64, 64, 8, 2);
+    // A JPEG cut before its end: libjpeg-turbo waits for more data, Pillow and Chromium refuse it.
     let mut jpeg = encode(&gradient(64, 64), ImageFormat::Jpeg);
     jpeg.truncate(jpeg.len() - 30);
     for verify in [Verify::Header, Verify::Full] {
@@ -411,4 +412,115 @@ fn no_dimensions_are_reported_for_pixels_that_could_not_be_decoded() {
     let r = refused(admit_image(&bytes, "image/png", &full));
     assert_eq!(r.reason, Reason::Undecodable, "{r:?}");
     assert!(!r.message.contains("64x48"), "{}", r.message);
+}
+
+/// A JPEG whose scan data ends early (libjpeg-turbo: "premature end of data segment"; Pillow and
+/// Chromium show the rest grey): admitted as its pixels re-encoded, `broken-scan` named, with or
+/// without the downsampler; the output is a whole JPEG the decoders read without complaint.
+#[test]
+fn a_jpeg_cut_short_is_admitted_reencoded() {
+    let plain = encode(&gradient(40, 30), ImageFormat::Jpeg);
+    let sos = plain.windows(2).position(|w| w == [0xFF, 0xDA]).unwrap();
+    let mut cut = plain[..sos + (plain.len() - sos) / 2].to_vec();
+    if cut.last() == Some(&0xFF) {
+        cut.pop();
+    }
+    cut.extend_from_slice(&[0xFF, 0xD9]);
+    for downsample in [true, false] {
+        let options = Options { downsample, verify: Verify::Full, ..Options::default() };
+        let a = admit_image(&cut, "image/jpeg", &options).unwrap();
+        assert!(a.reencoded);
+        assert_eq!(a.dropped, ["broken-scan"]);
+        let Data::Bytes(out) = &a.data else { panic!("re-encoded bytes") };
+        assert_eq!(crate::remux::canonical(out, ImageType::Jpeg, false).unwrap(), crate::remux::Canonical::default());
+        let back = image::load_from_memory(out).unwrap();
+        assert_eq!((back.width(), back.height()), (40, 30));
+    }
+}
+
+/// A zero in a quantization table: the gate's decoder reads a copy with 1 there (libjpeg-turbo
+/// decodes the file as it is); the admitted bytes keep the table.
+#[test]
+fn a_zero_quantization_entry_is_decoded() {
+    let plain = encode(&gradient(40, 30), ImageFormat::Jpeg);
+    let dqt = plain.windows(2).position(|w| w == [0xFF, 0xDB]).unwrap();
+    let mut zeroed = plain.clone();
+    // The last entry of the first table (the highest frequency).
+    zeroed[dqt + 4 + 64] = 0;
+    assert!(jpeg_decoder::Decoder::new(&zeroed[..]).decode().is_err(), "the decoder refuses a zero entry");
+    let a = admit_image(&zeroed, "image/jpeg", &Options { verify: Verify::Full, ..Options::default() }).unwrap();
+    assert!(!a.reencoded);
+    assert_eq!(a.data, Data::Unchanged);
+}
+
+/// The JPEGs of the conformance corpus (`tests/corpus/conformance/jpeg/`), each whole and in the
+/// suite's kinds of mutation (cut at half and near its end, bits flipped past the signature at
+/// several seeds, the segments before the first scan reversed).
+fn conformance_jpegs_and_mutations() -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/conformance/jpeg");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).expect("the JPEG corpus").map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let data = std::fs::read(&path).unwrap();
+        if data.len() >= 32 {
+            out.push((format!("{name}~trunc-half"), data[..data.len() / 2].to_vec()));
+            out.push((format!("{name}~trunc-end"), data[..data.len() - (data.len() / 50).max(1)].to_vec()));
+            // A fixed xorshift per file and seed: the same flips every run.
+            for seed in 1..=6u64 {
+                let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ data.len() as u64;
+                let mut next = move || {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state
+                };
+                let mut flipped = data.clone();
+                for _ in 0..4 {
+                    let at = 16 + (next() % (data.len() as u64 - 16)) as usize;
+                    flipped[at] ^= 1 << (next() % 8);
+                }
+                out.push((format!("{name}~bitflip-{seed}"), flipped));
+            }
+            if let Some(reordered) = segments_before_the_scan_reversed(&data) {
+                out.push((format!("{name}~reorder"), reordered));
+            }
+        }
+        out.push((name, data));
+    }
+    out
+}
+
+fn segments_before_the_scan_reversed(data: &[u8]) -> Option<Vec<u8>> {
+    let (mut at, mut segments) = (2, Vec::new());
+    while at + 4 <= data.len() && data[at] == 0xFF {
+        if data[at + 1] == 0xDA {
+            segments.reverse();
+            let mut out = data[..2].to_vec();
+            segments.iter().for_each(|s: &&[u8]| out.extend_from_slice(s));
+            out.extend_from_slice(&data[at..]);
+            return (segments.len() >= 2).then_some(out);
+        }
+        let len = usize::from(u16::from_be_bytes([data[at + 2], data[at + 3]]));
+        segments.push(data.get(at..at + 2 + len)?);
+        at += 2 + len;
+    }
+    None
+}
+
+/// Every one of them gets a verdict: no panic (in the component, a trap that sinks the whole
+/// call) on any of them, with the downsampler on and off.
+#[test]
+fn every_conformance_jpeg_and_its_mutations_gets_a_verdict() {
+    let mut panicked = Vec::new();
+    for (name, bytes) in conformance_jpegs_and_mutations() {
+        for downsample in [true, false] {
+            let options = Options { downsample, ..Options::default() };
+            if std::panic::catch_unwind(|| admit_image(&bytes, "image/jpeg", &options)).is_err() {
+                panicked.push(format!("{name} (downsample {downsample})"));
+            }
+        }
+    }
+    assert!(panicked.is_empty(), "panicked on: {panicked:#?}");
 }

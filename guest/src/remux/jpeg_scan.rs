@@ -1,0 +1,772 @@
+//! A JPEG's scans walked as libjpeg-turbo's Huffman decoders read them (jdhuff.c, jdphuff.c), no
+//! coefficient dequantised or transformed: every Huffman code and every extra bit is read, so the
+//! walk knows what libjpeg warns about and the gate's own decoder passes over in silence — a scan
+//! whose entropy-coded data ends before its last block ("premature end of data segment"), bytes
+//! after a scan's last used bit ("extraneous bytes before marker"), a restart marker out of
+//! sequence, a code no table holds, and a progressive sequence libjpeg-turbo and Chromium reject.
+//!
+//! The walk reads each code as libjpeg does, one bit past what the data holds being the premature
+//! end: the bits a scan uses are exactly the bits libjpeg uses, so what follows them is what libjpeg
+//! skips and counts. Progressive refinement scans depend on which coefficients earlier scans made
+//! non-zero; that is kept as one bit per coefficient (8 bytes a block), nothing else.
+
+use crate::container::Broken;
+use crate::limits::{DECODE_MAX_PIXELS, DECODE_MAX_SIDE, JPEG_MAX_SCANS};
+
+fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
+    Err(Broken(message.into()))
+}
+
+/// A Huffman table as libjpeg derives it (`jpeg_make_d_derived_tbl`): the largest code of each
+/// length, where each length starts in the symbol list, and a 9-bit look-ahead.
+#[derive(Clone)]
+struct Huffman {
+    /// `maxcode[l]`: the largest code of length `l` (-1: none); `maxcode[17]` a sentinel.
+    maxcode: [i32; 18],
+    /// `valoffset[l]`: symbol index of a code of length `l` = code + `valoffset[l]`.
+    valoffset: [i32; 17],
+    symbols: Vec<u8>,
+    /// (length, symbol) by the next 9 bits; length 0: a longer code.
+    lookahead: Vec<(u8, u8)>,
+}
+
+const LOOKAHEAD: u32 = 9;
+
+impl Huffman {
+    /// From a DHT table's 16 counts and its symbols; `None` where libjpeg stops with "Bogus
+    /// Huffman table definition" (more codes of a length than fit).
+    fn new(counts: &[u8; 16], symbols: &[u8]) -> Option<Huffman> {
+        let mut maxcode = [-1i32; 18];
+        let mut valoffset = [0i32; 17];
+        let mut lookahead = vec![(0u8, 0u8); 1 << LOOKAHEAD];
+        let mut code: i32 = 0;
+        let mut p: i32 = 0;
+        for l in 1..=16usize {
+            let n = i32::from(counts[l - 1]);
+            // libjpeg's check, made before any code of this length is placed: codes of length `l`
+            // must fit in `l` bits, the all-ones one left unused.
+            if code + n >= 1 << l {
+                return None;
+            }
+            if n > 0 {
+                valoffset[l] = p - code;
+                for i in 0..n {
+                    let c = code + i;
+                    if l as u32 <= LOOKAHEAD {
+                        let shift = LOOKAHEAD - l as u32;
+                        let symbol = symbols[(p + i) as usize];
+                        for fill in 0..(1u32 << shift) {
+                            lookahead[((c as u32) << shift | fill) as usize] = (l as u8, symbol);
+                        }
+                    }
+                }
+                code += n;
+                p += n;
+                maxcode[l] = code - 1;
+            }
+            code <<= 1;
+        }
+        maxcode[17] = i32::MAX;
+        Some(Huffman { maxcode, valoffset, symbols: symbols.to_vec(), lookahead })
+    }
+}
+
+/// What is wrong with a scan's data, as libjpeg-turbo reports it (each a warning there: djpeg exits
+/// 2, sharp fails the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Damage {
+    /// The data ends before the scan's last block ("premature end of data segment").
+    Premature,
+    /// A bit sequence no code of the table has ("bad Huffman code").
+    BadCode,
+    /// A restart marker missing or out of sequence ("found marker … instead of RST").
+    Restart,
+    /// A progressive scan refining coefficients at another point transform than the scans before
+    /// left them ("inconsistent progression sequence"; Pillow and Chromium decode on).
+    Progression,
+}
+
+impl Damage {
+    pub fn words(self) -> &'static str {
+        match self {
+            Damage::Premature => "the JPEG's image data ends before its last block (premature end of data segment)",
+            Damage::BadCode => "the JPEG's image data holds a code its Huffman table does not (bad Huffman code)",
+            Damage::Restart => "the JPEG's restart markers are missing or out of sequence",
+            Damage::Progression => {
+                "the progressive JPEG's scans refine coefficients out of order (an inconsistent progression sequence)"
+            }
+        }
+    }
+}
+
+/// A scan's entropy-coded data, as the walk found it.
+#[derive(Debug, Default)]
+pub(crate) struct ScanData {
+    /// The data with every byte no block used left out (`None`: nothing to leave out).
+    pub trimmed: Option<Vec<u8>>,
+    /// The first damage met, if any.
+    pub damage: Option<Damage>,
+    /// MCU ranges `[start, end)` whose blocks the data did not reach (libjpeg leaves their
+    /// coefficients zero: mid-grey); only for a sequential scan that holds every component.
+    pub lost: Vec<(u32, u32)>,
+}
+
+/// The MCU grid of a frame, for a repair that fills what a damaged scan lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct McuGrid {
+    pub mcu_width: u32,
+    pub mcu_height: u32,
+    pub mcus_x: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Component {
+    id: u8,
+    h: u32,
+    v: u32,
+    /// Blocks per row and column the component's samples cover (not padded to whole MCUs).
+    blocks_x: u32,
+    blocks_y: u32,
+}
+
+struct Frame {
+    progressive: bool,
+    mcus_x: u32,
+    mcus_y: u32,
+    hmax: u32,
+    vmax: u32,
+    components: Vec<Component>,
+    /// Progressive only: libjpeg's `coef_bits` (the point transform each coefficient is at, -1
+    /// before any scan), per component.
+    coef_bits: Vec<[i32; 64]>,
+    /// Progressive only: one bit per coefficient (zigzag order) that is non-zero, per block.
+    nonzero: Vec<Vec<u64>>,
+}
+
+/// The tables and frame a JPEG declares, met in marker order, and the scans walked against them.
+#[derive(Default)]
+pub(crate) struct Walker {
+    dc: [Option<Huffman>; 4],
+    ac: [Option<Huffman>; 4],
+    /// Slots whose last definition libjpeg cannot derive a table from (DC, AC).
+    bogus: [[bool; 4]; 2],
+    restart_interval: u32,
+    frame: Option<Frame>,
+    /// A frame this walk does not read (arithmetic coding, lossless, over the decoder's limits,
+    /// which the gate refuses from the header): the decoder or the header check judges it.
+    unwalked: bool,
+    scans: usize,
+}
+
+impl Walker {
+    /// A restart interval is in force (libjpeg resynchronises at the next restart marker).
+    pub fn restarts(&self) -> bool {
+        self.restart_interval > 0
+    }
+
+    pub fn grid(&self) -> Option<McuGrid> {
+        self.frame.as_ref().map(|f| McuGrid { mcu_width: 8 * f.hmax, mcu_height: 8 * f.vmax, mcus_x: f.mcus_x })
+    }
+
+    /// A DHT segment's payload. A malformed one is left to the decoder (the walk then stops
+    /// judging: a scan that names a table it cannot build is not walked).
+    pub fn dht(&mut self, mut payload: &[u8]) {
+        while let [tc_th, rest @ ..] = payload {
+            let Some(counts) = rest.get(..16) else { return };
+            let counts: [u8; 16] = counts.try_into().unwrap_or([0; 16]);
+            let n: usize = counts.iter().map(|&c| usize::from(c)).sum();
+            let Some(symbols) = rest.get(16..16 + n) else { return };
+            let slot = usize::from(tc_th & 0x0F);
+            if slot < 4 {
+                let table = if n <= 256 { Huffman::new(&counts, symbols) } else { None };
+                let class = usize::from(tc_th >> 4 != 0);
+                self.bogus[class][slot] = table.is_none();
+                if class == 0 {
+                    self.dc[slot] = table;
+                } else {
+                    self.ac[slot] = table;
+                }
+            }
+            payload = &rest[16 + n..];
+        }
+    }
+
+    pub fn dri(&mut self, payload: &[u8]) {
+        if let [a, b, ..] = payload {
+            self.restart_interval = u32::from(u16::from_be_bytes([*a, *b]));
+        }
+    }
+
+    /// A SOFn segment. Only Huffman-coded DCT frames (SOF0, 1, 2) are walked.
+    pub fn sof(&mut self, marker: u8, payload: &[u8]) {
+        let walked = matches!(marker, 0xC0..=0xC2);
+        let parsed = (|| {
+            let [_precision, h0, h1, w0, w1, n, rest @ ..] = payload else { return None };
+            let (height, width) =
+                (u32::from(u16::from_be_bytes([*h0, *h1])), u32::from(u16::from_be_bytes([*w0, *w1])));
+            let specs = rest.get(..3 * usize::from(*n))?;
+            let over = width > DECODE_MAX_SIDE
+                || height > DECODE_MAX_SIDE
+                || u64::from(width) * u64::from(height) > DECODE_MAX_PIXELS;
+            if width == 0 || height == 0 || *n == 0 || over {
+                return None;
+            }
+            let sampling: Vec<(u8, u32, u32)> =
+                specs.chunks_exact(3).map(|c| (c[0], u32::from(c[1] >> 4), u32::from(c[1] & 15))).collect();
+            if sampling.iter().any(|&(_, h, v)| !(1..=4).contains(&h) || !(1..=4).contains(&v)) {
+                return None;
+            }
+            let hmax = sampling.iter().map(|s| s.1).max()?;
+            let vmax = sampling.iter().map(|s| s.2).max()?;
+            let components = sampling
+                .iter()
+                .map(|&(id, h, v)| Component {
+                    id,
+                    h,
+                    v,
+                    blocks_x: (width * h).div_ceil(hmax).div_ceil(8),
+                    blocks_y: (height * v).div_ceil(vmax).div_ceil(8),
+                })
+                .collect::<Vec<_>>();
+            let (mcus_x, mcus_y) = (width.div_ceil(8 * hmax), height.div_ceil(8 * vmax));
+            Some((components, mcus_x, mcus_y, hmax, vmax))
+        })();
+        match parsed.filter(|_| walked && self.frame.is_none()) {
+            Some((components, mcus_x, mcus_y, hmax, vmax)) => {
+                let progressive = marker == 0xC2;
+                let n = components.len();
+                self.frame = Some(Frame {
+                    progressive,
+                    mcus_x,
+                    mcus_y,
+                    hmax,
+                    vmax,
+                    components,
+                    coef_bits: if progressive { vec![[-1; 64]; n] } else { Vec::new() },
+                    nonzero: vec![Vec::new(); n],
+                });
+            }
+            None => self.unwalked = true,
+        }
+    }
+
+    /// One scan: its SOS payload and its entropy-coded data (from after the SOS segment to the
+    /// marker that ends it, restart markers inside). `Err`: a scan libjpeg-turbo stops on, or a
+    /// progression it and Chromium reject.
+    pub fn scan(&mut self, payload: &[u8], data: &[u8]) -> Result<ScanData, Broken> {
+        self.scans += 1;
+        if self.scans > JPEG_MAX_SCANS {
+            return broken(format!(
+                "the JPEG has more than {JPEG_MAX_SCANS} scans (a decoding-time bomb); not decoded"
+            ));
+        }
+        if self.unwalked {
+            return Ok(ScanData::default());
+        }
+        let Some(frame) = self.frame.as_mut() else { return Ok(ScanData::default()) };
+        let Some((&n, rest)) = payload.split_first() else { return Ok(ScanData::default()) };
+        let n = usize::from(n);
+        let (Some(specs), Some(&[ss, se, ahal])) =
+            (rest.get(..2 * n), rest.get(2 * n..2 * n + 3).map(|s| <&[u8; 3]>::try_from(s).unwrap()))
+        else {
+            return Ok(ScanData::default());
+        };
+        let (ss, se, ah, al) = (usize::from(ss), usize::from(se), u32::from(ahal >> 4), u32::from(ahal & 15));
+        // (component index, DC table, AC table) in scan order.
+        let mut members = Vec::with_capacity(n);
+        for spec in specs.chunks_exact(2) {
+            let Some(index) = frame.components.iter().position(|c| c.id == spec[0]) else {
+                return broken(format!("a JPEG scan names component {} that its frame does not have", spec[0]));
+            };
+            members.push((index, usize::from(spec[1] >> 4), usize::from(spec[1] & 15)));
+        }
+        if n == 0 || n > 4 {
+            return broken(format!("a JPEG scan has {n} components (1 to 4 allowed)"));
+        }
+        let mut out_of_order = false;
+        if frame.progressive {
+            out_of_order = progression(frame, &members, ss, se, ah, al)?;
+        } else if ss != 0 || se != 63 || ah != 0 || al != 0 {
+            return broken(
+                "a sequential JPEG scan has progressive parameters (libjpeg-turbo warns that it is not sequential)",
+            );
+        }
+        // The tables the scan reads; one it names and the file does not define leaves the scan to
+        // the decoder (libjpeg-turbo fills the standard tables in for motion-JPEG frames).
+        let dc_band = ss == 0;
+        let needs_dc = dc_band && ah == 0;
+        let needs_ac = !frame.progressive || !dc_band;
+        let mut tables = Vec::with_capacity(n);
+        for &(index, td, ta) in &members {
+            // libjpeg derives every table a scan uses as the scan starts, and stops on a bogus one.
+            if (needs_dc && self.bogus[0].get(td) == Some(&true)) || (needs_ac && self.bogus[1].get(ta) == Some(&true))
+            {
+                return broken("a JPEG scan uses a bogus Huffman table definition (libjpeg-turbo stops on it)");
+            }
+            let dc = if needs_dc {
+                match self.dc.get(td).and_then(Option::as_ref) {
+                    Some(t) if t.symbols.iter().any(|&s| s > 15) => {
+                        return broken("a JPEG DC Huffman table has a symbol over 15 (libjpeg-turbo stops on it)");
+                    }
+                    Some(t) => Some(t.clone()),
+                    None => return Ok(ScanData::default()),
+                }
+            } else {
+                None
+            };
+            let ac = if needs_ac {
+                match self.ac.get(ta).and_then(Option::as_ref) {
+                    Some(t) => Some(t.clone()),
+                    None => return Ok(ScanData::default()),
+                }
+            } else {
+                None
+            };
+            tables.push((index, dc, ac));
+        }
+
+        // The MCUs of the scan: interleaved, or a single component's blocks in its own grid.
+        let single = members.len() == 1;
+        let (mcus, mcus_x) = if single {
+            let c = frame.components[members[0].0];
+            (c.blocks_x * c.blocks_y, c.blocks_x)
+        } else {
+            (frame.mcus_x * frame.mcus_y, frame.mcus_x)
+        };
+        if frame.progressive {
+            for &(index, ..) in &members {
+                if frame.nonzero[index].is_empty() && !dc_band {
+                    let c = frame.components[index];
+                    frame.nonzero[index] = vec![0u64; (frame.mcus_x * c.h * frame.mcus_y * c.v) as usize];
+                }
+            }
+        }
+        let restart = if self.restart_interval == 0 { mcus } else { self.restart_interval };
+        let intervals = split_at_restarts(data);
+        let mut result = ScanData::default();
+        if out_of_order {
+            result.damage = Some(Damage::Progression);
+        }
+        let mut out: Option<Vec<u8>> = None;
+        let mut mcu = 0u32;
+        let full_sequential = !frame.progressive && members.len() == frame.components.len();
+        for (i, interval) in intervals.iter().enumerate() {
+            if mcu >= mcus {
+                // Restart intervals past the scan's last MCU: bytes libjpeg skips and counts.
+                out.get_or_insert_with(|| data[..intervals[i - 1].end].to_vec());
+                break;
+            }
+            if i > 0 {
+                let expected = 0xD0 + ((i - 1) % 8) as u8;
+                if interval.marker != Some(expected) {
+                    result.damage.get_or_insert(Damage::Restart);
+                }
+            }
+            let end = (mcu + restart).min(mcus);
+            let mut bits = Bits::new(&data[interval.start..interval.end]);
+            let mut eobrun = 0u32;
+            let mut premature = false;
+            while mcu < end {
+                let walked = if frame.progressive {
+                    progressive_mcu(frame, &tables, &mut bits, mcu, mcus_x, single, ss, se, ah, al, &mut eobrun)
+                } else {
+                    sequential_mcu(frame, &tables, &mut bits, single)
+                };
+                match walked {
+                    Ok(()) => mcu += 1,
+                    // libjpeg reads no more of the interval after a premature end; after a bad
+                    // code it reads on, but what it then decodes is the decoder's business: the
+                    // file is repaired from the decoded pixels either way.
+                    Err(damage) => {
+                        result.damage.get_or_insert(damage);
+                        if damage == Damage::Premature && full_sequential {
+                            result.lost.push((mcu, end));
+                        }
+                        premature = true;
+                        mcu = end;
+                        break;
+                    }
+                }
+            }
+            let used = bits.used_data_bytes();
+            if !premature && used < bits.data_bytes() {
+                let o = out.get_or_insert_with(|| trimmed_so_far(data, &intervals, i));
+                o.extend_from_slice(
+                    &data[interval.start..interval.start + raw_len(&data[interval.start..interval.end], used)],
+                );
+                if i + 1 < intervals.len() && mcu < mcus {
+                    o.extend_from_slice(&[0xFF, intervals[i + 1].marker.unwrap_or(0xD0)]);
+                }
+            } else if let Some(o) = out.as_mut() {
+                o.extend_from_slice(&data[interval.start..interval.end]);
+                if i + 1 < intervals.len() && mcu < mcus {
+                    o.extend_from_slice(&[0xFF, intervals[i + 1].marker.unwrap_or(0xD0)]);
+                }
+            }
+        }
+        if mcu < mcus {
+            // The data ran out of intervals before the scan's last MCU.
+            result.damage.get_or_insert(Damage::Premature);
+            if full_sequential {
+                result.lost.push((mcu, mcus));
+            }
+        }
+        // A damaged scan is repaired from its decoded pixels, not trimmed.
+        result.trimmed = out.filter(|_| result.damage.is_none());
+        Ok(result)
+    }
+}
+
+/// libjpeg-turbo's checks of a progressive scan's parameters (`start_pass_phuff_decoder`): the
+/// errors it stops on, and the "inconsistent progression sequence" it warns about. An AC scan
+/// before its component's DC scan is refused (Chromium refuses it too); a refinement at another
+/// point transform than the last scan left is decoded by Pillow and Chromium: `Ok(true)`, repaired.
+fn progression(
+    frame: &mut Frame,
+    members: &[(usize, usize, usize)],
+    ss: usize,
+    se: usize,
+    ah: u32,
+    al: u32,
+) -> Result<bool, Broken> {
+    let mut out_of_order = false;
+    let dc_band = ss == 0;
+    let bad = if dc_band { se != 0 } else { ss > se || se > 63 || members.len() != 1 }
+        || (ah != 0 && al + 1 != ah)
+        || al > 13;
+    if bad {
+        return broken(format!(
+            "a progressive JPEG scan has invalid parameters (Ss={ss}, Se={se}, Ah={ah}, Al={al}); libjpeg-turbo stops on it"
+        ));
+    }
+    for &(index, ..) in members {
+        let bits = &mut frame.coef_bits[index];
+        if !dc_band && bits[0] < 0 {
+            return broken(format!(
+                "the progressive JPEG refines component {index} before its DC scan (an inconsistent progression \
+                 sequence: libjpeg-turbo and Chromium reject it)"
+            ));
+        }
+        for bit in bits.iter_mut().take(se + 1).skip(ss) {
+            let expected = (*bit).max(0) as u32;
+            out_of_order |= ah != expected;
+            *bit = al as i32;
+        }
+    }
+    Ok(out_of_order)
+}
+
+type Tables = [(usize, Option<Huffman>, Option<Huffman>)];
+
+fn sequential_mcu(frame: &Frame, tables: &Tables, bits: &mut Bits, single: bool) -> Result<(), Damage> {
+    for (index, dc, ac) in tables {
+        let c = frame.components[*index];
+        let blocks = if single { 1 } else { c.h * c.v };
+        let (Some(dc), Some(ac)) = (dc, ac) else { return Ok(()) };
+        for _ in 0..blocks {
+            let s = bits.decode(dc)?;
+            bits.take(u32::from(s))?;
+            let mut k = 1;
+            while k < 64 {
+                let rs = bits.decode(ac)?;
+                let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+                if s > 0 {
+                    k += r;
+                    bits.take(s)?;
+                } else if r == 15 {
+                    k += 15;
+                } else {
+                    break;
+                }
+                k += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn progressive_mcu(
+    frame: &mut Frame,
+    tables: &Tables,
+    bits: &mut Bits,
+    mcu: u32,
+    mcus_x: u32,
+    single: bool,
+    ss: usize,
+    se: usize,
+    ah: u32,
+    _al: u32,
+    eobrun: &mut u32,
+) -> Result<(), Damage> {
+    if ss == 0 {
+        // DC scans: one code (first) or one bit (refinement) per block.
+        for (index, dc, _) in tables {
+            let c = frame.components[*index];
+            let blocks = if single { 1 } else { c.h * c.v };
+            for _ in 0..blocks {
+                if ah == 0 {
+                    let Some(dc) = dc else { return Ok(()) };
+                    let s = bits.decode(dc)?;
+                    if s > 0 {
+                        bits.take(u32::from(s))?;
+                    }
+                } else {
+                    bits.take(1)?;
+                }
+            }
+        }
+        return Ok(());
+    }
+    // AC scans hold one component; its blocks in its own grid, stored in the padded grid.
+    let (index, _, ac) = &tables[0];
+    let Some(ac) = ac else { return Ok(()) };
+    let c = frame.components[*index];
+    let (row, col) = (mcu / mcus_x, mcu % mcus_x);
+    let stride = frame.mcus_x * c.h;
+    let block = &mut frame.nonzero[*index][(row * stride + col) as usize];
+    let zz = |k: usize| 1u64 << k.min(63);
+    if ah == 0 {
+        if *eobrun > 0 {
+            *eobrun -= 1;
+            return Ok(());
+        }
+        let mut k = ss;
+        while k <= se {
+            let rs = bits.decode(ac)?;
+            let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+            if s > 0 {
+                k += r;
+                bits.take(s)?;
+                *block |= zz(k);
+            } else if r < 15 {
+                *eobrun = 1 << r;
+                if r > 0 {
+                    *eobrun += bits.take(r as u32)?;
+                }
+                *eobrun -= 1;
+                break;
+            } else {
+                k += 15;
+            }
+            k += 1;
+        }
+        return Ok(());
+    }
+    // Refinement (jdphuff.c `decode_mcu_AC_refine`): a correction bit for every coefficient
+    // already non-zero, new coefficients placed among the zero ones.
+    let mut k = ss;
+    if *eobrun == 0 {
+        while k <= se {
+            let rs = bits.decode(ac)?;
+            let (mut r, s) = (i32::from(rs >> 4), u32::from(rs & 15));
+            if s > 0 {
+                if s != 1 {
+                    return Err(Damage::BadCode);
+                }
+                bits.take(1)?;
+            } else if r != 15 {
+                *eobrun = 1 << r;
+                if r > 0 {
+                    *eobrun += bits.take(r as u32)?;
+                }
+                break;
+            }
+            loop {
+                if *block & zz(k) != 0 {
+                    bits.take(1)?;
+                } else {
+                    r -= 1;
+                    if r < 0 {
+                        break;
+                    }
+                }
+                k += 1;
+                if k > se {
+                    break;
+                }
+            }
+            if s > 0 {
+                *block |= zz(k);
+            }
+            k += 1;
+        }
+    }
+    if *eobrun > 0 {
+        while k <= se {
+            if *block & zz(k) != 0 {
+                bits.take(1)?;
+            }
+            k += 1;
+        }
+        *eobrun -= 1;
+    }
+    Ok(())
+}
+
+/// The entropy-coded data of one restart interval: bytes from `start` to `end` (the interval's
+/// restart marker or the data's end), and the restart marker that opened it.
+struct Interval {
+    start: usize,
+    end: usize,
+    marker: Option<u8>,
+}
+
+fn split_at_restarts(data: &[u8]) -> Vec<Interval> {
+    let mut intervals = Vec::new();
+    let (mut start, mut marker, mut at) = (0, None, 0);
+    while let Some(offset) = data[at..].iter().position(|&b| b == 0xFF) {
+        at += offset;
+        match data.get(at + 1) {
+            Some(&m @ 0xD0..=0xD7) => {
+                intervals.push(Interval { start, end: at, marker });
+                marker = Some(m);
+                at += 2;
+                start = at;
+            }
+            Some(0xFF) => at += 1,
+            Some(_) => at += 2,
+            None => break,
+        }
+    }
+    intervals.push(Interval { start, end: data.len(), marker });
+    intervals
+}
+
+/// The data up to interval `i` as it stands (when trimming starts there).
+fn trimmed_so_far(data: &[u8], intervals: &[Interval], i: usize) -> Vec<u8> {
+    let mut o = Vec::with_capacity(data.len());
+    if i > 0 {
+        o.extend_from_slice(&data[..intervals[i].start]);
+    }
+    o
+}
+
+/// Raw bytes of `raw` that hold its first `data_bytes` data bytes (a stuffed 0xFF 0x00 is one).
+fn raw_len(raw: &[u8], data_bytes: usize) -> usize {
+    let (mut at, mut n) = (0, 0);
+    while n < data_bytes && at < raw.len() {
+        at += if raw[at] == 0xFF { 2 } else { 1 };
+        n += 1;
+    }
+    at.min(raw.len())
+}
+
+/// The bits of one restart interval's data, read as libjpeg reads them: a stuffed 0xFF 0x00 is a
+/// 0xFF data byte, 0xFF fill before a marker is nothing, the data ends at a marker.
+struct Bits<'a> {
+    raw: &'a [u8],
+    at: usize,
+    acc: u64,
+    held: u32,
+    /// Data bytes read into `acc` so far, and bits taken out of it.
+    read: usize,
+    taken: u64,
+    ended: bool,
+}
+
+impl<'a> Bits<'a> {
+    fn new(raw: &'a [u8]) -> Self {
+        Bits { raw, at: 0, acc: 0, held: 0, read: 0, taken: 0, ended: false }
+    }
+
+    fn fill(&mut self) {
+        while self.held <= 56 && !self.ended {
+            let Some(&b) = self.raw.get(self.at) else {
+                self.ended = true;
+                break;
+            };
+            if b == 0xFF {
+                match self.raw.get(self.at + 1) {
+                    Some(0x00) => self.at += 2,
+                    _ => {
+                        self.ended = true;
+                        break;
+                    }
+                }
+            } else {
+                self.at += 1;
+            }
+            self.acc = (self.acc << 8) | u64::from(b);
+            self.held += 8;
+            self.read += 1;
+        }
+    }
+
+    fn take(&mut self, n: u32) -> Result<u32, Damage> {
+        if n == 0 {
+            return Ok(0);
+        }
+        if self.held < n {
+            self.fill();
+            if self.held < n {
+                return Err(Damage::Premature);
+            }
+        }
+        self.held -= n;
+        self.taken += u64::from(n);
+        Ok(((self.acc >> self.held) & ((1u64 << n) - 1)) as u32)
+    }
+
+    /// The next `n` bits without taking them, zero-padded past the data; and how many are real.
+    fn peek(&mut self, n: u32) -> (u32, u32) {
+        if self.held < n {
+            self.fill();
+        }
+        let real = self.held.min(n);
+        let v = if real == 0 { 0 } else { ((self.acc >> (self.held - real)) & ((1u64 << real) - 1)) as u32 };
+        (v << (n - real), real)
+    }
+
+    fn decode(&mut self, t: &Huffman) -> Result<u8, Damage> {
+        let (look, real) = self.peek(LOOKAHEAD);
+        let (len, symbol) = t.lookahead[look as usize];
+        if len > 0 {
+            if u32::from(len) > real {
+                return Err(Damage::Premature);
+            }
+            self.take(u32::from(len))?;
+            return Ok(symbol);
+        }
+        // A code longer than the look-ahead: bit by bit, as libjpeg's slow path.
+        let mut code = self.take(1)? as i32;
+        let mut l = 1;
+        while code > t.maxcode[l] {
+            l += 1;
+            if l > 16 {
+                return Err(Damage::BadCode);
+            }
+            code = (code << 1) | self.take(1)? as i32;
+        }
+        let i = code + t.valoffset[l];
+        t.symbols.get(i as usize).copied().ok_or(Damage::BadCode)
+    }
+
+    /// Data bytes that hold a bit the walk took.
+    fn used_data_bytes(&self) -> usize {
+        self.taken.div_ceil(8) as usize
+    }
+
+    /// Data bytes in the interval (read to its end).
+    fn data_bytes(&mut self) -> usize {
+        let mut n = self.read;
+        let mut at = self.at;
+        if !self.ended {
+            while let Some(&b) = self.raw.get(at) {
+                if b == 0xFF {
+                    if self.raw.get(at + 1) != Some(&0x00) {
+                        break;
+                    }
+                    at += 2;
+                } else {
+                    at += 1;
+                }
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests;
