@@ -19,7 +19,7 @@ wit_bindgen::generate!({ world: "agent-tool", path: "../wit", generate_all });
 use exports::mediagate::gate0_2_0::admission as wit;
 
 use crate::Options;
-use crate::verdict::{Admitted, Verdict};
+use crate::verdict::Admitted;
 
 struct Component;
 

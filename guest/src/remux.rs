@@ -54,7 +54,7 @@ pub struct Repair {
 }
 
 /// Every name [`Canonical::dropped`] uses (the verdict's `dropped` key; docs/design.md lists them).
-pub const DROPPED_KINDS: [&str; 14] = [
+pub const DROPPED_KINDS: [&str; 15] = [
     "exif",
     "xmp",
     "iptc",
