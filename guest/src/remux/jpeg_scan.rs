@@ -26,8 +26,10 @@ struct Huffman {
     /// `valoffset[l]`: symbol index of a code of length `l` = code + `valoffset[l]`.
     valoffset: [i32; 17],
     symbols: Vec<u8>,
-    /// (length, symbol) by the next 9 bits; length 0: a longer code.
-    lookahead: Vec<(u8, u8)>,
+    /// By the next 9 bits: the code's length in the high byte (0: a longer code), its symbol in
+    /// the low one. A fixed-size array held inline, so the masked index needs no bounds check and
+    /// no pointer is chased: this look-up runs once per code, about ten times a block.
+    lookahead: [u16; 1 << LOOKAHEAD],
 }
 
 const LOOKAHEAD: u32 = 9;
@@ -38,7 +40,7 @@ impl Huffman {
     fn new(counts: &[u8; 16], symbols: &[u8]) -> Option<Huffman> {
         let mut maxcode = [-1i32; 18];
         let mut valoffset = [0i32; 17];
-        let mut lookahead = vec![(0u8, 0u8); 1 << LOOKAHEAD];
+        let mut lookahead = [0u16; 1 << LOOKAHEAD];
         let mut code: i32 = 0;
         let mut p: i32 = 0;
         for l in 1..=16usize {
@@ -54,9 +56,9 @@ impl Huffman {
                     let c = code + i;
                     if l as u32 <= LOOKAHEAD {
                         let shift = LOOKAHEAD - l as u32;
-                        let symbol = symbols[(p + i) as usize];
+                        let entry = (l as u16) << 8 | u16::from(symbols[(p + i) as usize]);
                         for fill in 0..(1u32 << shift) {
-                            lookahead[((c as u32) << shift | fill) as usize] = (l as u8, symbol);
+                            lookahead[((c as u32) << shift | fill) as usize] = entry;
                         }
                     }
                 }
@@ -464,15 +466,13 @@ fn sequential_mcu(frame: &Frame, tables: &Tables, bits: &mut Bits, single: bool)
         let blocks = if single { 1 } else { c.h * c.v };
         let (Some(dc), Some(ac)) = (dc, ac) else { return Ok(()) };
         for _ in 0..blocks {
-            let s = bits.decode(dc)?;
-            bits.take(u32::from(s))?;
+            bits.decode_and_skip_extra(dc)?;
             let mut k = 1;
             while k < 64 {
-                let rs = bits.decode(ac)?;
-                let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+                let rs = bits.decode_and_skip_extra(ac)?;
+                let (r, s) = (usize::from(rs >> 4), rs & 15);
                 if s > 0 {
                     k += r;
-                    bits.take(s)?;
                 } else if r == 15 {
                     k += 15;
                 } else {
@@ -507,12 +507,9 @@ fn progressive_mcu(
             for _ in 0..blocks {
                 if ah == 0 {
                     let Some(dc) = dc else { return Ok(()) };
-                    let s = bits.decode(dc)?;
-                    if s > 0 {
-                        bits.take(u32::from(s))?;
-                    }
+                    bits.decode_and_skip_extra(dc)?;
                 } else {
-                    bits.take(1)?;
+                    bits.skip(1)?;
                 }
             }
         }
@@ -533,11 +530,10 @@ fn progressive_mcu(
         }
         let mut k = ss;
         while k <= se {
-            let rs = bits.decode(ac)?;
-            let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+            let rs = bits.decode_and_skip_extra(ac)?;
+            let (r, s) = (usize::from(rs >> 4), rs & 15);
             if s > 0 {
                 k += r;
-                bits.take(s)?;
                 *block |= zz(k);
             } else if r < 15 {
                 *eobrun = 1 << r;
@@ -564,7 +560,7 @@ fn progressive_mcu(
                 if s != 1 {
                     return Err(Damage::BadCode);
                 }
-                bits.take(1)?;
+                bits.skip(1)?;
             } else if r != 15 {
                 *eobrun = 1 << r;
                 if r > 0 {
@@ -574,7 +570,7 @@ fn progressive_mcu(
             }
             loop {
                 if *block & zz(k) != 0 {
-                    bits.take(1)?;
+                    bits.skip(1)?;
                 } else {
                     r -= 1;
                     if r < 0 {
@@ -595,7 +591,7 @@ fn progressive_mcu(
     if *eobrun > 0 {
         while k <= se {
             if *block & zz(k) != 0 {
-                bits.take(1)?;
+                bits.skip(1)?;
             }
             k += 1;
         }
@@ -659,18 +655,39 @@ struct Bits<'a> {
     at: usize,
     acc: u64,
     held: u32,
-    /// Data bytes read into `acc` so far, and bits taken out of it.
+    /// Data bytes read into `acc` so far (the bits taken are `8 * read - held`).
     read: usize,
-    taken: u64,
     ended: bool,
 }
 
 impl<'a> Bits<'a> {
     fn new(raw: &'a [u8]) -> Self {
-        Bits { raw, at: 0, acc: 0, held: 0, read: 0, taken: 0, ended: false }
+        Bits { raw, at: 0, acc: 0, held: 0, read: 0, ended: false }
     }
 
+    /// Reads data bytes into `acc` until it holds more than 56 bits or the data ends: eight bytes
+    /// at once where none of them is 0xFF (nearly always: a stuffed 0xFF comes once in about 256
+    /// bytes), byte by byte otherwise.
     fn fill(&mut self) {
+        if self.held <= 56 && !self.ended {
+            if let Some(chunk) = self.raw.get(self.at..self.at + 8) {
+                let word = u64::from_be_bytes(chunk.try_into().unwrap_or([0xFF; 8]));
+                let room = (64 - self.held) / 8;
+                // A 0xFF byte is a zero byte of `!word`; the zero-byte test may also flag a byte
+                // just before a true one (a borrow), never miss one: a flag only sends this to the
+                // byte-by-byte path. Only the first `room` bytes (the high ones) are read.
+                let inverted = !word;
+                let zero_bytes = inverted.wrapping_sub(0x0101_0101_0101_0101) & !inverted & 0x8080_8080_8080_8080;
+                let first_room = if room >= 8 { u64::MAX } else { !(u64::MAX >> (8 * room)) };
+                if zero_bytes & first_room == 0 {
+                    self.acc = if room >= 8 { word } else { (self.acc << (8 * room)) | (word >> (64 - 8 * room)) };
+                    self.held += 8 * room;
+                    self.at += room as usize;
+                    self.read += room as usize;
+                    return;
+                }
+            }
+        }
         while self.held <= 56 && !self.ended {
             let Some(&b) = self.raw.get(self.at) else {
                 self.ended = true;
@@ -693,10 +710,9 @@ impl<'a> Bits<'a> {
         }
     }
 
+    /// Takes `n` (at most 16) bits and gives their value.
+    #[inline(always)]
     fn take(&mut self, n: u32) -> Result<u32, Damage> {
-        if n == 0 {
-            return Ok(0);
-        }
         if self.held < n {
             self.fill();
             if self.held < n {
@@ -704,31 +720,68 @@ impl<'a> Bits<'a> {
             }
         }
         self.held -= n;
-        self.taken += u64::from(n);
         Ok(((self.acc >> self.held) & ((1u64 << n) - 1)) as u32)
     }
 
-    /// The next `n` bits without taking them, zero-padded past the data; and how many are real.
-    fn peek(&mut self, n: u32) -> (u32, u32) {
+    /// Takes `n` (at most 16) bits whose value nothing needs: a correction bit.
+    #[inline(always)]
+    fn skip(&mut self, n: u32) -> Result<(), Damage> {
         if self.held < n {
             self.fill();
-        }
-        let real = self.held.min(n);
-        let v = if real == 0 { 0 } else { ((self.acc >> (self.held - real)) & ((1u64 << real) - 1)) as u32 };
-        (v << (n - real), real)
-    }
-
-    fn decode(&mut self, t: &Huffman) -> Result<u8, Damage> {
-        let (look, real) = self.peek(LOOKAHEAD);
-        let (len, symbol) = t.lookahead[look as usize];
-        if len > 0 {
-            if u32::from(len) > real {
+            if self.held < n {
                 return Err(Damage::Premature);
             }
-            self.take(u32::from(len))?;
-            return Ok(symbol);
         }
-        // A code longer than the look-ahead: bit by bit, as libjpeg's slow path.
+        self.held -= n;
+        Ok(())
+    }
+
+    /// The next code of table `t`: one look-up when the code is at most 9 bits long and 9 bits
+    /// are held (nearly every code), otherwise libjpeg's bit-by-bit path.
+    #[inline(always)]
+    fn decode(&mut self, t: &Huffman) -> Result<u8, Damage> {
+        if self.held < LOOKAHEAD {
+            self.fill();
+        }
+        if self.held >= LOOKAHEAD {
+            let look = (self.acc >> (self.held - LOOKAHEAD)) as usize & ((1 << LOOKAHEAD) - 1);
+            let entry = t.lookahead[look];
+            let len = u32::from(entry >> 8);
+            if len > 0 {
+                self.held -= len;
+                return Ok(entry as u8);
+            }
+        }
+        self.decode_slow(t)
+    }
+
+    /// The next code of table `t` and the extra bits its symbol's low four bits count (a DC
+    /// difference's or an AC coefficient's, whose values nothing needs): one look-up and one
+    /// check of the bits held, on the path nearly every code takes.
+    #[inline(always)]
+    fn decode_and_skip_extra(&mut self, t: &Huffman) -> Result<u8, Damage> {
+        if self.held < LOOKAHEAD + 15 {
+            self.fill();
+        }
+        if self.held >= LOOKAHEAD {
+            let look = (self.acc >> (self.held - LOOKAHEAD)) as usize & ((1 << LOOKAHEAD) - 1);
+            let entry = t.lookahead[look];
+            let len = u32::from(entry >> 8);
+            let total = len + u32::from(entry & 15);
+            if len > 0 && total <= self.held {
+                self.held -= total;
+                return Ok(entry as u8);
+            }
+        }
+        let symbol = self.decode(t)?;
+        self.skip(u32::from(symbol & 15))?;
+        Ok(symbol)
+    }
+
+    /// A code longer than the look-ahead, or one near the data's end: bit by bit, as libjpeg's
+    /// slow path (one bit past the data is the premature end).
+    #[cold]
+    fn decode_slow(&mut self, t: &Huffman) -> Result<u8, Damage> {
         let mut code = self.take(1)? as i32;
         let mut l = 1;
         while code > t.maxcode[l] {
@@ -744,7 +797,7 @@ impl<'a> Bits<'a> {
 
     /// Data bytes that hold a bit the walk took.
     fn used_data_bytes(&self) -> usize {
-        self.taken.div_ceil(8) as usize
+        (8 * self.read as u64 - u64::from(self.held)).div_ceil(8) as usize
     }
 
     /// Data bytes in the interval (read to its end).

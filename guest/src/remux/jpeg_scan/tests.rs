@@ -286,3 +286,29 @@ fn markers_libjpeg_stops_on_are_refused() {
     assert!(c.repair.is_some());
     assert!(c.dropped.contains(&"stray-bytes") && c.dropped.contains(&"broken-scan"), "{:?}", c.dropped);
 }
+
+/// The bit reader's eight-bytes-at-once path against the plain reading it shortcuts: data with a
+/// stuffed 0xFF 0x00 at every offset from the window's start, then a marker, read in takes of
+/// every width; each value and the premature end fall where byte-by-byte destuffing puts them.
+#[test]
+fn the_bit_reader_reads_stuffed_bytes_and_stops_at_a_marker_as_libjpeg() {
+    use super::Bits;
+    for stuffed_at in 0..12 {
+        for width in 1..=16u32 {
+            let mut raw: Vec<u8> = (0..24u8).map(|i| i.wrapping_mul(37) ^ 0x5A).filter(|&b| b != 0xFF).collect();
+            raw.splice(stuffed_at..stuffed_at, [0xFF, 0x00]);
+            let data: Vec<u8> = raw.iter().enumerate().filter(|&(i, _)| i != stuffed_at + 1).map(|(_, &b)| b).collect();
+            raw.extend_from_slice(&[0xFF, 0xD9, 0x12, 0x34]);
+            let bit = |n: usize| u32::from(data[n / 8] >> (7 - n % 8) & 1);
+            let mut bits = Bits::new(&raw);
+            let mut at = 0usize;
+            while at + width as usize <= 8 * data.len() {
+                let expected = (0..width as usize).fold(0, |v, i| v << 1 | bit(at + i));
+                assert_eq!(bits.take(width), Ok(expected), "stuffed at {stuffed_at}, width {width}, bit {at}");
+                at += width as usize;
+            }
+            assert_eq!(bits.take(width), Err(super::Damage::Premature), "stuffed at {stuffed_at}, width {width}");
+            assert_eq!((bits.used_data_bytes(), bits.data_bytes()), (at.div_ceil(8), data.len()));
+        }
+    }
+}
