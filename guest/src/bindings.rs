@@ -304,7 +304,7 @@ mod conversion {
     use crate::verdict::{Admitted, Verdict};
 
     /// The media types this build converts from (`convertible-types`).
-    pub(super) const TYPES: [&str; 4] = crate::entry::CONVERTIBLE;
+    pub(super) const TYPES: [&str; 4] = crate::judged_type::CONVERTIBLE;
 
     /// The conversion an admitted single image carries (`path` empty: no document around it).
     pub(super) fn made(a: &Admitted) -> Option<cw::ConversionMade> {

@@ -387,7 +387,7 @@ fn admit(claimed: Option<String>, options: &Options, body: Vec<u8>) -> Response 
         None => {
             let sniffed = crate::sniff(&body);
             let convertible = options.convert && crate::convert::source_of(&sniffed).is_some();
-            if !entry::ADMISSIBLE.contains(&sniffed.as_str()) && !convertible {
+            if !crate::judged_type::ADMISSIBLE.contains(&sniffed.as_str()) && !convertible {
                 return Response::error(
                     415,
                     format!("no Content-Type, and the bytes carry no type the gate admits (they look like {sniffed})"),

@@ -8,6 +8,7 @@ pub mod entry;
 pub mod gate;
 pub mod http_gate;
 pub mod image_admission;
+pub mod judged_type;
 pub mod limits;
 pub mod options;
 pub mod profile;

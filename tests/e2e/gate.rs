@@ -21,7 +21,7 @@ async fn admit_file(gate: &Gate, path: &std::path::Path, mime: &str, options: Ad
 }
 
 #[tokio::test]
-async fn every_valid_pngsuite_file_is_admitted_and_every_corrupt_one_refused() {
+async fn every_valid_pngsuite_file_is_admitted_and_every_corrupt_one_refused_but_an_idat_crc() {
     let gate = gate();
     let files = files_in(&corpus().join("pngsuite"), "png");
     assert!(files.len() > 150, "PngSuite has 170-odd files");
@@ -29,7 +29,13 @@ async fn every_valid_pngsuite_file_is_admitted_and_every_corrupt_one_refused() {
     for path in files {
         let name = path.file_name().unwrap().to_str().unwrap();
         let verdict = admit_file(&gate, &path, "image/png", full()).await;
-        if name.starts_with('x') {
+        if name == "xcsn0g01.png" {
+            // Its only fault is an IDAT CRC over intact data: Pillow and libvips decode it, so the
+            // gate admits it with the CRC written afresh (docs/design.md, "Canonical form").
+            let Verdict::Admitted(a) = verdict else { panic!("{name}: {verdict:?}") };
+            assert!(a.dropped.iter().any(|k| k == "bad-crc"), "{name}: {:?}", a.dropped);
+            admitted += 1;
+        } else if name.starts_with('x') {
             match verdict {
                 Verdict::Refused(r) => {
                     assert!(
@@ -52,7 +58,7 @@ async fn every_valid_pngsuite_file_is_admitted_and_every_corrupt_one_refused() {
             }
         }
     }
-    assert!(admitted > 140 && refused >= 14, "admitted {admitted}, refused {refused}");
+    assert!(admitted > 140 && refused >= 13, "admitted {admitted}, refused {refused}");
 }
 
 #[tokio::test]

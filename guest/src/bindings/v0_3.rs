@@ -89,7 +89,11 @@ impl wit::Guest for super::Component {
     }
 
     fn convertible_types() -> Vec<String> {
-        if crate::convert::AVAILABLE { entry::CONVERTIBLE.iter().map(|t| t.to_string()).collect() } else { Vec::new() }
+        if crate::convert::AVAILABLE {
+            crate::judged_type::CONVERTIBLE.iter().map(|t| t.to_string()).collect()
+        } else {
+            Vec::new()
+        }
     }
 
     fn admit(input: wit::InputMedia, o: wit::AdmitOptions) -> Result<wit::Admission, wit::InputError> {

@@ -111,16 +111,6 @@ fn the_json_keys_are_the_clis() {
     assert!(text.contains(r#""reencoded":true,"resized":true,"width":2000}"#), "{text}");
 }
 
-#[test]
-fn extension_table() {
-    assert_eq!(mime_from_extension("a/b/Photo.JPG"), "image/jpeg");
-    assert_eq!(mime_from_extension("x.jfif"), "image/jpeg");
-    assert_eq!(mime_from_extension("icon.ico"), "image/vnd.microsoft.icon");
-    assert_eq!(mime_from_extension(".png"), "application/octet-stream", "a dot file has no extension");
-    assert_eq!(mime_from_extension("dir.png/file"), "application/octet-stream");
-    assert_eq!(mime_from_extension(""), "application/octet-stream");
-}
-
 /// One directory of files, as the `agent-tool` preopen shows it.
 struct Files(Vec<(&'static str, Vec<u8>)>);
 

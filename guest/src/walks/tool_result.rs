@@ -294,7 +294,7 @@ fn judge(
         return Err(Refusal::new(Reason::MimeUnsupported, raw, None, "the block names no media type"));
     };
     let sniffed = sniff(&bytes);
-    let claimed = crate::entry::block_type(labelled, &sniffed, options.convert);
+    let claimed = crate::judged_type::block_type(labelled, &sniffed, options.convert);
     let admitted = if block.is_document() || normalize_mime(claimed) == PDF_MIME {
         admit_document(&bytes, claimed)
     } else if block.is_audio() {
