@@ -19,8 +19,13 @@ die() {
 apt_install() {
   [ "$(id -u)" -eq 0 ] || die "missing: $*; as root: apt-get update && apt-get install -y $*"
   say "installing Debian's $*"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  # Suites run side by side (scripts/test.sh) and two apt-gets at once fail on apt's lock, so the
+  # suites take turns here; another apt on the machine (unattended upgrades) is waited for too.
+  (
+    flock 9
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@" >/dev/null
+  ) 9>"${TMPDIR:-/tmp}/mediagate-apt.lock"
 }
 
 need_chromium() {
