@@ -47,7 +47,8 @@ npm_ci() {
 python_venv() {
   local venv=$1 minor=$2
   shift 2
-  if ! "$venv/bin/python" -c "import sys; sys.exit(sys.version_info < (3, $minor))" 2>/dev/null; then
+  # A venv whose making was cut off (a stopped run) has Python but no pip: made anew too.
+  if ! "$venv/bin/python" -c "import sys, pip; sys.exit(sys.version_info < (3, $minor))" 2>/dev/null; then
     rm -rf "$venv"
     "${PYTHON:-python3}" -m venv "$venv"
   fi

@@ -4,7 +4,7 @@ import { createReadStream, statSync } from 'node:fs';
 import http from 'node:http';
 import { extname, normalize, resolve, sep } from 'node:path';
 
-import { noisePng } from './helpers.js';
+import { crc32, noisePng } from './helpers.js';
 
 /** A valid 1 x 1 still GIF: admitted for Anthropic, a type Gemini does not take. */
 export const GIF_1X1 = Uint8Array.from(
@@ -18,17 +18,18 @@ export function widePng() {
 }
 
 /**
- * A PNG whose header is whole and whose pixel data is cut short: `verify: 'header'` reads only the
- * header, `verify: 'full'` decodes every pixel and refuses it.
- */
-/**
- * A PNG whose chunks are all there but whose image data is corrupt: the header check (which walks
- * the container, so a cut file fails it too) admits it, a full decode refuses it.
+ * A PNG whose chunks are all there, under right CRCs, but whose image data is corrupt: the header
+ * check (which walks the container, so a cut file or a failing CRC fails it too) admits it, a full
+ * decode refuses it.
  */
 export async function corruptPng() {
   const png = Buffer.from(await noisePng(64, 64, 11));
   const idat = png.indexOf('IDAT');
-  for (let i = idat + 40; i < idat + 200; i++) png[i] ^= 0x5a;
+  // From the zlib header on, so that every decoder fails (the noise is stored, not compressed:
+  // flipped bytes past the block headers would only break the Adler-32, which some skip).
+  for (let i = idat + 4; i < idat + 200; i++) png[i] ^= 0x5a;
+  const length = png.readUInt32BE(idat - 4);
+  png.writeUInt32BE(crc32(png.subarray(idat, idat + 4 + length)), idat + 4 + length);
   return png;
 }
 
