@@ -669,23 +669,24 @@ impl<'a> Bits<'a> {
     /// at once where none of them is 0xFF (nearly always: a stuffed 0xFF comes once in about 256
     /// bytes), byte by byte otherwise.
     fn fill(&mut self) {
-        if self.held <= 56 && !self.ended {
-            if let Some(chunk) = self.raw.get(self.at..self.at + 8) {
-                let word = u64::from_be_bytes(chunk.try_into().unwrap_or([0xFF; 8]));
-                let room = (64 - self.held) / 8;
-                // A 0xFF byte is a zero byte of `!word`; the zero-byte test may also flag a byte
-                // just before a true one (a borrow), never miss one: a flag only sends this to the
-                // byte-by-byte path. Only the first `room` bytes (the high ones) are read.
-                let inverted = !word;
-                let zero_bytes = inverted.wrapping_sub(0x0101_0101_0101_0101) & !inverted & 0x8080_8080_8080_8080;
-                let first_room = if room >= 8 { u64::MAX } else { !(u64::MAX >> (8 * room)) };
-                if zero_bytes & first_room == 0 {
-                    self.acc = if room >= 8 { word } else { (self.acc << (8 * room)) | (word >> (64 - 8 * room)) };
-                    self.held += 8 * room;
-                    self.at += room as usize;
-                    self.read += room as usize;
-                    return;
-                }
+        if self.held <= 56
+            && !self.ended
+            && let Some(chunk) = self.raw.get(self.at..self.at + 8)
+        {
+            let word = u64::from_be_bytes(chunk.try_into().unwrap_or([0xFF; 8]));
+            let room = (64 - self.held) / 8;
+            // A 0xFF byte is a zero byte of `!word`; the zero-byte test may also flag a byte
+            // just before a true one (a borrow), never miss one: a flag only sends this to the
+            // byte-by-byte path. Only the first `room` bytes (the high ones) are read.
+            let inverted = !word;
+            let zero_bytes = inverted.wrapping_sub(0x0101_0101_0101_0101) & !inverted & 0x8080_8080_8080_8080;
+            let first_room = if room >= 8 { u64::MAX } else { !(u64::MAX >> (8 * room)) };
+            if zero_bytes & first_room == 0 {
+                self.acc = if room >= 8 { word } else { (self.acc << (8 * room)) | (word >> (64 - 8 * room)) };
+                self.held += 8 * room;
+                self.at += room as usize;
+                self.read += room as usize;
+                return;
             }
         }
         while self.held <= 56 && !self.ended {
