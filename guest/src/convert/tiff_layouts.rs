@@ -413,6 +413,22 @@ struct LzwChunks<'a> {
     per_chunk: usize,
 }
 
+/// The place a chunk decodes into: `wanted` bytes (`None`: more than a usize holds), within the
+/// decoder's limits.
+fn chunk_place(wanted: Option<usize>) -> Result<Vec<u8>, String> {
+    let wanted = wanted.filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
+    Ok(vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?])
+}
+
+/// `out` when the chunk's data filled it (`filled` bytes): a chunk that decodes to less than its
+/// place is broken.
+fn filled_place(out: Vec<u8>, filled: usize, index: usize, verb: &str) -> Result<Vec<u8>, String> {
+    if filled < out.len() {
+        return Err(format!("chunk {index} of the TIFF {verb} to {filled} of the {} bytes of its place", out.len()));
+    }
+    Ok(out)
+}
+
 impl<'a> LzwChunks<'a> {
     fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>, bits: u8, per_chunk: usize) -> Result<Self, String> {
         let (offsets, counts) = chunk_places(decoder)?;
@@ -438,8 +454,7 @@ impl<'a> LzwChunks<'a> {
     /// The first `wanted` bytes chunk `index` inflates to (`None`: more than a usize holds).
     fn inflate(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
         let mut input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
-        let wanted = wanted.filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
-        let mut out = vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?];
+        let mut out = chunk_place(wanted)?;
         let mut filled = 0;
         let mut lzw = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
         while filled < out.len() {
@@ -452,13 +467,7 @@ impl<'a> LzwChunks<'a> {
                 Err(e) => return Err(format!("chunk {index} of the TIFF cannot be decoded (LZW): {e:?}")),
             }
         }
-        if filled < out.len() {
-            return Err(format!(
-                "chunk {index} of the TIFF inflates to {filled} of the {} bytes of its place",
-                out.len()
-            ));
-        }
-        Ok(out)
+        filled_place(out, filled, index, "inflates")
     }
 
     /// The first `rows` rows of chunk `index`, each `width` samples wide.
@@ -590,8 +599,7 @@ impl<'a> ZstdChunks<'a> {
     fn decompress(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
         use std::io::Read;
         let input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
-        let wanted = wanted.filter(|&n| n as u64 <= DECODE_MAX_ALLOC);
-        let mut out = vec![0u8; wanted.ok_or("a chunk of the TIFF is larger than the decoder's limits")?];
+        let mut out = chunk_place(wanted)?;
         let broken =
             |e: &dyn std::fmt::Display| format!("chunk {index} of the TIFF cannot be decoded (Zstandard): {e}");
         let (window, header) = zstd_window(input, out.len());
@@ -609,13 +617,7 @@ impl<'a> ZstdChunks<'a> {
                 Err(e) => return Err(broken(&e)),
             }
         }
-        if filled < out.len() {
-            return Err(format!(
-                "chunk {index} of the TIFF decompresses to {filled} of the {} bytes of its place",
-                out.len()
-            ));
-        }
-        Ok(out)
+        filled_place(out, filled, index, "decompresses")
     }
 
     /// The first `rows` rows of chunk `index`, each `width` samples wide, as 8-bit levels
