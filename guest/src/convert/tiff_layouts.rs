@@ -345,9 +345,7 @@ fn level(value: f64) -> u8 {
 /// WebP image of the chunk's size, its header read and checked against the chunk before its
 /// pixels are decoded (the `tiff` crate's own reader allocates whatever a chunk's header says).
 struct WebPChunks<'a> {
-    file: &'a [u8],
-    offsets: Vec<u64>,
-    counts: Vec<u64>,
+    places: ChunkPlaces<'a>,
     samples: usize,
 }
 
@@ -356,14 +354,12 @@ impl<'a> WebPChunks<'a> {
         if !matches!(samples, 3 | 4) {
             return Err(format!("a WebP-compressed TIFF with {samples} samples per chunk is not converted"));
         }
-        let (offsets, counts) = chunk_places(decoder)?;
-        let &file = decoder.inner().get_ref();
-        Ok(WebPChunks { file, offsets, counts, samples })
+        Ok(WebPChunks { places: ChunkPlaces::of(decoder)?, samples })
     }
 
     /// Chunk `index`'s samples, rows as wide as the chunk; at least `rows` rows.
     fn chunk(&self, index: usize, (cw, ch): (u32, u32), rows: usize) -> Result<Vec<u8>, String> {
-        let data = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let data = self.places.bytes(index)?;
         let broken = |e: image_webp::DecodingError| format!("chunk {index} of the TIFF cannot be decoded (WebP): {e}");
         let mut webp = image_webp::WebPDecoder::new(Cursor::new(data)).map_err(broken)?;
         let (w, h) = webp.dimensions();
@@ -382,31 +378,43 @@ impl<'a> WebPChunks<'a> {
     }
 }
 
-/// The offsets and byte counts of a page's chunks (tiles, else strips).
-fn chunk_places(decoder: &mut Decoder<Cursor<&[u8]>>) -> Result<(Vec<u64>, Vec<u64>), String> {
-    let tiled = decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some();
-    let (offsets, counts) =
-        if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
-    Ok((decoder.get_tag_u64_vec(offsets).map_err(words)?, decoder.get_tag_u64_vec(counts).map_err(words)?))
+/// Where a page's chunks (tiles, else strips) are in the file, and the file's byte order.
+struct ChunkPlaces<'a> {
+    file: &'a [u8],
+    offsets: Vec<u64>,
+    counts: Vec<u64>,
 }
 
-/// Chunk `index`'s bytes in the file.
-fn chunk_bytes<'a>(file: &'a [u8], offsets: &[u64], counts: &[u64], index: usize) -> Result<&'a [u8], String> {
-    let outside = || format!("chunk {index} of the TIFF is outside the file");
-    let (&offset, &count) = offsets.get(index).zip(counts.get(index)).ok_or_else(outside)?;
-    let start = usize::try_from(offset).map_err(|_| outside())?;
-    let end = start.checked_add(usize::try_from(count).map_err(|_| outside())?).ok_or_else(outside)?;
-    file.get(start..end).ok_or_else(outside)
+impl<'a> ChunkPlaces<'a> {
+    fn of(decoder: &mut Decoder<Cursor<&'a [u8]>>) -> Result<Self, String> {
+        let tiled = decoder.find_tag(Tag::TileWidth).map_err(words)?.is_some();
+        let (offsets, counts) =
+            if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
+        let offsets = decoder.get_tag_u64_vec(offsets).map_err(words)?;
+        let counts = decoder.get_tag_u64_vec(counts).map_err(words)?;
+        let &file = decoder.inner().get_ref();
+        Ok(ChunkPlaces { file, offsets, counts })
+    }
+
+    /// Chunk `index`'s bytes in the file.
+    fn bytes(&self, index: usize) -> Result<&'a [u8], String> {
+        let outside = || format!("chunk {index} of the TIFF is outside the file");
+        let (&offset, &count) = self.offsets.get(index).zip(self.counts.get(index)).ok_or_else(outside)?;
+        let start = usize::try_from(offset).map_err(|_| outside())?;
+        let end = start.checked_add(usize::try_from(count).map_err(|_| outside())?).ok_or_else(outside)?;
+        self.file.get(start..end).ok_or_else(outside)
+    }
+
+    fn little_endian(&self) -> bool {
+        self.file.starts_with(b"II")
+    }
 }
 
 /// The LZW-compressed chunks of a page, inflated as the `tiff` crate would give them: rows as
 /// wide as the chunk, the horizontal predictor undone, WhiteIsZero turned to BlackIsZero, 16-bit
 /// samples cut to their high byte.
 struct LzwChunks<'a> {
-    file: &'a [u8],
-    offsets: Vec<u64>,
-    counts: Vec<u64>,
-    little_endian: bool,
+    places: ChunkPlaces<'a>,
     predictor: bool,
     white_is_zero: bool,
     bits: u8,
@@ -431,19 +439,15 @@ fn filled_place(out: Vec<u8>, filled: usize, index: usize, verb: &str) -> Result
 
 impl<'a> LzwChunks<'a> {
     fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>, bits: u8, per_chunk: usize) -> Result<Self, String> {
-        let (offsets, counts) = chunk_places(decoder)?;
+        let places = ChunkPlaces::of(decoder)?;
         let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
             1 => false,
             PREDICTOR_HORIZONTAL if bits >= 8 => true,
             p => return Err(format!("the TIFF's predictor {p} on {bits}-bit samples is not converted")),
         };
         let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
-        let &file = decoder.inner().get_ref();
         Ok(LzwChunks {
-            file,
-            offsets,
-            counts,
-            little_endian: file.starts_with(b"II"),
+            places,
             predictor,
             white_is_zero: photometric == Some(PHOTOMETRIC_WHITE_IS_ZERO),
             bits,
@@ -453,7 +457,7 @@ impl<'a> LzwChunks<'a> {
 
     /// The first `wanted` bytes chunk `index` inflates to (`None`: more than a usize holds).
     fn inflate(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
-        let mut input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let mut input = self.places.bytes(index)?;
         let mut out = chunk_place(wanted)?;
         let mut filled = 0;
         let mut lzw = weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
@@ -485,11 +489,11 @@ impl<'a> LzwChunks<'a> {
                 } else {
                     let get = |r: &[u8], i: usize| {
                         let b = [r[2 * i], r[2 * i + 1]];
-                        if self.little_endian { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) }
+                        if self.places.little_endian() { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) }
                     };
                     for i in step..row.len() / 2 {
                         let v = get(row, i).wrapping_add(get(row, i - step));
-                        let b = if self.little_endian { v.to_le_bytes() } else { v.to_be_bytes() };
+                        let b = if self.places.little_endian() { v.to_le_bytes() } else { v.to_be_bytes() };
                         row[2 * i..2 * i + 2].copy_from_slice(&b);
                     }
                 }
@@ -500,7 +504,7 @@ impl<'a> LzwChunks<'a> {
             out.iter_mut().for_each(|b| *b = !*b);
         }
         if sample_bytes == 2 {
-            let high = usize::from(self.little_endian);
+            let high = usize::from(self.places.little_endian());
             out = out.chunks_exact(2).map(|s| s[high]).collect();
         }
         Ok(out)
@@ -541,10 +545,7 @@ fn zstd_window(frame: &[u8], wanted: usize) -> (u64, Option<[u8; 6]>) {
 /// then given as the `tiff` crate gives a chunk: the horizontal predictor undone, WhiteIsZero
 /// turned to BlackIsZero, each sample read in the file's byte order as its SampleFormat says.
 struct ZstdChunks<'a> {
-    file: &'a [u8],
-    offsets: Vec<u64>,
-    counts: Vec<u64>,
-    little_endian: bool,
+    places: ChunkPlaces<'a>,
     predictor: bool,
     white_is_zero: bool,
     bits: u8,
@@ -579,26 +580,14 @@ impl<'a> ZstdChunks<'a> {
         if white_is_zero && sample_format != SAMPLE_FORMAT_UNSIGNED {
             return not_converted("of WhiteIsZero samples that are not unsigned".into());
         }
-        let (offsets, counts) = chunk_places(decoder)?;
-        let &file = decoder.inner().get_ref();
-        Ok(ZstdChunks {
-            file,
-            offsets,
-            counts,
-            little_endian: file.starts_with(b"II"),
-            predictor,
-            white_is_zero,
-            bits,
-            sample_format,
-            per_chunk,
-        })
+        Ok(ZstdChunks { places: ChunkPlaces::of(decoder)?, predictor, white_is_zero, bits, sample_format, per_chunk })
     }
 
     /// The first `wanted` bytes chunk `index` decompresses to (`None`: more than a usize holds);
     /// fewer is an error, what follows them is not read.
     fn decompress(&self, index: usize, wanted: Option<usize>) -> Result<Vec<u8>, String> {
         use std::io::Read;
-        let input = chunk_bytes(self.file, &self.offsets, &self.counts, index)?;
+        let input = self.places.bytes(index)?;
         let mut out = chunk_place(wanted)?;
         let broken =
             |e: &dyn std::fmt::Display| format!("chunk {index} of the TIFF cannot be decoded (Zstandard): {e}");
@@ -626,7 +615,7 @@ impl<'a> ZstdChunks<'a> {
         let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
         let mut raw = self.decompress(index, row_bytes.checked_mul(rows))?;
         let size = usize::from(self.bits).div_ceil(8);
-        let le = self.little_endian;
+        let le = self.places.little_endian();
         let get = |b: &[u8]| {
             b.iter().enumerate().fold(0u64, |v, (i, &x)| v | u64::from(x) << (8 * if le { i } else { size - 1 - i }))
         };
@@ -696,8 +685,7 @@ fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -
         COMPRESSION_NONE => None,
         other => return Err(format!("a YCbCr TIFF under compression {other} is not converted")),
     };
-    let (offsets, counts) = chunk_places(decoder)?;
-    let file = *decoder.inner().get_ref();
+    let places = ChunkPlaces::of(decoder)?;
     let (width, height) = (width as usize, height as usize);
     let unit = sx * sy + 2;
     let units_across = width.div_ceil(sx);
@@ -708,7 +696,7 @@ fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -
         let data = match &lzw {
             Some(lzw) => lzw.inflate(strip, wanted)?,
             None => {
-                let bytes = chunk_bytes(file, &offsets, &counts, strip)?;
+                let bytes = places.bytes(strip)?;
                 let wanted = wanted.ok_or_else(short)?;
                 bytes
                     .get(..wanted)
