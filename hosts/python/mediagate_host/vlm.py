@@ -754,17 +754,14 @@ class HttpVlm(Vlm):
                 request = self._client.build_request("POST", url, content=payload, headers=self._headers(),
                                                      timeout=self._timeout(deadline))
                 response = self._client.send(request, stream=True)
-            except httpx.TimeoutException as e:
-                if attempt < self.retries and isinstance(e, httpx.ConnectTimeout):
-                    attempt += 1
-                    self._sleep(_backoff(attempt), deadline)
-                    continue
-                raise VlmError("timed-out", f"{type(e).__name__} talking to {shown_url(url)}") from e
             except httpx.TransportError as e:
-                if attempt < self.retries and isinstance(e, httpx.ConnectError):
+                # Only a connection that was never made is retried: the request was not sent.
+                if attempt < self.retries and isinstance(e, (httpx.ConnectTimeout, httpx.ConnectError)):
                     attempt += 1
                     self._sleep(_backoff(attempt), deadline)
                     continue
+                if isinstance(e, httpx.TimeoutException):
+                    raise VlmError("timed-out", f"{type(e).__name__} talking to {shown_url(url)}") from e
                 raise VlmError("unreachable", f"{shown_url(url)}: {e}") from e
 
             if response.status_code >= 400:
