@@ -1,15 +1,12 @@
-import type { AdmitOptions, Gate, Provider, RequestChange } from './index.js';
+import type { AdmitOptions, Provider, RequestChange } from './index.js';
+import type { OnRefusal, WrapperOptions } from './wrapper-options.js';
 
-export type OnRefusal = 'placeholder' | 'error';
-export const ON_REFUSAL: readonly OnRefusal[];
+export type { OnRefusal } from './wrapper-options.js';
+export { ON_REFUSAL } from './wrapper-options.js';
 
-export interface MediagateMiddlewareOptions {
+export interface MediagateMiddlewareOptions extends WrapperOptions {
   /** The gate's profile; default read from the model's provider name, else `anthropic`. */
   provider?: Provider;
-  downsample?: boolean;
-  verify?: 'full' | 'header';
-  convert?: boolean;
-  gate?: Gate | Promise<Gate>;
   /** `'placeholder'` (default) or `'error'` (the call rejects with a `MediaRefusedError`). */
   onRefusal?: OnRefusal;
 }

@@ -9,9 +9,9 @@
 // side for many images) hold across the whole prompt; the answer is put back part by part.
 
 import { admit, admitRequest } from './index.js';
+import { WRAPPER_OPTION_KEYS, checkWrapperOptions } from './wrapper-options.js';
 
-export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
-const OPTION_KEYS = ['provider', 'onRefusal', 'gate', 'convert', 'verify', 'downsample'];
+export { ON_REFUSAL } from './wrapper-options.js';
 
 /** A prompt part (or tool-result item) refused with `onRefusal: 'error'`: `refused` lists why. */
 export class MediaRefusedError extends Error {
@@ -129,17 +129,6 @@ function mediaSlots(prompt) {
   return slots;
 }
 
-function checkOptions(options) {
-  if (options === null || typeof options !== 'object') throw new TypeError('mediagateMiddleware options must be an object');
-  const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.includes(k));
-  if (unknown.length) {
-    throw new TypeError(`mediagateMiddleware: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${OPTION_KEYS.join(', ')})`);
-  }
-  if (options.onRefusal !== undefined && !ON_REFUSAL.includes(options.onRefusal)) {
-    throw new TypeError(`mediagateMiddleware: onRefusal must be one of ${ON_REFUSAL.join(', ')} (got ${JSON.stringify(options.onRefusal)})`);
-  }
-}
-
 /**
  * Admit the media parts of `prompt` (an AI SDK language-model prompt): a new prompt with each
  * part admitted (downsampled parts carry the admitted bytes as base64 and their media type) or
@@ -224,7 +213,7 @@ function rebuild(prompt, copies) {
  * a `MediaRefusedError` and the model is not called).
  */
 export function mediagateMiddleware(options = {}) {
-  checkOptions(options);
+  checkWrapperOptions('mediagateMiddleware', options, WRAPPER_OPTION_KEYS);
   return {
     specificationVersion: 'v4',
     async transformParams({ params, model }) {

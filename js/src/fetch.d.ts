@@ -1,19 +1,14 @@
 import type { AdmitOptions, Gate, Provider, RequestAdmission } from './index.js';
+import type { OnRefusal, WrapperOptions } from './wrapper-options.js';
 
-/** What a refusal becomes: a text block in the refused block's slot, or an error answer. */
-export type OnRefusal = 'placeholder' | 'error';
-export const ON_REFUSAL: readonly OnRefusal[];
+export type { OnRefusal } from './wrapper-options.js';
+export { ON_REFUSAL } from './wrapper-options.js';
 
-export interface GatedFetchOptions {
+export interface GatedFetchOptions extends WrapperOptions {
   /** The fetch that sends (default `globalThis.fetch`). */
   fetch?: typeof globalThis.fetch;
   /** The per-image profile; default the endpoint's own (`openai`, `anthropic`). */
   provider?: Provider;
-  downsample?: boolean;
-  verify?: 'full' | 'header';
-  convert?: boolean;
-  /** A gate of your own (default the module-level shared one). */
-  gate?: Gate | Promise<Gate>;
   /** `'placeholder'` (default) or `'error'`: nothing sent, HTTP 400 answered (`error.type` `'mediagate_refused'`). */
   onRefusal?: OnRefusal;
 }

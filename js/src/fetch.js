@@ -9,6 +9,9 @@
 // endpoint, hands the body over and sends what the gate answers.
 
 import { admitRequest } from './index.js';
+import { WRAPPER_OPTION_KEYS, checkWrapperOptions } from './wrapper-options.js';
+
+export { ON_REFUSAL } from './wrapper-options.js';
 
 /**
  * The endpoints whose bodies are admitted, by the end of the URL's path (a gateway or Azure may
@@ -23,10 +26,7 @@ const ENDPOINTS = [
   { suffix: '/v1/messages/count_tokens', dialect: 'anthropic' },
 ];
 
-/** What a refusal becomes: a text block in the refused block's slot, or an error answer. */
-export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
-
-const OPTION_KEYS = ['fetch', 'provider', 'onRefusal', 'gate', 'convert', 'verify', 'downsample'];
+const OPTION_KEYS = ['fetch', ...WRAPPER_OPTION_KEYS];
 
 /**
  * The dialect a request to `url` with `method` is in (`'openai'`, `'responses'`, `'anthropic'`),
@@ -133,14 +133,7 @@ function refusalResponse(dialect, answer) {
 }
 
 function checkOptions(options) {
-  if (options === null || typeof options !== 'object') throw new TypeError('gatedFetch options must be an object');
-  const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.includes(k));
-  if (unknown.length) {
-    throw new TypeError(`gatedFetch: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${OPTION_KEYS.join(', ')})`);
-  }
-  if (options.onRefusal !== undefined && !ON_REFUSAL.includes(options.onRefusal)) {
-    throw new TypeError(`gatedFetch: onRefusal must be one of ${ON_REFUSAL.join(', ')} (got ${JSON.stringify(options.onRefusal)})`);
-  }
+  checkWrapperOptions('gatedFetch', options, OPTION_KEYS);
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('gatedFetch: fetch must be a function');
 }
 
