@@ -13,19 +13,32 @@ import json, os, socket, subprocess, sys, threading, time, struct, zlib, tempfil
 BIN = sys.argv[1]
 what = sys.argv[2]
 
+def read_request(c):
+    """Reads one request (head and its content-length body) from `c`; False if the peer went away."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = c.recv(65536)
+        if not d: return False
+        buf += d
+    head, _, body = buf.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(body) < n:
+        body += c.recv(1 << 20)
+    return True
+
+def serve_on_loopback(handle, backlog):
+    """A loopback server running `handle(conn)` per connection on a thread; its /v1 base URL."""
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(backlog)
+    def serve():
+        while True:
+            c, _ = srv.accept(); threading.Thread(target=handle, args=(c,), daemon=True).start()
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+
 def endless_vlm():
-    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(64)
     stats = {"bytes": 0}
     def handle(c):
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            d = c.recv(65536)
-            if not d: return
-            buf += d
-        head, _, body = buf.partition(b"\r\n\r\n")
-        n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
-        while len(body) < n:
-            body += c.recv(65536)
+        if not read_request(c): return
         c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
         ev = ("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "all work and no play "}}]}) + "\n\n").encode() * 16
         try:
@@ -33,11 +46,7 @@ def endless_vlm():
                 c.sendall(ev); stats["bytes"] += len(ev)
         except OSError:
             pass
-    def serve():
-        while True:
-            c, _ = srv.accept(); threading.Thread(target=handle, args=(c,), daemon=True).start()
-    threading.Thread(target=serve, daemon=True).start()
-    return f"http://127.0.0.1:{srv.getsockname()[1]}/v1", stats
+    return serve_on_loopback(handle, 64), stats
 
 def png():
     def chunk(k, d): return struct.pack(">I", len(d)) + k + d + struct.pack(">I", zlib.crc32(k + d))
@@ -49,24 +58,11 @@ def gif7000():
             + bytes([0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0]) + bytes([0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]))
 
 def fast_vlm():
-    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(128)
     def handle(c):
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            d = c.recv(65536)
-            if not d: return
-            buf += d
-        head, _, body = buf.partition(b"\r\n\r\n")
-        n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
-        while len(body) < n:
-            body += c.recv(1 << 20)
+        if not read_request(c): return
         ev = ("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "ok"}}]}) + "\n\ndata: [DONE]\n\n").encode()
         c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n" + ev); c.close()
-    def serve():
-        while True:
-            c, _ = srv.accept(); threading.Thread(target=handle, args=(c,), daemon=True).start()
-    threading.Thread(target=serve, daemon=True).start()
-    return f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+    return serve_on_loopback(handle, 128)
 
 ws = tempfile.mkdtemp()
 open(os.path.join(ws, "icon.png"), "wb").write(png())
@@ -178,11 +174,7 @@ if what == "echo":
     srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(4)
     def serve():
         c, _ = srv.accept()
-        buf = b""
-        while b"\r\n\r\n" not in buf: buf += c.recv(65536)
-        head, _, body = buf.partition(b"\r\n\r\n")
-        n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
-        while len(body) < n: body += c.recv(65536)
+        read_request(c)
         ev = lambda t: ("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": t}}]}) + "\n\n").encode()
         c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n" + ev("Your key is sk-x-") + ev("secret, whole: sk-x-secret.") + b"data: [DONE]\n\n"); c.close()
     threading.Thread(target=serve, daemon=True).start()

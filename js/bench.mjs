@@ -85,23 +85,11 @@ async function benchChromium() {
       },
       { png3mb: b64(png3mb), screenshot: b64(screenshot), photo: b64(photo) },
     );
+    // The page times with the same two functions as Node (their source, as globals there).
+    await page.evaluate(`window.median = ${median}; window.timeRuns = ${timeRuns};`);
     const result = await page.evaluate(async (runs) => {
       const mg = window.mediagate;
-      const median = (xs) => {
-        const s = [...xs].sort((a, b) => a - b);
-        const m = s.length >> 1;
-        return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-      };
-      const timeRuns = async (n, fn, warmup = 2) => {
-        for (let i = 0; i < warmup; i++) await fn();
-        const times = [];
-        for (let i = 0; i < n; i++) {
-          const t = performance.now();
-          await fn();
-          times.push(performance.now() - t);
-        }
-        return median(times);
-      };
+      const { timeRuns } = window;
       const { png3mb, screenshot, photo } = window.benchFiles;
       const gate = await mg.createGate();
       return {
