@@ -365,21 +365,6 @@ impl Gate {
             .map(|(v, _)| v)
     }
 
-    /// Admit a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON): every
-    /// image and document block in its messages admitted in place or replaced in its slot, and the
-    /// API's request-level rules applied. `options.provider` is the per-image profile (usually
-    /// [`RequestApi::provider`]).
-    pub async fn admit_request(
-        &self,
-        api: RequestApi,
-        request_json: &str,
-        options: AdmitOptions,
-    ) -> Result<RequestVerdict, CallError> {
-        self.call(async |gate, store| gate.call_admit_request(store, api, request_json, options).await)
-            .await
-            .map(|(v, _)| v)
-    }
-
     pub async fn sniff(&self, bytes: &[u8]) -> Result<String, CallError> {
         self.call(async |gate, store| gate.call_sniff(store, bytes).await).await.map(|(v, _)| v)
     }
@@ -403,9 +388,7 @@ impl Gate {
         claimed_mime: &str,
         options: AdmitOptions,
     ) -> Result<ConvertedVerdict, CallError> {
-        self.convert_call(async |c, store| c.call_admit_image(store, bytes, claimed_mime, options).await)
-            .await
-            .map(|(v, _)| v)
+        self.admit_image_converting_with_stats(bytes, claimed_mime, options).await.map(|(v, _)| v)
     }
 
     /// [`Gate::admit_image_converting`], and what the call cost the sandbox.
@@ -418,6 +401,16 @@ impl Gate {
         self.convert_call(async |c, store| c.call_admit_image(store, bytes, claimed_mime, options).await).await
     }
 
+    /// Render page `page` (1-based) of a PDF and admit it as an image. Runs the `convert` component.
+    pub async fn admit_pdf_page(
+        &self,
+        bytes: &[u8],
+        page: u32,
+        options: AdmitOptions,
+    ) -> Result<Result<ConvertedVerdict, PageError>, CallError> {
+        self.admit_pdf_page_with_stats(bytes, page, options).await.map(|(v, _)| v)
+    }
+
     /// [`Gate::admit_pdf_page`], and what the call cost the sandbox.
     pub async fn admit_pdf_page_with_stats(
         &self,
@@ -428,18 +421,6 @@ impl Gate {
         self.convert_call(async |c, store| c.call_admit_pdf_page(store, bytes, page, options).await).await
     }
 
-    /// Render page `page` (1-based) of a PDF and admit it as an image. Runs the `convert` component.
-    pub async fn admit_pdf_page(
-        &self,
-        bytes: &[u8],
-        page: u32,
-        options: AdmitOptions,
-    ) -> Result<Result<ConvertedVerdict, PageError>, CallError> {
-        self.convert_call(async |c, store| c.call_admit_pdf_page(store, bytes, page, options).await)
-            .await
-            .map(|(v, _)| v)
-    }
-
     /// [`Gate::admit_tool_result`], converting the blocks no provider takes (each reported).
     pub async fn admit_tool_result_converting(
         &self,
@@ -448,18 +429,6 @@ impl Gate {
         options: AdmitOptions,
     ) -> Result<ConvertedToolResult, CallError> {
         self.convert_call(async |c, store| c.call_admit_tool_result(store, tool, content_json, options).await)
-            .await
-            .map(|(v, _)| v)
-    }
-
-    /// [`Gate::admit_request`], converting the blocks no provider takes (each reported).
-    pub async fn admit_request_converting(
-        &self,
-        api: RequestApi,
-        request_json: &str,
-        options: AdmitOptions,
-    ) -> Result<ConvertedRequest, CallError> {
-        self.convert_call(async |c, store| c.call_admit_request(store, api, request_json, options).await)
             .await
             .map(|(v, _)| v)
     }

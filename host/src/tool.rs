@@ -289,19 +289,12 @@ impl ReadImageTool {
         claimed_mime: Option<&str>,
         options: AdmitOptions,
     ) -> Result<Result<FileVerdict, ToolError>, CallError> {
-        let workspace = match workspace.workspace() {
-            Ok(w) => w,
-            Err(e) => return Ok(Err(e)),
-        };
-        let store = self.store(Some(&workspace), noop_sink());
-        self.call(store, async |tool, store| {
-            let answer = tool
-                .mediagate_gate0_2_0_workspace_admission()
-                .call_admit_file(store, path, claimed_mime, options)
-                .await;
-            answer.map(|file| file.map(|f| f.verdict))
-        })
-        .await
+        let answer = self
+            .call_in_workspace(workspace, async |tool, store| {
+                tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
+            })
+            .await?;
+        Ok(answer.flatten().map(|file| file.verdict))
     }
 
     /// [`ReadImageTool::admit_file`] with conversion: a type no provider takes (SVG, BMP, TIFF,
@@ -315,17 +308,14 @@ impl ReadImageTool {
         options: AdmitOptions,
         page: Option<u32>,
     ) -> Result<Result<ConvertedFile, ToolError>, CallError> {
-        let workspace = match workspace.workspace() {
-            Ok(w) => w,
-            Err(e) => return Ok(Err(e)),
-        };
-        let store = self.store(Some(&workspace), noop_sink());
-        self.call(store, async |tool, store| {
-            tool.mediagate_gate0_2_0_workspace_admission()
-                .call_admit_file_converting(store, path, claimed_mime, options, page)
-                .await
-        })
-        .await
+        let answer = self
+            .call_in_workspace(workspace, async |tool, store| {
+                tool.mediagate_gate0_2_0_workspace_admission()
+                    .call_admit_file_converting(store, path, claimed_mime, options, page)
+                    .await
+            })
+            .await?;
+        Ok(answer.flatten())
     }
 
     /// Contract 0.3.0's gate on a workspace file: read through the preopen and judged by the one
@@ -337,15 +327,27 @@ impl ReadImageTool {
         file: &WorkspaceFile,
         options: crate::gate::v3::AdmitOptions,
     ) -> Result<Result<crate::gate::v3::Admission, FileError>, CallError> {
+        let answer = self
+            .call_in_workspace(workspace, async |tool, store| {
+                tool.mediagate_gate0_3_0_workspace_admission().call_admit_file(store, file, options).await
+            })
+            .await?;
+        Ok(answer.map_err(|e| FileError { code: file_error_code(e.code), message: e.message }).flatten())
+    }
+
+    /// One export of the `agent-tool` component with `workspace` opened as its one preopen; a
+    /// workspace that cannot be opened is the tool error, and no instance is made.
+    async fn call_in_workspace<R>(
+        &self,
+        workspace: &(impl AsWorkspace + ?Sized),
+        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
+    ) -> Result<Result<R, ToolError>, CallError> {
         let workspace = match workspace.workspace() {
             Ok(w) => w,
-            Err(e) => return Ok(Err(FileError { code: file_error_code(e.code), message: e.message })),
+            Err(e) => return Ok(Err(e)),
         };
         let store = self.store(Some(&workspace), noop_sink());
-        self.call(store, async |tool, store| {
-            tool.mediagate_gate0_3_0_workspace_admission().call_admit_file(store, file, options).await
-        })
-        .await
+        self.call(store, call).await.map(Ok)
     }
 
     /// A store whose one preopen, if any, is the workspace's directory as it was opened.
