@@ -23,6 +23,8 @@ pub mod walks;
 mod alloc_meter;
 #[cfg(all(target_arch = "wasm32", not(feature = "http-gate")))]
 mod bindings;
+#[cfg(target_arch = "wasm32")]
+mod heap;
 /// The `http-gate` world exports no admission interface: its binding is the `wasi:http` handler alone.
 #[cfg(all(target_arch = "wasm32", feature = "http-gate"))]
 #[path = "bindings/http_gate.rs"]
@@ -31,6 +33,11 @@ mod http_bindings;
 mod test_images;
 #[cfg(test)]
 mod test_oracles;
+
+/// See `heap`: a small call runs in the memory the module starts with.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static HEAP: heap::Heap = heap::Heap::new();
 
 pub use gate::document::admit_document;
 pub use image_admission::admit_image;

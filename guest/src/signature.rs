@@ -181,6 +181,12 @@ pub fn sniff(bytes: &[u8]) -> String {
     if let Some((_, mime)) = convertible.iter().find(|(hit, _)| *hit) {
         return mime.to_string();
     }
+    // Before infer: it would try each of its ~200 matchers through a function pointer, and each
+    // pointer's table entry is set up lazily on its first call in an instance (wasmtime), a few
+    // microseconds a call for nothing (none of them matches no bytes).
+    if bytes.is_empty() {
+        return "application/x-empty".to_string();
+    }
     if let Some(kind) = infer::get(bytes) {
         // infer's matchers for the strictly checked types are looser (WebP: only the second
         // word; PNG: four bytes): what failed the strict check above is not that type. Its text
@@ -189,9 +195,6 @@ pub fn sniff(bytes: &[u8]) -> String {
         if !strict_type && !kind.mime_type().starts_with("text/") {
             return kind.mime_type().to_string();
         }
-    }
-    if bytes.is_empty() {
-        return "application/x-empty".to_string();
     }
     let head = &bytes[..bytes.len().min(4096)];
     if head.iter().any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) {

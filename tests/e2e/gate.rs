@@ -603,3 +603,20 @@ async fn a_jpeg_whose_scan_ends_early_is_admitted_reencoded() {
     let Verdict::Admitted(again) = gate.admit_image(out, "image/jpeg", full()).await.unwrap() else { panic!() };
     assert!(!again.dropped.iter().any(|k| k == "broken-scan"), "{:?}", again.dropped);
 }
+
+/// A small call runs in the memory the component starts with: the guest's allocator takes the heap
+/// the initial memory holds before it grows memory (guest/src/heap.rs), so a 1-bit 32x32 PNG and a
+/// 300x300 RGBA one (360 KB decoded) report the same peak. Grown memory would cost the instance's
+/// pool slot two `mprotect`s per call.
+#[tokio::test]
+async fn small_calls_run_in_the_initial_memory_without_growing_it() {
+    let gate = gate();
+    let mut peaks = Vec::new();
+    for name in ["pngsuite/basn0g01.png", "photos/Transparency.png"] {
+        let bytes = std::fs::read(corpus().join(name)).unwrap();
+        let (verdict, stats) = gate.admit_image_with_stats(&bytes, "image/png", full()).await.unwrap();
+        assert!(matches!(verdict, Verdict::Admitted(_)), "{name}: {verdict:?}");
+        peaks.push(stats.peak_memory);
+    }
+    assert_eq!(peaks[0], peaks[1], "the larger call grew memory: peaks {peaks:?}");
+}

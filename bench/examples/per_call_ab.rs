@@ -1,0 +1,76 @@
+//! The per-call overhead of component builds side by side, in one process, taking turns, so that a
+//! lever in the guest (its allocator, its linker settings, what a trivial call runs) is measured
+//! against the build before it under the same machine state: the same host, pool and engine settings
+//! as `Gate`, a fresh Store and instance per call, the 0.2.0 `sniff` of no bytes (the `--per-call`
+//! row's trivial call), then `Gate::sniff` of the component this binary carries.
+//!
+//!   git show HEAD~1:host/components/mediagate-preflight.wasm > /tmp/before.wasm
+//!   cargo run --release --locked -p mediagate-bench --example per_call_ab -- 5000 /tmp/before.wasm host/components/mediagate-preflight.wasm
+
+use std::time::{Duration, Instant};
+
+use mediagate::{Gate, Runtime, RuntimeConfig};
+
+const ROUNDS: usize = 6;
+const WARM_UP: usize = 200;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(calls), paths) = (args.first().and_then(|n| n.parse::<usize>().ok()), &args[1.min(args.len())..]) else {
+        panic!("usage: per_call_ab CALLS COMPONENT.wasm...");
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = Runtime::new(RuntimeConfig { cache_dir: None, ..RuntimeConfig::default() }).unwrap();
+    let pres: Vec<_> = paths
+        .iter()
+        .map(|path| {
+            let (component, _) = runtime.load(&std::fs::read(path).unwrap()).unwrap();
+            // The preflight component imports nothing: an empty linker, as `Gate::new` makes.
+            wasmtime::component::Linker::new(runtime.engine()).instantiate_pre(&component).unwrap()
+        })
+        .collect();
+    let gate = Gate::new(runtime.clone()).unwrap();
+    let mut p50s = vec![Vec::new(); paths.len() + 1];
+    rt.block_on(async {
+        for _ in 0..ROUNDS {
+            for (i, pre) in pres.iter().enumerate() {
+                p50s[i].push(
+                    p50(calls, async || {
+                        runtime
+                            .call(pre, runtime.store(()), async |store, instance| {
+                                let admission = instance
+                                    .get_export_index(&mut *store, None, "mediagate:gate/admission@0.2.0")
+                                    .expect("a preflight component exports admission@0.2.0");
+                                let sniff = instance.get_export_index(&mut *store, Some(&admission), "sniff").unwrap();
+                                let sniff = instance.get_typed_func::<(&[u8],), (String,)>(&mut *store, &sniff)?;
+                                Ok(sniff.call_async(&mut *store, (&[][..],)).await?.0)
+                            })
+                            .await
+                            .unwrap();
+                    })
+                    .await,
+                );
+            }
+            p50s[paths.len()].push(p50(calls, async || drop(gate.sniff(&[]).await.unwrap())).await);
+        }
+    });
+    let names = paths.iter().map(String::as_str).chain(["Gate::sniff (the carried preflight)"]);
+    for (name, runs) in names.zip(p50s) {
+        let shown: Vec<String> = runs.iter().map(|d| format!("{:.1}", d.as_secs_f64() * 1e6)).collect();
+        println!("{name}: p50 of each round {} µs", shown.join(", "));
+    }
+}
+
+/// The median time of `calls` calls, after a warm-up.
+async fn p50(calls: usize, mut call: impl AsyncFnMut()) -> Duration {
+    let mut times = Vec::with_capacity(calls);
+    for i in 0..WARM_UP + calls {
+        let start = Instant::now();
+        call().await;
+        if i >= WARM_UP {
+            times.push(start.elapsed());
+        }
+    }
+    times.sort();
+    times[calls / 2]
+}
