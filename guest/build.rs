@@ -1,5 +1,5 @@
 //! The wasm32 module's initial memory holds a heap of `INITIAL_HEAP` bytes past its data, so that
-//! the allocator (lib.rs) serves a small call without growing memory. Untouched pages cost nothing:
+//! the allocator (heap.rs) serves a small call without growing memory. Untouched pages cost nothing:
 //! a pooled instance slot maps them lazily and resets only the pages a call wrote.
 
 /// Room for what a trivial or small call allocates (the per-call overhead bench's `sniff`, a verdict

@@ -4,7 +4,7 @@
 //! Why: a call whose allocations fit in that heap never grows linear memory. A grown memory costs
 //! the instance's pool slot two `mprotect`s, each a TLB shootdown across the host's threads: one at
 //! `memory.grow`, one when the next call instantiates in the slot and shrinks it back (per-call
-//! overhead p50 29.3 → 22.5 µs, BENCHMARKS.md). Std's dlmalloc grows memory at its first
+//! overhead p50 about 30 → 23 µs, BENCHMARKS.md). Std's dlmalloc grows memory at its first
 //! allocation whatever the initial memory holds; dlmalloc's own `System` (0.2.14) starts in the
 //! initial heap only when the first request fits there, and never uses it otherwise. Here a first
 //! request larger than the initial heap (a multi-megabyte input lowered into the guest) grows
