@@ -110,7 +110,7 @@ package_npm() {
     for want in package/package.json package/README.md package/LICENSE package/src/index.js package/src/worker.js \
         package/src/worker-thread.js package/examples/agent-host.mjs \
         package/src/fetch.js package/src/fetch.d.ts package/src/ai-sdk.js package/src/ai-sdk.d.ts \
-        package/src/wrapper-options.js package/src/wrapper-options.d.ts \
+        package/src/wrapper-options.js package/src/wrapper-options.d.ts package/src/shared-instance.js \
         package/src/convert.js package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
         package/dist/generated/mediagate-convert.js package/dist/generated/mediagate-convert.core.wasm; do
         grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"

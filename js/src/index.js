@@ -16,6 +16,7 @@
 import { instantiate } from '../dist/generated/mediagate.js';
 import { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES } from '../dist/generated/limits.js';
 import { DEFAULT_OPTIONS } from '../dist/generated/defaults.js';
+import { SharedInstance } from './shared-instance.js';
 
 /**
  * The CLI's limits (the Rust host's `Limits::default`, written into the package at build): the most
@@ -720,9 +721,9 @@ export class Gate {
 // ---------------------------------------------------------------------------------------------
 // Module-level convenience: one shared instance, created on first use, replaced after a trap.
 
-let shared;
-let sharedConverting;
 let sharedOptions = {};
+const shared = new SharedInstance(() => createGate(sharedOptions));
+const sharedConverting = new SharedInstance(() => createGate({ ...sharedOptions, convert: true }));
 
 /**
  * Sets the `createGate` options (loading and admission defaults) the module-level functions'
@@ -732,8 +733,8 @@ let sharedOptions = {};
 export function configure(options = {}) {
   checkGateOptions(options);
   sharedOptions = { ...(options ?? {}) };
-  shared = undefined;
-  sharedConverting = undefined;
+  shared.forget();
+  sharedConverting.forget();
 }
 
 /**
@@ -741,14 +742,7 @@ export function configure(options = {}) {
  */
 export function ready(options) {
   if (options !== undefined) configure(options);
-  if (!shared) {
-    const made = createGate(sharedOptions);
-    shared = made;
-    made.catch(() => {
-      if (shared === made) shared = undefined;
-    });
-  }
-  return shared;
+  return shared.get();
 }
 
 /**
@@ -756,14 +750,7 @@ export function ready(options) {
  * first time a call asks to convert: only then is the converter component fetched.
  */
 export function readyConverting() {
-  if (!sharedConverting) {
-    const made = createGate({ ...sharedOptions, convert: true });
-    sharedConverting = made;
-    made.catch(() => {
-      if (sharedConverting === made) sharedConverting = undefined;
-    });
-  }
-  return sharedConverting;
+  return sharedConverting.get();
 }
 
 /** Whether a module-level call with `options` converts (its `convert`, else `configure`'s). */
@@ -795,8 +782,8 @@ async function withShared(fn, converting = false) {
   } finally {
     if (gate.trapped) {
       // A trapped instance is dropped; the next call makes a new one.
-      if (shared && (await shared.catch(() => null)) === gate) shared = undefined;
-      if (sharedConverting && (await sharedConverting.catch(() => null)) === gate) sharedConverting = undefined;
+      await shared.forgetIf(gate);
+      await sharedConverting.forgetIf(gate);
     }
   }
 }

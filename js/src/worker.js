@@ -21,6 +21,7 @@ import {
   verdictFromParts,
   withFileName,
 } from './index.js';
+import { SharedInstance } from './shared-instance.js';
 
 export {
   ADMIT_OPTION_KEYS,
@@ -288,8 +289,8 @@ export async function createWorkerGate(options = {}) {
 // ---------------------------------------------------------------------------------------------
 // Module-level convenience: one shared Worker, started on first use, replaced when it failed.
 
-let shared;
 let sharedOptions = {};
+const shared = new SharedInstance(() => createWorkerGate(sharedOptions));
 
 /** Sets the options the shared Worker gate is made with; the current one, if any, is ended. */
 export function configure(options = {}) {
@@ -303,21 +304,12 @@ export function configure(options = {}) {
 /** The shared Worker gate (started on first use). With options, it first `configure`s them. */
 export function ready(options) {
   if (options !== undefined) configure(options);
-  if (!shared) {
-    const made = createWorkerGate(sharedOptions);
-    shared = made;
-    made.catch(() => {
-      if (shared === made) shared = undefined;
-    });
-  }
-  return shared;
+  return shared.get();
 }
 
 /** Ends the shared Worker (the next call starts a new one). */
 export function terminate() {
-  const current = shared;
-  shared = undefined;
-  current?.then((gate) => gate.terminate(), () => {});
+  shared.forget()?.then((gate) => gate.terminate(), () => {});
 }
 
 async function withShared(fn) {
@@ -325,10 +317,7 @@ async function withShared(fn) {
   try {
     return await fn(gate);
   } finally {
-    if (gate.closed && shared) {
-      const current = shared;
-      if ((await current.catch(() => null)) === gate) shared = undefined;
-    }
+    if (gate.closed) await shared.forgetIf(gate);
   }
 }
 
