@@ -6,16 +6,26 @@
 //!
 //!   git show HEAD~1:host/components/mediagate-preflight.wasm > /tmp/before.wasm
 //!   cargo run --release --locked -p mediagate-bench --example per_call_ab -- 5000 /tmp/before.wasm host/components/mediagate-preflight.wasm
+//!
+//! With `peak FILE MIME` before the components, it gives instead each build's guest peak (linear
+//! memory size) for one 0.2.0 `admit-image` of FILE with the component's default options.
 
 use std::time::{Duration, Instant};
 
+use mediagate::gate::{AdmitOptions, Verdict};
 use mediagate::{Gate, Runtime, RuntimeConfig};
 
 const ROUNDS: usize = 6;
 const WARM_UP: usize = 200;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let peak_of = (args.first().map(String::as_str) == Some("peak")).then(|| {
+        let file = args.get(1).cloned().expect("peak FILE MIME COMPONENT.wasm...");
+        let mime = args.get(2).cloned().expect("peak FILE MIME COMPONENT.wasm...");
+        args.splice(0..3, ["1".to_string()]);
+        (file, mime)
+    });
     let (Some(calls), paths) = (args.first().and_then(|n| n.parse::<usize>().ok()), &args[1.min(args.len())..]) else {
         panic!("usage: per_call_ab CALLS COMPONENT.wasm...");
     };
@@ -29,6 +39,22 @@ fn main() {
             wasmtime::component::Linker::new(runtime.engine()).instantiate_pre(&component).unwrap()
         })
         .collect();
+    if let Some((file, mime)) = peak_of {
+        let bytes = std::fs::read(&file).unwrap();
+        for (pre, path) in pres.iter().zip(paths) {
+            let (_, stats) = rt
+                .block_on(runtime.call(pre, runtime.store(()), async |store, instance| {
+                    let defaults = admission_func::<(), (AdmitOptions,)>(store, &instance, "default-options")?;
+                    let (options,) = defaults.call_async(&mut *store, ()).await?;
+                    let admit =
+                        admission_func::<(&[u8], &str, AdmitOptions), (Verdict,)>(store, &instance, "admit-image")?;
+                    Ok(admit.call_async(&mut *store, (&bytes[..], &mime[..], options)).await?.0)
+                }))
+                .unwrap();
+            println!("{path}: {file}: guest peak {} bytes", stats.peak_memory);
+        }
+        return;
+    }
     let gate = Gate::new(runtime.clone()).unwrap();
     let mut p50s = vec![Vec::new(); paths.len() + 1];
     rt.block_on(async {
@@ -38,11 +64,7 @@ fn main() {
                     p50(calls, async || {
                         runtime
                             .call(pre, runtime.store(()), async |store, instance| {
-                                let admission = instance
-                                    .get_export_index(&mut *store, None, "mediagate:gate/admission@0.2.0")
-                                    .expect("a preflight component exports admission@0.2.0");
-                                let sniff = instance.get_export_index(&mut *store, Some(&admission), "sniff").unwrap();
-                                let sniff = instance.get_typed_func::<(&[u8],), (String,)>(&mut *store, &sniff)?;
+                                let sniff = admission_func::<(&[u8],), (String,)>(store, &instance, "sniff")?;
                                 Ok(sniff.call_async(&mut *store, (&[][..],)).await?.0)
                             })
                             .await
@@ -59,6 +81,23 @@ fn main() {
         let shown: Vec<String> = runs.iter().map(|d| format!("{:.1}", d.as_secs_f64() * 1e6)).collect();
         println!("{name}: p50 of each round {} µs", shown.join(", "));
     }
+}
+
+/// `name` of the component's `admission@0.2.0` export, typed.
+fn admission_func<P, R>(
+    store: &mut wasmtime::Store<mediagate::runtime::CallState<()>>,
+    instance: &wasmtime::component::Instance,
+    name: &str,
+) -> wasmtime::Result<wasmtime::component::TypedFunc<P, R>>
+where
+    P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
+    R: wasmtime::component::ComponentNamedList + wasmtime::component::Lift,
+{
+    let admission = instance
+        .get_export_index(&mut *store, None, "mediagate:gate/admission@0.2.0")
+        .expect("a preflight component exports admission@0.2.0");
+    let func = instance.get_export_index(&mut *store, Some(&admission), name).expect("admission@0.2.0 has it");
+    instance.get_typed_func::<P, R>(&mut *store, &func)
 }
 
 /// The median time of `calls` calls, after a warm-up.
