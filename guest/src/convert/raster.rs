@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use std::io::Cursor;
 
 use image::codecs::gif::GifDecoder;
-use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{
     AnimationDecoder, ColorType, DynamicImage, ExtendedColorType, ImageBuffer, ImageDecoder, ImageError, ImageFormat,
     ImageReader, RgbaImage,
@@ -18,8 +17,8 @@ use image::{
 use super::bmp::{self, Dib};
 use super::{GIF_MIME, Source};
 use crate::gate::decode::{Budget, decode_limits, gif_frames};
-use crate::gate::downsample::{fit_inside, resize_to_fit};
-use crate::gate::image::admit_image_within;
+use crate::gate::downsample::{encode_png_fast, fit_inside, resize_to_fit};
+use crate::gate::image::admit_png_written_from;
 use crate::gate::row_resize::RowResizer;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, DECODE_MAX_SIDE, FIT_SIDE};
 use crate::options::Options;
@@ -359,12 +358,11 @@ pub fn admit_made(made: Made, raw: u64, options: &Options, budget: &mut Budget) 
     if (w, h) != (source_dimensions.width, source_dimensions.height) && from != super::SVG_MIME {
         note.push_str(&format!(", fitted to {w}x{h}"));
     }
-    let png = encode_png(&image).map_err(|e| {
+    let png = encode_png_fast(&image).map_err(|e| {
         Refusal::new(Reason::Undecodable, raw, None, format!("the image converted from {from} cannot be written: {e}"))
     })?;
-    drop(image);
     let plain = Options { convert: false, ..*options };
-    match admit_image_within(&png, ImageType::Png.mime(), &plain, budget) {
+    match admit_png_written_from(&png, image, &plain, budget) {
         Ok(admitted) => Ok(marked(admitted, png, raw, Conversion { from, note }, source_dimensions)),
         Err(refusal) => Err(Refusal {
             raw_bytes: raw,
@@ -372,16 +370,6 @@ pub fn admit_made(made: Made, raw: u64, options: &Options, budget: &mut Budget) 
             ..refusal
         }),
     }
-}
-
-fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, ImageError> {
-    // Room for the pixels as they are (a fast-compressed photo takes less; stored blocks a little
-    // more): a vector grown by doubling would hold the old and new halves at once, and a 2000x1500
-    // photo's 6-8 MB PNG would briefly take 24 MB of the guest's peak.
-    let raw = image.as_bytes().len();
-    let mut out = Vec::with_capacity(raw + raw / 256 + image.height() as usize + 1024);
-    image.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Adaptive))?;
-    Ok(out)
 }
 
 /// Every pixel the same: a page that renders to nothing.

@@ -264,11 +264,14 @@ fn jpeg_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ImageEr
 
 /// Runs the ladder. `Ok(None)`: no rung fits the provider's base64 limit. `Err`: the pixels could
 /// not be decoded (the caller then refuses the image: unmeasured pixels are never passed on).
+/// `written` is `bytes` when the caller wrote them itself with [`encode_png_fast`] from `decoded`
+/// (a conversion): the ladder's first PNG would be those same bytes, so it is not written again.
 pub fn fit(
     bytes: &[u8],
     t: ImageType,
     header: &Header,
     decoded: Option<DynamicImage>,
+    written: Option<&[u8]>,
     profile: &Profile,
 ) -> Result<Option<Reencoded>, ImageError> {
     let by_rows = match decoded {
@@ -283,20 +286,30 @@ pub fn fit(
         (None, None) if t == ImageType::Jpeg => decode_jpeg_shrunk(bytes, header)?,
         (None, None) => decode(bytes, t)?,
     };
+    let as_decoded = (img.width(), img.height());
     img.apply_orientation(header.orientation);
     let fitted = resize_to_fit(img, FIT_SIDE);
     let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
+    let unchanged = header.orientation == Orientation::NoTransforms && (fitted.width(), fitted.height()) == as_decoded;
+    let written = written.filter(|_| t == ImageType::Png && unchanged);
 
     let mut effort = Some(Effort::Fast);
     while let Some(this) = effort {
-        let Some(bytes) = encode_as(&fitted, t, this)? else { break };
-        if fits(&bytes) {
-            return Ok(Some(reencoded(bytes, t, &fitted)));
-        }
+        let len = match written.filter(|_| this == Effort::Fast) {
+            Some(bytes) if fits(bytes) => return Ok(Some(reencoded(bytes.to_vec(), t, &fitted))),
+            Some(bytes) => bytes.len(),
+            None => {
+                let Some(bytes) = encode_as(&fitted, t, this)? else { break };
+                if fits(&bytes) {
+                    return Ok(Some(reencoded(bytes, t, &fitted)));
+                }
+                bytes.len()
+            }
+        };
         if t != ImageType::Png {
             break; // only PNG has slower encodings that come out smaller
         }
-        effort = next_png_effort(&fitted, this, bytes.len() as u64, profile.max_base64_len)?;
+        effort = next_png_effort(&fitted, this, len as u64, profile.max_base64_len)?;
     }
 
     let flat = DynamicImage::ImageRgb8(flatten_on_white(&fitted));
@@ -433,7 +446,7 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
             // not through the png crate's flate2: flate2's backend is chosen by cargo features
             // across the whole build (hayro, in the components with the converters, switches it
             // to zlib-rs), and the same image must give the same bytes from every component.
-            img.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive))?;
+            out = encode_png_fast(img)?;
             match effort {
                 Effort::Fast => {}
                 Effort::Quick => out = redeflate_png(&out, 1)?,
@@ -456,6 +469,18 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
         }
     }
     Ok(Some(out))
+}
+
+/// The ladder's first PNG: fdeflate's single fast pass, adaptive row filters. Also what a
+/// conversion hands to the gate, so that a converted image over the limit is not written twice.
+pub(crate) fn encode_png_fast(img: &DynamicImage) -> Result<Vec<u8>, ImageError> {
+    // Room for the pixels as they are (a fast-compressed photo takes less; stored blocks a little
+    // more): a vector grown by doubling would hold the old and new halves at once, and a 2000x1500
+    // photo's 6-8 MB PNG would briefly take 24 MB of the guest's peak.
+    let raw = img.as_bytes().len();
+    let mut out = Vec::with_capacity(raw + raw / 256 + img.height() as usize + 1024);
+    img.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive))?;
+    Ok(out)
 }
 
 fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {

@@ -10,6 +10,7 @@ use crate::profile::Profile;
 use crate::remux::{self, Canonical};
 use crate::signature::{ImageType, sniff};
 use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};
+use image::DynamicImage;
 
 pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdict {
     let mut budget = Budget::UNLIMITED;
@@ -18,6 +19,28 @@ pub fn admit_image(bytes: &[u8], claimed_mime: &str, options: &Options) -> Verdi
 
 /// The gate, charging the pixels it decodes to `budget`.
 pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, budget: &mut Budget) -> Verdict {
+    admit(bytes, claimed_mime, options, budget, None)
+}
+
+/// The gate for a PNG the caller has just written from `pixels` with
+/// [`downsample::encode_png_fast`] (a conversion): the same rules as any PNG, but its pixels are
+/// not decoded again, and over the limit the ladder does not write that same PNG a second time.
+pub(crate) fn admit_png_written_from(
+    png: &[u8],
+    pixels: DynamicImage,
+    options: &Options,
+    budget: &mut Budget,
+) -> Verdict {
+    admit(png, ImageType::Png.mime(), options, budget, Some(pixels))
+}
+
+fn admit(
+    bytes: &[u8],
+    claimed_mime: &str,
+    options: &Options,
+    budget: &mut Budget,
+    written_from: Option<DynamicImage>,
+) -> Verdict {
     let profile: &Profile = options.provider.profile();
     let raw = bytes.len() as u64;
     let provider = profile.provider.name();
@@ -141,7 +164,9 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
     // Every pixel decoded, unless the downsampler is about to decode them anyway (a JPEG it
     // decodes at a reduced DCT scale, which still reads every coefficient of every block; a PNG it
     // decodes row by row into the fit, never holding the whole decode).
+    let written = written_from.is_some();
     let decoded = match options.verify {
+        _ if written => None,
         Verify::Full if matches!(t, ImageType::Jpeg | ImageType::Png) && !fits_as_is => None,
         Verify::Full if t == ImageType::Jpeg => match downsample::verify_jpeg(src, &header) {
             Ok(()) => None,
@@ -159,12 +184,13 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
             Ok(img) => Some(img),
             Err(e) => return Err(decode_failed(raw, t, &e)),
         },
-        None => decoded,
+        None => decoded.or(written_from),
     };
 
     // 4. Optional downsample, then the provider's base64 limit.
     if !fits_as_is {
-        return match downsample::fit(src, t, &header, decoded, profile) {
+        let written = written.then_some(bytes);
+        return match downsample::fit(src, t, &header, decoded, written, profile) {
             Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header, dropped)),
             Ok(None) => Err(Refusal::new(
                 Reason::Base64TooLarge,

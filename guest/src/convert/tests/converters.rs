@@ -568,3 +568,53 @@ fn a_cut_tiff_fails_by_strips() {
     let decoded = 2400 * 1600 * 3;
     assert!(super::raster::tiff_fitted_by_strips(cut, 2400, 1600, decoded).is_err());
 }
+
+/// A conversion is admitted as the plain gate admits the PNG it writes (same verdict, same bytes):
+/// the gate takes the pixels the PNG was written from instead of decoding it, and over the limit
+/// does not write that PNG a second time, so it holds less.
+#[test]
+fn a_conversion_is_admitted_as_the_plain_gate_admits_its_png() {
+    use crate::gate::downsample::{encode_png_fast, resize_to_fit};
+    // The large TIFF with grain (a fixed pseudo-random walk), so that its fitted PNG is over
+    // Anthropic's 5 MiB of base64 and the ladder goes on to JPEG.
+    let (_, big) = large_tiff();
+    let mut grainy = big.to_rgb8();
+    let mut state = 0x9e37_79b9_u32;
+    for v in grainy.iter_mut() {
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        *v = v.saturating_add((state >> 27) as u8);
+    }
+    let tiff = encode(&DynamicImage::ImageRgb8(grainy), ImageFormat::Tiff);
+    let small = encode(&gradient(192, 128), ImageFormat::Tiff);
+    for (input, over_the_limit) in [(&tiff, true), (&small, false)] {
+        let options = Options { convert: true, ..Options::default() };
+        let made = || {
+            let mut budget = Budget::UNLIMITED;
+            super::raster::decode(input, Source::Tiff, &mut budget).unwrap()
+        };
+        let raw = input.len() as u64;
+        let ((png, plain), before) = crate::alloc_meter::peak_during(|| {
+            let png = encode_png_fast(&resize_to_fit(made().image, FIT_SIDE)).unwrap();
+            let plain = Options { convert: false, ..options };
+            let mut budget = Budget::UNLIMITED;
+            let verdict = crate::gate::image::admit_image_within(&png, "image/png", &plain, &mut budget);
+            (png, verdict.unwrap())
+        });
+        let (ours, after) = crate::alloc_meter::peak_during(|| {
+            let mut budget = Budget::UNLIMITED;
+            super::raster::admit_made(made(), raw, &options, &mut budget).unwrap()
+        });
+        let bytes = |a: &Admitted| match &a.data {
+            Data::Bytes(b) => b.clone(),
+            _ => png.clone(),
+        };
+        assert_eq!((ours.mime, ours.dimensions), (plain.mime, plain.dimensions));
+        assert!(bytes(&ours) == bytes(&plain), "the admitted bytes differ");
+        assert_eq!(ours.mime != "image/png", over_the_limit, "{}", ours.mime);
+        if over_the_limit {
+            // Not held again: the PNG's decode (the fitted pixels) and the ladder's second fast PNG.
+            let fitted = ours.dimensions.map_or(0, |d| d.width as usize * d.height as usize * 3);
+            assert!(after + fitted <= before, "held {after} bytes, {before} before (the fitted image is {fitted})");
+        }
+    }
+}
