@@ -1,7 +1,8 @@
 //! Conversion of what no provider takes into what it does, inside the sandbox: SVG (rendered),
 //! BMP, TIFF (first page), ICO (largest entry), a GIF's first frame (for profiles that refuse
 //! animation, or GIF), a PDF page (rendered). The result is handed to the gate as a PNG, so it is
-//! admitted by exactly the rules any PNG is (fit, ladder, provider limits).
+//! admitted by exactly the rules any PNG is (fit, ladder, provider limits); only its pixels are
+//! not decoded again, the gate is given the ones it was written from.
 //!
 //! The decoders and renderers are behind the `convert` cargo feature: the `preflight` component
 //! that browsers download does not carry them, and refuses a conversion in words that say which
