@@ -25,6 +25,7 @@ pub fn admit_image_within(bytes: &[u8], claimed_mime: &str, options: &Options, b
 /// The gate for a PNG the caller has just written from `pixels` with
 /// [`downsample::encode_png_fast`] (a conversion): the same rules as any PNG, but its pixels are
 /// not decoded again, and over the limit the ladder does not write that same PNG a second time.
+#[cfg(feature = "convert")]
 pub(crate) fn admit_png_written_from(
     png: &[u8],
     pixels: DynamicImage,
