@@ -16,6 +16,8 @@ from collections import Counter
 
 # (stage, pattern on the whole stack, pattern on the innermost frame); None matches anything.
 JPEG = [
+    # The canonical re-mux walks every Huffman code of every scan before any decoder runs.
+    ("canonical re-mux: the scan walk", r"remux::", None),
     ("container walk (structure::check)", r"structure::check|entropy_coded_end", None),
     ("decode: entropy decoding (Huffman)", r"jpeg_decoder", r"decode_scan|[Hh]uffman|read_bits|decode_block|fill_bits"),
     ("decode: scaled IDCT + dequantisation", r"jpeg_decoder", r"idct|append_row_immediate|ImmediateWorker"),
@@ -32,6 +34,7 @@ JPEG = [
 ]
 
 PNG = [
+    ("canonical re-mux", r"remux::", None),
     # Only the level-1 pass deflates with miniz_oxide (its deep stacks do not always unwind natively).
     ("level-1 pass: deflate (miniz_oxide)", r"redeflate_png|miniz_oxide::deflate", r"miniz_oxide|adler|memcpy|memmove"),
     ("level-1 pass: the fast pass inflated again", r"redeflate_png", None),

@@ -102,9 +102,18 @@ impl<'a> Out<'a> {
     }
 
     fn finish(self) -> Canonical {
-        let bytes = if self.bytes == self.input { None } else { Some(self.bytes) };
+        let bytes = if same_bytes(&self.bytes, self.input) { None } else { Some(self.bytes) };
         Canonical { bytes, dropped: self.dropped, reencoded: self.reencoded, repair: None }
     }
+}
+
+/// `a == b`, sixteen bytes at a time: in the wasm32 guest `==` on byte slices is the runtime's
+/// `memcmp`, which compares one byte at a time (2.4% of a 12 MP JPEG's fit, for the one compare
+/// of the re-mux with its input).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let word = |w: &[u8]| u128::from_ne_bytes(w.try_into().expect("chunks of 16"));
+    let (x, y) = (a.chunks_exact(16), b.chunks_exact(16));
+    a.len() == b.len() && x.remainder() == y.remainder() && x.zip(y).all(|(p, q)| word(p) == word(q))
 }
 
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the

@@ -674,3 +674,19 @@ fn the_frames_of_a_gif_are_bounded_in_all() {
     let err = canonical(&bytes, ImageType::Gif, false).unwrap_err();
     assert!(err.0.contains("pixels in all"), "{}", err.0);
 }
+
+/// The word-wise compare agrees with `==` for every length around a word and a difference at
+/// every offset, in the body and in the tail.
+#[test]
+fn same_bytes_is_slice_equality() {
+    for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 100] {
+        let a: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+        assert!(same_bytes(&a, &a.clone()));
+        assert!(!same_bytes(&a, &a[..len.saturating_sub(1)]) || len == 0);
+        for at in 0..len {
+            let mut b = a.clone();
+            b[at] ^= 0x40;
+            assert!(!same_bytes(&a, &b), "len {len}, differs at {at}");
+        }
+    }
+}
