@@ -190,8 +190,8 @@ fn admit(
 
     // 4. Optional downsample, then the provider's base64 limit.
     if !fits_as_is {
-        let written = written.then_some(bytes);
-        return match downsample::fit(src, t, &header, decoded, written, profile) {
+        let written_png = written.then_some(bytes);
+        return match downsample::fit(src, t, &header, decoded, written_png, profile) {
             Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header, dropped)),
             Ok(None) => Err(Refusal::new(
                 Reason::Base64TooLarge,

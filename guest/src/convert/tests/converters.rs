@@ -611,6 +611,7 @@ fn a_conversion_is_admitted_as_the_plain_gate_admits_its_png() {
         assert_eq!((ours.mime, ours.dimensions), (plain.mime, plain.dimensions));
         assert!(bytes(&ours) == bytes(&plain), "the admitted bytes differ");
         assert_eq!(ours.mime != "image/png", over_the_limit, "{}", ours.mime);
+        eprintln!("{} bytes in: held {before} bytes through the plain gate, {after} now", input.len());
         if over_the_limit {
             // Not held again: the PNG's decode (the fitted pixels) and the ladder's second fast PNG.
             let fitted = ours.dimensions.map_or(0, |d| d.width as usize * d.height as usize * 3);
