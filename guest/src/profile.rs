@@ -209,6 +209,70 @@ pub static OPENAI_REQUEST: RequestRules = RequestRules {
     }),
 };
 
+/// The Batch API a batch file is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchApi {
+    /// OpenAI Batch: JSON lines `{"custom_id", "method", "url", "body"}`.
+    OpenAi,
+    /// Anthropic Message Batches: `{"custom_id", "params"}` items.
+    Anthropic,
+}
+
+impl BatchApi {
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchApi::OpenAi => "openai",
+            BatchApi::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn rules(self) -> &'static BatchRules {
+        match self {
+            BatchApi::OpenAi => &OPENAI_BATCH,
+            BatchApi::Anthropic => &ANTHROPIC_BATCH,
+        }
+    }
+}
+
+/// What a Batch API enforces on a whole batch file, as data.
+#[derive(Debug)]
+pub struct BatchRules {
+    pub max_requests: Rule<u64>,
+    pub max_bytes: Rule<u64>,
+}
+
+/// OpenAI Batch. Source: "Batch API" (platform.openai.com/docs/guides/batch): "A single batch may
+/// include up to 50,000 requests, and a batch input file can be up to 200 MB in size"; read as
+/// 200,000,000 bytes, the stricter of MB and MiB.
+pub static OPENAI_BATCH: BatchRules = BatchRules {
+    max_requests: Rule {
+        name: "openai.batch_requests",
+        limit: 50_000,
+        words: "OpenAI takes at most 50,000 requests in one batch: split the file",
+    },
+    max_bytes: Rule {
+        name: "openai.batch_file_bytes",
+        limit: 200_000_000,
+        words: "OpenAI takes a batch input file of at most 200 MB: split the file",
+    },
+};
+
+/// Anthropic Message Batches. Source: "Batch processing" (platform.claude.com/docs/en/build-with-
+/// claude/batch-processing): "A Message Batch is limited to either 100,000 Message requests or
+/// 256 MB in size, whichever is reached first"; read as 256,000,000 bytes.
+pub static ANTHROPIC_BATCH: BatchRules = BatchRules {
+    max_requests: Rule {
+        name: "anthropic.batch_requests",
+        limit: 100_000,
+        words: "Anthropic takes at most 100,000 requests in one Message Batch: split the file",
+    },
+    max_bytes: Rule {
+        name: "anthropic.batch_bytes",
+        limit: 256_000_000,
+        words: "Anthropic takes a Message Batch of at most 256 MB: split the file",
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

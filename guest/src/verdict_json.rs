@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::Api;
 use crate::convert::PageError;
 use crate::verdict::{Admitted, ConversionMade, Kind, Refusal};
+use crate::walks::batch::Outcome;
 use crate::walks::request::{Change, ChangeKind, MediaFacts, RequestVerdict};
 use crate::walks::tool_result::ToolResultAdmission;
 
@@ -123,27 +124,53 @@ pub fn tool_result(input: &str, admission: &ToolResultAdmission) -> String {
 /// `{"api", "request", "changed", "refused", "refusal"}` (docs/usage.md, "admit-request"): the
 /// request spliced as text (the input itself when nothing changed).
 pub fn request(api: Api, input: &str, verdict: &RequestVerdict) -> String {
+    let (changed, refused, refusal) = request_parts(verdict);
+    let request = match verdict {
+        Ok(a) => a.request.as_deref().unwrap_or(input).trim(),
+        Err(_) => "null",
+    };
+    format!(
+        "{{\"api\":\"{}\",\"request\":{request},\"changed\":{changed},\"refused\":{refused},\"refusal\":{refusal}}}",
+        api.name()
+    )
+}
+
+/// A batch request's report line: `{"number", "custom_id", "outcome", "url"?, "changed", "refused",
+/// "refusal"}` (+ `"conversions"` when any were made); the request itself is not repeated.
+pub fn batch_line(
+    number: u64,
+    custom_id: Option<&str>,
+    outcome: Outcome,
+    url: Option<&str>,
+    verdict: &RequestVerdict,
+    made: &[ConversionMade],
+) -> String {
+    let (changed, refused, refusal) = request_parts(verdict);
+    let url = url.map(|u| format!(",\"url\":{}", json!(u))).unwrap_or_default();
+    let object = format!(
+        "{{\"number\":{number},\"custom_id\":{},\"outcome\":\"{}\"{url},\"changed\":{changed},\"refused\":{refused},\"refusal\":{refusal}}}",
+        json!(custom_id),
+        outcome.name()
+    );
+    if made.is_empty() { object } else { with_conversions(object, made) }
+}
+
+/// A request verdict's `changed`, `refused` (the refused blocks' paths) and `refusal` values.
+fn request_parts(verdict: &RequestVerdict) -> (Value, Value, Value) {
     match verdict {
         Ok(a) => {
             let changed: Vec<Value> = a.changes.iter().map(change).collect();
             let refused: Vec<&str> = a.changes.iter().filter(|c| c.after.is_none()).map(|c| c.path.as_str()).collect();
-            let request = a.request.as_deref().unwrap_or(input);
-            format!(
-                "{{\"api\":\"{}\",\"request\":{},\"changed\":{},\"refused\":{},\"refusal\":null}}",
-                api.name(),
-                request.trim(),
-                Value::Array(changed),
-                json!(refused)
-            )
+            (Value::Array(changed), json!(refused), Value::Null)
         }
-        Err(r) => json!({
-            "api": api.name(), "request": null, "changed": [], "refused": [],
-            "refusal": {
+        Err(r) => (
+            json!([]),
+            json!([]),
+            json!({
                 "unusable": r.unusable, "reason": r.reason.as_str(), "bytes": r.bytes,
                 "limit": r.limit, "rule": r.rule, "message": r.message,
-            },
-        })
-        .to_string(),
+            }),
+        ),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::exports::mediagate::gate0_3_0::admission as wit;
 use crate::entry::{self, Refused};
+use crate::profile::BatchApi;
 use crate::verdict::{ConversionMade, Refusal};
 use crate::{Options, Provider, verdict_json};
 
@@ -144,5 +145,42 @@ impl wit::Guest for super::Component {
         }
         let verdict = request_verdict(verdict);
         wit::RequestAdmission { verdict, conversions: conversions.into_iter().map(made).collect(), json }
+    }
+
+    fn admit_batch_line(input: wit::BatchLineInput, o: wit::AdmitOptions) -> wit::BatchLineAdmission {
+        use crate::walks::batch::{self, Outcome};
+        let api = batch_api(input.api);
+        let default_provider = match api {
+            BatchApi::OpenAi => Provider::OpenAi,
+            BatchApi::Anthropic => Provider::Anthropic,
+        };
+        let answer =
+            batch::admit_batch_line(api, &input.line, input.number, &options(o, input.convert, default_provider));
+        let outcome = match answer.outcome {
+            Outcome::Unchanged => wit::BatchLineOutcome::Unchanged,
+            Outcome::Changed => wit::BatchLineOutcome::Changed,
+            Outcome::RefusedBlocks => wit::BatchLineOutcome::RefusedBlocks,
+            Outcome::Refused => wit::BatchLineOutcome::Refused,
+        };
+        wit::BatchLineAdmission { outcome, custom_id: answer.custom_id, line: answer.line, json: answer.json }
+    }
+
+    fn check_batch_file(api: wit::BatchApi, requests: u64, bytes: u64) -> Vec<wit::BatchFileRule> {
+        crate::walks::batch::check_batch_file(batch_api(api), requests, bytes)
+            .into_iter()
+            .map(|r| wit::BatchFileRule {
+                rule: r.rule.to_string(),
+                limit: r.limit,
+                actual: r.actual,
+                message: r.message,
+            })
+            .collect()
+    }
+}
+
+fn batch_api(api: wit::BatchApi) -> BatchApi {
+    match api {
+        wit::BatchApi::Openai => BatchApi::OpenAi,
+        wit::BatchApi::Anthropic => BatchApi::Anthropic,
     }
 }
