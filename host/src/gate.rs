@@ -64,9 +64,10 @@ macro_rules! wit_names {
 /// Contract 0.3.0's types: one entry per input, each answer with the JSON every host prints.
 pub mod v3 {
     pub use super::entry::{
-        Admission, AdmitOptions, Admitted, BlockKind, ChangeKind, InputError, InputMedia, Payload, Provider,
-        RefusalReason, RequestAdmission, RequestChange, RequestInput, RequestRefusal, RequestVerdict,
-        ToolResultAdmission, ToolResultInput, Verdict, Verify,
+        Admission, AdmitOptions, Admitted, BatchApi, BatchFileRule, BatchLineAdmission, BatchLineInput,
+        BatchLineOutcome, BlockKind, ChangeKind, InputError, InputMedia, Payload, Provider, RefusalReason,
+        RequestAdmission, RequestChange, RequestInput, RequestRefusal, RequestVerdict, ToolResultAdmission,
+        ToolResultInput, Verdict, Verify,
     };
 }
 
@@ -297,6 +298,31 @@ impl Gate {
         };
         let input = entry::RequestInput { api, request_json: request_json.into(), convert };
         self.entry_call(convert, async |gate, store| gate.call_admit_request(store, &input, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// Admit one request of a Batch API file (contract 0.3.0): its body judged by its endpoint's
+    /// dialect, spliced back into the line; the answer carries the report line.
+    pub async fn batch_line_admission(
+        &self,
+        input: &entry::BatchLineInput,
+        options: entry::AdmitOptions,
+    ) -> Result<entry::BatchLineAdmission, CallError> {
+        self.entry_call(input.convert, async |gate, store| gate.call_admit_batch_line(store, input, options).await)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// The Batch API's rules on a whole file that a file of `requests` requests and `bytes` bytes
+    /// breaks (contract 0.3.0).
+    pub async fn batch_file_rules(
+        &self,
+        api: entry::BatchApi,
+        requests: u64,
+        bytes: u64,
+    ) -> Result<Vec<entry::BatchFileRule>, CallError> {
+        self.entry_call(false, async |gate, store| gate.call_check_batch_file(store, api, requests, bytes).await)
             .await
             .map(|(v, _)| v)
     }

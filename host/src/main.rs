@@ -11,7 +11,17 @@ fn main() -> std::process::ExitCode {
         Ok(command) => command,
         Err(code) => return code.into(),
     };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    // A command that judges many inputs at once runs its calls on that many worker threads; the
+    // others (one call, or servers whose calls yield to each other) on this thread alone.
+    let workers = match &command {
+        Command::Once(once) => once.worker_threads(),
+        Command::Server(_) => None,
+    };
+    let rt = match workers {
+        Some(n) => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
+        None => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+    }
+    .expect("tokio runtime");
     let code = rt.block_on(async {
         match command {
             Command::Once(command) => cli::run(command).await,

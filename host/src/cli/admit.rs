@@ -14,8 +14,9 @@ const HOST_READ_CEILING: u64 = 256 << 20;
 
 #[derive(Args)]
 pub struct AdmitArgs {
-    /// The image or PDF file; `-` reads stdin.
-    file: PathBuf,
+    /// The image or PDF files, and with -r directories; `-` reads stdin (one input).
+    #[arg(required_unless_present = "files_from")]
+    files: Vec<PathBuf>,
     /// The claimed media type, checked against the bytes. By default the one the bytes carry when
     /// it is a type the gate admits (a PDF named `x.png` is the document it is), else the one the
     /// extension names; with --convert (or --page) the one the bytes carry whenever they are an
@@ -24,18 +25,59 @@ pub struct AdmitArgs {
     mime: Option<String>,
     #[command(flatten)]
     gate: GateArgs,
-    /// Print one JSON object instead of a line.
+    /// Print one JSON object instead of a line (one input; with many, --jsonl).
     #[arg(long)]
     json: bool,
-    /// Write the admitted bytes (possibly downsampled) to this file.
+    /// Write the admitted bytes (possibly downsampled) to this file (one input; with many,
+    /// --out-dir).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Write the admitted content block (Anthropic shape, JSON) to this file.
+    /// Write the admitted content block (Anthropic shape, JSON) to this file (one input).
     #[arg(long, value_name = "FILE")]
     block_out: Option<PathBuf>,
-    /// Render this page (1-based) of a PDF and admit it as an image (implies --convert).
+    /// Render this page (1-based) of a PDF and admit it as an image (implies --convert; one input).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     page: Option<u32>,
+    /// Admit the files in the directories named, and below (sorted by name; hidden entries left
+    /// out; links to files followed, to directories not).
+    #[arg(short = 'r', long)]
+    recursive: bool,
+    /// Also admit the paths listed in FILE, one a line (`-`: stdin).
+    #[arg(long, value_name = "FILE")]
+    files_from: Option<PathBuf>,
+    /// Files judged at once, each in its own sandbox [default: the number of cores].
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    jobs: Option<u32>,
+    /// Print one JSON line per file, in input order: `{"path", "out"?, "convertible"?, …the verdict}`.
+    #[arg(long)]
+    jsonl: bool,
+    /// Write what passed under DIR at the path it was given (a leading `/` and `..` left out),
+    /// the admitted type's extension added when the name does not say it (`a.svg` -> `a.svg.png`).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+}
+
+impl AdmitArgs {
+    /// Many inputs, a directory or a list, or a flag only many take: the bulk command
+    /// (`bulk.rs`). One file with none of those is the single command, as it always was.
+    pub fn is_bulk(&self) -> bool {
+        self.files.len() != 1
+            || self.recursive
+            || self.files_from.is_some()
+            || self.jsonl
+            || self.out_dir.is_some()
+            || self.jobs.is_some()
+            || self.files[0].is_dir()
+    }
+
+    /// The worker threads the command runs on: the jobs of a bulk run, none for one file.
+    pub fn worker_threads(&self) -> Option<usize> {
+        self.is_bulk().then(|| self.jobs().max(1))
+    }
+
+    fn jobs(&self) -> usize {
+        self.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize)
+    }
 }
 
 #[derive(Args)]
@@ -54,7 +96,7 @@ pub struct ToolResultArgs {
 /// (a FIFO would block the open until a writer appears, a device or `/proc` file never ends) and
 /// what is larger than [`HOST_READ_CEILING`]. The open is non-blocking and the opened file is
 /// checked again, so a FIFO swapped in between `stat` and `open` is refused too.
-fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+pub(super) fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
     let metadata = std::fs::metadata(path).map_err(cannot)?;
@@ -106,14 +148,18 @@ fn over_ceiling(what: &str) -> String {
 }
 
 pub async fn admit(args: AdmitArgs) -> u8 {
+    if args.is_bulk() {
+        return admit_many(args).await;
+    }
     let report = Report::json(args.json);
-    let from_stdin = args.file == Path::new("-");
-    let bytes = match if from_stdin { read_stdin_bytes() } else { read_capped(&args.file) } {
+    let file = &args.files[0];
+    let from_stdin = file == Path::new("-");
+    let bytes = match if from_stdin { read_stdin_bytes() } else { read_capped(file) } {
         Ok(b) => b,
         Err(e) => return report.fail(Code::Io, e),
     };
     // What the verdict line calls the input.
-    let name = if from_stdin { Path::new("stdin") } else { args.file.as_path() };
+    let name = if from_stdin { Path::new("stdin") } else { file.as_path() };
     let gate = match super::gate_reporting(super::Calls::One, report) {
         Ok(g) => g,
         Err(code) => return code,
@@ -123,7 +169,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
     let input = InputMedia {
         bytes,
         claimed_mime: args.mime.clone(),
-        name: (!from_stdin).then(|| args.file.to_string_lossy().into_owned()),
+        name: (!from_stdin).then(|| file.to_string_lossy().into_owned()),
         convert: args.gate.convert,
         page: args.page,
     };
@@ -166,6 +212,44 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Verdict::Admitted(_) => 0,
         Verdict::Refused(_) => EXIT_REFUSED,
     }
+}
+
+/// The bulk command: the flags only one input takes are refused, the roots checked, then
+/// `bulk::admit_many` on a gate sized for the jobs.
+async fn admit_many(args: AdmitArgs) -> u8 {
+    let one_only = [
+        (args.json, "--json prints one verdict; with many inputs, --jsonl prints one a line"),
+        (args.out.is_some(), "--out writes one file; with many inputs, --out-dir writes each"),
+        (args.block_out.is_some(), "--block-out writes one block; it takes one input"),
+        (args.page.is_some(), "--page renders a page of one PDF; it takes one input"),
+        (
+            args.files.iter().any(|f| f == Path::new("-")),
+            "`-` reads one input from stdin; a list of paths on stdin is --files-from -",
+        ),
+    ];
+    if let Some((_, why)) = one_only.iter().find(|(given, _)| *given) {
+        return super::Report::Text.fail(Code::Usage, why);
+    }
+    if let Err(e) = super::bulk::check_roots(&args.files, args.recursive) {
+        return super::Report::Text.fail(Code::Usage, e);
+    }
+    let jobs = args.jobs();
+    let gate = match super::gate_for_jobs(jobs as u32) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let bulk = super::bulk::Bulk {
+        options: args.gate.entry_options(),
+        convert: args.gate.convert,
+        roots: args.files,
+        files_from: args.files_from,
+        recursive: args.recursive,
+        jobs,
+        jsonl: args.jsonl,
+        out_dir: args.out_dir,
+        mime: args.mime,
+    };
+    super::bulk::admit_many(bulk, gate).await
 }
 
 /// JSON text from a file, or from stdin when `file` is `-` or absent; at most `cap` bytes, else an

@@ -2,6 +2,9 @@
 //! the long-running servers' arguments (`server_args`), which `main` hands to `crate::servers`.
 
 mod admit;
+mod batch;
+mod bulk;
+mod progress;
 mod read_image;
 mod report;
 mod request;
@@ -70,10 +73,13 @@ pub enum Command {
 
 #[derive(Subcommand)]
 pub enum OneShot {
-    /// Admit one image or PDF file (or stdin with `-`); print the verdict.
+    /// Admit image or PDF files (or stdin with `-`): one, many, or whole directories with -r;
+    /// print each verdict (with many: in input order, a summary on stderr).
     #[command(after_help = help_footer!(
         "    mediagate admit shot.png\n    mediagate admit photo.jpg --json --out fitted.jpg\n    \
-         cat diagram.svg | mediagate admit - --convert\n    mediagate admit report.pdf --page 2 --out page2.png",
+         cat diagram.svg | mediagate admit - --convert\n    mediagate admit report.pdf --page 2 --out page2.png\n    \
+         mediagate admit -r shots/ --jobs 2 --jsonl --out-dir admitted/ > verdicts.jsonl\n    \
+         find . -name '*.png' | mediagate admit --files-from - --jsonl",
         gate_exit!()
     ))]
     Admit(admit::AdmitArgs),
@@ -93,6 +99,15 @@ pub enum OneShot {
         gate_exit!()
     ))]
     AdmitRequest(request::RequestArgs),
+    /// Admit every request of a Batch API file (OpenAI Batch JSON lines, Anthropic Message
+    /// Batches), streamed: the same file out, each request's media admitted in place.
+    #[command(after_help = help_footer!(
+        "    mediagate admit-batch --api openai batch.jsonl -o admitted.jsonl --report report.jsonl\n    \
+         mediagate admit-batch --api anthropic requests.json -o admitted.json --on-refusal drop",
+        "0 nothing refused, 1 a request or block refused, a Batch API file rule broken, or stopped by \
+         --on-refusal fail, 2 the file could not be read or written (nothing is left half-written)."
+    ))]
+    AdmitBatch(batch::BatchArgs),
     /// Ask a vision model about a workspace image; the reply streams to stdout.
     #[command(after_help = help_footer!(
         "    mediagate read-image shots/error.png --question \"What does the dialog say?\" \\\n      \
@@ -239,9 +254,33 @@ pub async fn run(command: OneShot) -> u8 {
         OneShot::Admit(args) => admit::admit(args).await,
         OneShot::AdmitToolResult(args) => admit::admit_tool_result(args).await,
         OneShot::AdmitRequest(args) => request::admit_request(args).await,
+        OneShot::AdmitBatch(args) => batch::admit_batch(args).await,
         OneShot::ReadImage(args) => read_image::read_image(args).await,
         OneShot::Component(args) => write_component(&args),
     }
+}
+
+impl OneShot {
+    /// The worker threads a command's calls run on, when it runs many at once (`admit` over many
+    /// files, `admit-batch`); `None`: one thread, the calls one after another.
+    pub fn worker_threads(&self) -> Option<usize> {
+        match self {
+            OneShot::Admit(args) => args.worker_threads(),
+            OneShot::AdmitBatch(args) => Some(args.worker_threads()),
+            _ => None,
+        }
+    }
+}
+
+/// The gate for a command that judges `jobs` inputs at once: a pool of that many instances, and
+/// that many guests running at a time (each on its own worker thread).
+pub fn gate_for_jobs(jobs: u32) -> Result<mediagate::Gate, u8> {
+    let mut config = RuntimeConfig { pooling: true, ..RuntimeConfig::default() };
+    config.limits.max_concurrent_calls = jobs;
+    config.limits.max_running_calls = jobs;
+    let runtime = Runtime::new(config)
+        .map_err(|e| Report::Text.fail(Code::Sandbox, format!("cannot start the sandbox: {e:#}")))?;
+    mediagate::Gate::new(runtime).map_err(|e| Report::Text.fail(Code::Sandbox, format!("cannot load the gate: {e:#}")))
 }
 
 /// How many calls a command makes: a one-shot command skips the pooling allocator, whose
