@@ -8,6 +8,7 @@
 mod common;
 
 mod bombs;
+mod bulk;
 mod cli;
 mod cli_inputs;
 mod cli_walks;
