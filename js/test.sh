@@ -27,7 +27,8 @@ say "node $(node --version), $("$CHROMIUM_PATH" --version 2>/dev/null | head -n1
 # on the page converted), convert-parity (CLI --convert vs Node, with SHA-256 of the bytes), worker (the Worker entry point in Node),
 # limits and browser-limits (the CLI's memory limit and CPU deadline, a PDF bomb in the CLI's words; Node, Worker, Chromium),
 # integrations (gatedFetch under the real OpenAI and Anthropic SDKs, the AI SDK middleware, a
-# recording provider on 127.0.0.1), docs-snippets (docs/integrations.md's TypeScript snippets run),
+# recording provider on 127.0.0.1), batch (Batch API files through @mediagate/preflight/batch against
+# `mediagate admit-batch`, byte for byte; admitBatchLine and checkBatchFile), docs-snippets (docs/integrations.md's TypeScript snippets run),
 # demo-drop (the demo's picker; the Worker unbundled in Chromium) and package (the npm tarball
 # installed outside the repo, used from Node and through an esbuild bundle in Chromium).
 say "npm test"

@@ -111,6 +111,7 @@ package_npm() {
         package/src/worker-thread.js package/examples/agent-host.mjs \
         package/src/fetch.js package/src/fetch.d.ts package/src/ai-sdk.js package/src/ai-sdk.d.ts \
         package/src/wrapper-options.js package/src/wrapper-options.d.ts package/src/shared-instance.js \
+        package/src/batch.js package/src/batch.d.ts \
         package/src/convert.js package/dist/generated/mediagate.js package/dist/generated/mediagate.core.wasm \
         package/dist/generated/mediagate-convert.js package/dist/generated/mediagate-convert.core.wasm; do
         grep -qx "$want" <<<"$listing" || die "$tarball lacks ${want#package/}"

@@ -217,6 +217,46 @@ export interface RequestAdmission {
   readonly requestText: string | null;
 }
 
+/** The Batch API a batch file is written for: OpenAI Batch or Anthropic Message Batches. */
+export type BatchApi = 'openai' | 'anthropic';
+/** What became of one batch request (the report line's `outcome`). */
+export type BatchOutcome = 'unchanged' | 'changed' | 'refused_blocks' | 'refused';
+
+/** `admitBatchLine`'s options: the batch's API, the request's number, and the admission options. */
+export interface BatchLineOptions extends AdmitOptions {
+  api: BatchApi;
+  /** The request's 1-based line (or `requests` item) number, which the report names (default 1). */
+  number?: number;
+}
+
+/** One batch request's report line (what `mediagate admit-batch --report` writes for it), parsed. */
+export interface BatchLineAdmission {
+  number: number;
+  custom_id: string | null;
+  outcome: BatchOutcome;
+  /** The OpenAI request's endpoint (absent for Anthropic and for lines that are not requests). */
+  url?: string;
+  changed: RequestChange[];
+  refused: string[];
+  /** Null unless the whole request was refused (`outcome: 'refused'`). */
+  refusal: RequestRefusal | null;
+  /** The blocks converted (a converting call only). */
+  conversions?: BlockConversion[];
+  /** Not enumerable: the report line's text, exactly what the CLI writes. */
+  readonly json: string;
+  /** Not enumerable: the request as it goes out (the input itself when unchanged); null when refused whole. */
+  readonly line: string | null;
+}
+
+/** A rule of the Batch API on a whole file that the file breaks (the summary's `file_rules`). */
+export interface BatchFileRule {
+  /** `openai.batch_requests`, `openai.batch_file_bytes`, `anthropic.batch_requests`, `anthropic.batch_bytes`. */
+  rule: string;
+  limit: number;
+  actual: number;
+  message: string;
+}
+
 /** The core module file the gate loads: the key of `wasmUrls` (one: the component imports nothing). */
 export type CoreModuleName = 'mediagate.core.wasm';
 /** The converter component's core module (a converting gate loads it instead). */
@@ -265,6 +305,10 @@ export class Gate {
   admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): ToolResultAdmission;
   /** A whole provider request through the gate; `options.provider` defaults to the instance's, else the API's own. */
   admitRequest(api: RequestApi, request: unknown, options?: AdmitOptions): RequestAdmission;
+  /** One request of a Batch API file (a JSON line without its break, or one `requests` item) through the gate. */
+  admitBatchLine(line: string, options: BatchLineOptions): BatchLineAdmission;
+  /** The Batch API's whole-file rules a file of `requests` requests and `bytes` bytes breaks (empty: none). */
+  checkBatchFile(api: BatchApi, requests: number, bytes: number): BatchFileRule[];
 }
 
 /** Compile (cached per location) and instantiate a new gate. */
@@ -286,6 +330,9 @@ export function checkGateOptions(options?: CreateGateOptions): {
 export function admit(bytes: Bytes | Blob, input?: Input, options?: AdmitOptions): Promise<Verdict>;
 export function admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): Promise<ToolResultAdmission>;
 export function admitRequest(api: RequestApi, request: unknown, options?: AdmitOptions): Promise<RequestAdmission>;
+/** `Gate.admitBatchLine` on the shared instance (the converting one when `options.convert`). */
+export function admitBatchLine(line: string, options: BatchLineOptions): Promise<BatchLineAdmission>;
+export function checkBatchFile(api: BatchApi, requests: number, bytes: number): Promise<BatchFileRule[]>;
 /** Render page `page` (1-based, default 1) of a PDF and admit it as an image (loads the converter). */
 export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
 /** The media types the converter converts from (loads the converter). */
@@ -305,6 +352,9 @@ export function verdictFromParts(parts: { json: string; bytes?: Uint8Array; snif
 export function verdictParts(verdict: Verdict): { json: string; bytes?: Uint8Array; sniffed: string; convertible: string | null };
 export function toolResultFromParts(parts: { json: string; changed: boolean }): ToolResultAdmission;
 export function requestFromParts(parts: { json: string; requestText: string | null }): RequestAdmission;
+export function batchLineFromParts(parts: { json: string; line: string | null }): BatchLineAdmission;
+/** Checks `admitBatchLine`'s options (TypeError) and splits off `api` and `number`. */
+export function batchLineOptions(options: BatchLineOptions): { api: BatchApi; number: number; rest: AdmitOptions };
 /** The input with a File's name as its name hint, unless it names a type or a name itself. */
 export function withFileName(bytes: Bytes | Blob, input?: Input): Input | undefined;
 /** A Blob's bytes, its name (a File's) as the input's name hint. */
@@ -320,6 +370,7 @@ export const CONVERT_CORE_MODULES: readonly ConvertCoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
 export const REFUSAL_REASONS: readonly RefusalReason[];
 export const REQUEST_APIS: readonly RequestApi[];
+export const BATCH_APIS: readonly BatchApi[];
 /** The keys of `admit`'s input object. */
 export const INPUT_KEYS: readonly ('mime' | 'name' | 'page')[];
 

@@ -69,6 +69,9 @@ export const REFUSAL_REASONS = Object.freeze([
 /** The request dialects `admitRequest` reads (each with its request-level rules). */
 export const REQUEST_APIS = Object.freeze(['anthropic', 'openai']);
 
+/** The Batch APIs whose files `admitBatchLine` and `checkBatchFile` read (OpenAI Batch, Anthropic Message Batches). */
+export const BATCH_APIS = Object.freeze(['openai', 'anthropic']);
+
 const PLAIN_WORDS = {
   mime_unsupported: "The file's type is not one the model provider accepts.",
   raw_too_large: 'The file is larger than the gate will read at all.',
@@ -512,6 +515,14 @@ export function requestFromParts({ json, requestText }) {
 }
 
 /**
+ * A batch request's answer from its report line (`json`) and the request as it goes out (`line`:
+ * the input itself when unchanged, null when refused whole).
+ */
+export function batchLineFromParts({ json, line }) {
+  return hidden(parseAnswer(json, 'batch report line'), { json, line });
+}
+
+/**
  * The admitted block in the Anthropic content-block shape (what `mediagate admit --block-out`
  * writes): `{ type: kind, source: { type: 'base64', media_type: mime, data } }`.
  */
@@ -716,6 +727,63 @@ export class Gate {
     const admitted = answer.verdict.tag === 'admitted' ? answer.verdict.val : null;
     return requestFromParts({ json: answer.json, requestText: admitted ? (admitted.request ?? json) : null });
   }
+
+  /**
+   * Admit one request of a Batch API file, as `mediagate admit-batch` does for each: `line` is the
+   * request's text (a JSON line without its line break, or one item of an Anthropic `requests`
+   * array); `options.api` is `'openai'` or `'anthropic'`, `options.number` its 1-based line (or
+   * item) number, which the report names (default 1); the other keys are the admission options.
+   * Answers the report line (`{ number, custom_id, outcome, url?, changed, refused, refusal }`)
+   * parsed, with `json` (its text, what the CLI writes to `--report`) and `line` (the request as it
+   * goes out: the input itself when unchanged, the spliced text when changed or with refused
+   * blocks, null when refused whole) beside it.
+   */
+  admitBatchLine(line, options) {
+    if (typeof line !== 'string') {
+      throw new TypeError('line must be a string: one request of the batch file, without its line break');
+    }
+    const { api, number, rest } = batchLineOptions(options);
+    const { wit, convert } = this.#prepare(rest);
+    const answer = this.#call('admit-batch-line', () =>
+      this.#api.admitBatchLine({ api, line, number: BigInt(number), convert }, wit),
+    );
+    return batchLineFromParts({ json: answer.json, line: answer.outcome === 'unchanged' ? line : (answer.line ?? null) });
+  }
+
+  /**
+   * The Batch API's rules on a whole file that a file of `requests` requests and `bytes` bytes
+   * breaks (`check-batch-file`): `[{ rule, limit, actual, message }]`, empty when it breaks none.
+   */
+  checkBatchFile(api, requests, bytes) {
+    checkBatchApi(api);
+    for (const [name, value] of [['requests', requests], ['bytes', bytes]]) {
+      if (!(Number.isSafeInteger(value) && value >= 0)) {
+        throw new TypeError(`${name} must be a whole number from 0 (got ${JSON.stringify(value)})`);
+      }
+    }
+    const rules = this.#call('check-batch-file', () => this.#api.checkBatchFile(api, BigInt(requests), BigInt(bytes)));
+    // The keys in the order the CLI's summary writes them.
+    return rules.map(({ rule, limit, actual, message }) => ({ rule, limit: Number(limit), actual: Number(actual), message }));
+  }
+}
+
+function checkBatchApi(api) {
+  if (!BATCH_APIS.includes(api)) {
+    throw new TypeError(`api must be one of ${BATCH_APIS.join(', ')} (got ${JSON.stringify(api)})`);
+  }
+}
+
+/** `admitBatchLine`'s second argument: `api` and `number` taken out, the admission options left. */
+export function batchLineOptions(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError("admitBatchLine needs options with the batch's api: { api: 'openai' | 'anthropic', number }");
+  }
+  const { api, number = 1, ...rest } = options;
+  checkBatchApi(api);
+  if (!(Number.isSafeInteger(number) && number >= 1)) {
+    throw new TypeError(`options.number must be a whole number from 1 (got ${JSON.stringify(number)})`);
+  }
+  return { api, number, rest };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -812,4 +880,14 @@ export async function admitToolResult(toolName, content, options) {
 
 export async function admitRequest(api, request, options) {
   return withShared((gate) => gate.admitRequest(api, request, options), wantsConversion(options));
+}
+
+/** `Gate.admitBatchLine` on the shared instance (the converting one when `options.convert`). */
+export async function admitBatchLine(line, options) {
+  return withShared((gate) => gate.admitBatchLine(line, options), wantsConversion(options));
+}
+
+/** `Gate.checkBatchFile` on the shared instance. */
+export async function checkBatchFile(api, requests, bytes) {
+  return withShared((gate) => gate.checkBatchFile(api, requests, bytes));
 }

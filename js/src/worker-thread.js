@@ -4,13 +4,13 @@
 // import.meta.url)` (esbuild) build this file as an entry point of its own
 // (`@mediagate/preflight/worker-thread`) and pass its URL as `createWorkerGate({ workerUrl })`.
 
-import { createGate, readInput, verdictParts } from './index.js';
+import { batchLineOptions, createGate, readInput, verdictParts } from './index.js';
 
-const OPS = new Set(['admit', 'admitToolResult', 'admitPdfPage', 'convertibleTypes']);
+const OPS = new Set(['admit', 'admitToolResult', 'admitPdfPage', 'convertibleTypes', 'admitBatchLine', 'checkBatchFile']);
 // Answered by the converting instance (the converter component, loaded on the first such request).
 const CONVERTING_OPS = new Set(['admitPdfPage', 'convertibleTypes']);
 // Where each op's options are (a call converts when they, or the Worker's options, say `convert`).
-const OPTIONS_AT = { admit: 2, admitToolResult: 2, admitPdfPage: 2 };
+const OPTIONS_AT = { admit: 2, admitToolResult: 2, admitPdfPage: 2, admitBatchLine: 1 };
 
 async function connect() {
   if (typeof globalThis.WorkerGlobalScope !== 'undefined' && globalThis instanceof globalThis.WorkerGlobalScope) {
@@ -50,7 +50,8 @@ async function handle(message) {
   }
   if (!OPS.has(op)) throw new Error(`unknown request ${JSON.stringify(op)}`);
   if (options === null) throw new Error('the gate Worker was not initialised');
-  const callOptions = args[OPTIONS_AT[op]];
+  // admitBatchLine's options carry its api and number beside the admission options.
+  const callOptions = op === 'admitBatchLine' ? batchLineOptions(args[1]).rest : args[OPTIONS_AT[op]];
   // A Blob or File is read here (a File's name becomes the input's name hint).
   if (op === 'admit' || op === 'admitPdfPage') {
     const read = await readInput(args[0], op === 'admit' ? args[1] : undefined);
@@ -79,6 +80,7 @@ async function handle(message) {
   // not enumerable, and a structured clone would drop them.
   if (op === 'admit' || op === 'admitPdfPage') return verdictParts(answer);
   if (op === 'admitToolResult') return { json: answer.json, changed: answer.changed };
+  if (op === 'admitBatchLine') return { json: answer.json, line: answer.line };
   return answer;
 }
 

@@ -1,9 +1,25 @@
 // Types of @mediagate/preflight/worker: the package's async API, run in a dedicated Worker.
-import type { AdmitOptions, Bytes, CreateGateOptions, Input, ToolResultAdmission, Verdict } from './index.js';
+import type {
+  AdmitOptions,
+  BatchApi,
+  BatchFileRule,
+  BatchLineAdmission,
+  BatchLineOptions,
+  Bytes,
+  CreateGateOptions,
+  Input,
+  ToolResultAdmission,
+  Verdict,
+} from './index.js';
 
 export type {
   AdmitOptions,
   Admitted,
+  BatchApi,
+  BatchFileRule,
+  BatchLineAdmission,
+  BatchLineOptions,
+  BatchOutcome,
   BlockConversion,
   Bytes,
   Conversion,
@@ -18,6 +34,7 @@ export type {
 } from './index.js';
 export {
   ADMIT_OPTION_KEYS,
+  BATCH_APIS,
   CONVERT_CORE_MODULES,
   CORE_MODULES,
   CPU_DEADLINE_MS,
@@ -52,6 +69,8 @@ export class WorkerGate {
   admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
   /** The media types the converter converts from. */
   convertibleTypes(): Promise<string[]>;
+  admitBatchLine(line: string, options: BatchLineOptions): Promise<BatchLineAdmission>;
+  checkBatchFile(api: BatchApi, requests: number, bytes: number): Promise<BatchFileRule[]>;
   /** Ends the Worker; pending and later calls reject. */
   terminate(): void;
 }
@@ -68,3 +87,5 @@ export function admit(bytes: Bytes | Blob, input?: Input, options?: AdmitOptions
 export function admitToolResult(toolName: string, content: unknown, options?: AdmitOptions): Promise<ToolResultAdmission>;
 export function admitPdfPage(bytes: Bytes | Blob, page?: number, options?: AdmitOptions): Promise<Verdict>;
 export function convertibleTypes(): Promise<string[]>;
+export function admitBatchLine(line: string, options: BatchLineOptions): Promise<BatchLineAdmission>;
+export function checkBatchFile(api: BatchApi, requests: number, bytes: number): Promise<BatchFileRule[]>;

@@ -15,6 +15,7 @@ import {
   CORE_MODULES,
   CPU_DEADLINE_MS,
   GateError,
+  batchLineFromParts,
   checkGateOptions,
   deadlineWords,
   toolResultFromParts,
@@ -25,6 +26,7 @@ import { SharedInstance } from './shared-instance.js';
 
 export {
   ADMIT_OPTION_KEYS,
+  BATCH_APIS,
   CONVERT_CORE_MODULES,
   CORE_MODULES,
   CPU_DEADLINE_MS,
@@ -261,6 +263,16 @@ export class WorkerGate {
     return this._request('convertibleTypes', []);
   }
 
+  /** `Gate.admitBatchLine` in the Worker. */
+  async admitBatchLine(line, options) {
+    return batchLineFromParts(await this._request('admitBatchLine', [line, options]));
+  }
+
+  /** `Gate.checkBatchFile` in the Worker. */
+  checkBatchFile(api, requests, bytes) {
+    return this._request('checkBatchFile', [api, requests, bytes]);
+  }
+
   /** Ends the Worker; pending and later calls reject. */
   terminate() {
     this.#fail(new Error('the gate Worker was terminated'));
@@ -335,4 +347,12 @@ export function admitPdfPage(bytes, page = 1, options) {
 
 export function convertibleTypes() {
   return withShared((gate) => gate.convertibleTypes());
+}
+
+export function admitBatchLine(line, options) {
+  return withShared((gate) => gate.admitBatchLine(line, options));
+}
+
+export function checkBatchFile(api, requests, bytes) {
+  return withShared((gate) => gate.checkBatchFile(api, requests, bytes));
 }

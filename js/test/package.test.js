@@ -109,6 +109,23 @@ console.log(JSON.stringify(out));
     assert.deepEqual(out.example, { refused: ['magic_mismatch'], blocks: ['text'] });
   });
 
+  it('carries @mediagate/preflight/batch: a batch file admitted from the installed package, in Workers', async () => {
+    const image = (name) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64(readFileSync(join(app, name))) } });
+    const item = (id, name) => JSON.stringify({ custom_id: id, params: { model: 'm', max_tokens: 8, messages: [{ role: 'user', content: [image(name)] }] } });
+    writeFileSync(join(app, 'batch.jsonl'), `${item('good', 'good.png')}\n${item('lying', 'lying.png')}\n`);
+    writeFileSync(
+      join(app, 'batch-check.mjs'),
+      `import { admitBatch } from '@mediagate/preflight/batch';
+const s = await admitBatch('batch.jsonl', 'batch.out.jsonl', { api: 'anthropic', onRefusal: 'drop', jobs: 2 });
+console.log(JSON.stringify({ ...s, exitCode: s.exitCode }));
+`,
+    );
+    const { stdout } = await run(process.execPath, ['batch-check.mjs'], { cwd: app });
+    const summary = JSON.parse(stdout);
+    assert.deepEqual([summary.requests, summary.unchanged, summary.refused_blocks, summary.left_out, summary.exitCode], [2, 1, 1, 1, 1]);
+    assert.equal(readFileSync(join(app, 'batch.out.jsonl'), 'utf8'), `${item('good', 'good.png')}\n`, 'the good request byte for byte');
+  });
+
   it('carries the integrations: gatedFetch sends a request to a loopback provider through the gate', async () => {
     const provider = await startProvider();
     try {

@@ -105,8 +105,9 @@ enum Around {
     /// A line: its line break (`\n`, `\r\n`, or none at the end of the file).
     Line { ending: Vec<u8> },
     /// An item of `requests`: the whitespace before and after it; the comma between items is
-    /// written by the writer (an item left out takes its comma with it).
-    Item { before: Vec<u8>, after: Vec<u8> },
+    /// written by the writer (an item left out takes its comma with it). `comma`: a comma followed
+    /// it in the input (counted in the bytes read).
+    Item { before: Vec<u8>, after: Vec<u8>, comma: bool },
 }
 
 /// The summary's counts (the report's last line).
@@ -243,7 +244,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         };
         let written = match &around {
             Around::Line { ending } => output.write(bytes).and_then(|()| output.write(ending)),
-            Around::Item { before, after } => {
+            Around::Item { before, after, .. } => {
                 let comma = if items_written > 0 { output.write(b",") } else { Ok(()) };
                 items_written += 1;
                 comma
@@ -333,7 +334,7 @@ async fn judge(gate: &Gate, api: BatchApi, piece: Piece, convert: bool, options:
     };
     let around_len = match &around {
         Around::Line { ending } => ending.len(),
-        Around::Item { before, after } => before.len() + after.len(),
+        Around::Item { before, after, comma } => before.len() + after.len() + usize::from(*comma),
     } as u64;
     let refused = |len: u64, limit: Option<u64>, message: String| JudgedKind::Request {
         number,
@@ -439,7 +440,7 @@ fn read_lines(reader: &mut impl BufRead, send: &impl Fn(Result<Piece, String>) -
     let mut number = 0u64;
     loop {
         let mut line = Vec::new();
-        let (len, ended) = match read_until_capped(reader, b'\n', &mut line) {
+        let (len, ended, cr) = match read_until_capped(reader, b'\n', &mut line) {
             Ok(r) => r,
             Err(e) => {
                 send(Err(format!("cannot read the batch file: {e}")));
@@ -451,11 +452,16 @@ fn read_lines(reader: &mut impl BufRead, send: &impl Fn(Result<Piece, String>) -
         }
         number += 1;
         let mut ending = Vec::new();
+        // A line over the cap was not kept whole: its `\r` was skipped with the rest, but the break
+        // is still two bytes of its length.
+        let kept_whole = line.len() == len;
         if ended {
             line.pop();
             ending.push(b'\n');
-            if line.last() == Some(&b'\r') {
-                line.pop();
+            if cr {
+                if kept_whole {
+                    line.pop();
+                }
                 ending.insert(0, b'\r');
             }
         }
@@ -485,10 +491,15 @@ fn request_text(number: u64, what: &str, len: usize, bytes: Vec<u8>) -> Result<S
 }
 
 /// Reads up to and including `delimiter` into `into`, keeping at most [`REQUEST_READ_CAP`] + 2
-/// bytes (a line break's two) and skipping the rest; returns the whole length read and whether the
-/// delimiter ended it.
-fn read_until_capped(reader: &mut impl BufRead, delimiter: u8, into: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+/// bytes (a line break's two) and skipping the rest; returns the whole length read, whether the
+/// delimiter ended it, and whether a `\r` stood right before it (kept or not).
+fn read_until_capped(
+    reader: &mut impl BufRead,
+    delimiter: u8,
+    into: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool, bool)> {
     let mut total = 0;
+    let mut last = None;
     loop {
         let buf = match reader.fill_buf() {
             Ok(b) => b,
@@ -496,12 +507,14 @@ fn read_until_capped(reader: &mut impl BufRead, delimiter: u8, into: &mut Vec<u8
             Err(e) => return Err(e),
         };
         if buf.is_empty() {
-            return Ok((total, false));
+            return Ok((total, false, false));
         }
         let (used, found) = match buf.iter().position(|b| *b == delimiter) {
             Some(at) => (at + 1, true),
             None => (buf.len(), false),
         };
+        let before_delimiter = if found { used.checked_sub(2).map(|i| buf[i]).or(last) } else { None };
+        last = buf[..used].last().copied();
         let room = (REQUEST_READ_CAP + 2).saturating_sub(into.len());
         into.extend_from_slice(&buf[..used.min(room)]);
         if found && used > room {
@@ -512,7 +525,7 @@ fn read_until_capped(reader: &mut impl BufRead, delimiter: u8, into: &mut Vec<u8
         total += used;
         reader.consume(used);
         if found {
-            return Ok((total, true));
+            return Ok((total, true, before_delimiter == Some(b'\r')));
         }
     }
 }
@@ -645,7 +658,9 @@ impl Items {
                 b'}' | b']' => self.depth = self.depth.saturating_sub(1),
                 _ => {}
             }
-            self.depth == 0
+            // An object or array ends at its closing bracket; a string item at its closing quote
+            // (above), never at its opening one.
+            matches!(b, b'}' | b']') && self.depth == 0
         };
         if closed {
             self.end_item();
@@ -673,7 +688,11 @@ impl Items {
             ));
         }
         let text = self.done.take().expect("an item ended");
-        let around = Around::Item { before: std::mem::take(&mut self.before), after: std::mem::take(&mut self.after) };
+        let around = Around::Item {
+            before: std::mem::take(&mut self.before),
+            after: std::mem::take(&mut self.after),
+            comma: b == b',',
+        };
         if b == b']' {
             self.rest.push(b);
             self.at = At::Rest;
@@ -819,7 +838,7 @@ mod tests {
                     out.extend(text.expect("text").as_bytes());
                     out.extend(ending);
                 }
-                Piece::Request { text, around: Around::Item { before, after }, .. } => {
+                Piece::Request { text, around: Around::Item { before, after, .. }, .. } => {
                     if items > 0 {
                         out.push(b',');
                     }
@@ -866,6 +885,22 @@ mod tests {
     }
 
     #[test]
+    fn the_bytes_read_count_every_byte_of_the_document() {
+        let input = b"{\"requests\":[ {\"a\":1} ,\"s\",2 ]}";
+        let counted: usize = pieces(input)
+            .into_iter()
+            .map(|p| match p.unwrap() {
+                Piece::Raw(b) => b.len(),
+                Piece::Request { text, around: Around::Item { before, after, comma }, .. } => {
+                    text.unwrap().len() + before.len() + after.len() + usize::from(comma)
+                }
+                Piece::Request { .. } => unreachable!("a document has items"),
+            })
+            .sum();
+        assert_eq!(counted, input.len());
+    }
+
+    #[test]
     fn a_broken_requests_document_is_an_error_naming_where() {
         let last = pieces(b"{\"requests\":[{\"a\":1} {\"b\":2}]}").pop().unwrap();
         assert!(last.err().unwrap().contains("after item 1"));
@@ -877,7 +912,7 @@ mod tests {
     fn non_utf8_and_overlong_requests_are_handed_over_as_such() {
         let mut input = b"{\"a\":\"\xff\"}\n".to_vec();
         input.extend(vec![b'x'; REQUEST_READ_CAP + 10]);
-        input.extend(b"\n{}\n");
+        input.extend(b"\r\n{}\n");
         let got: Vec<Result<String, (u64, String)>> = pieces(&input)
             .into_iter()
             .filter_map(|p| match p.unwrap() {

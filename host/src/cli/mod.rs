@@ -272,11 +272,13 @@ impl OneShot {
     }
 }
 
-/// The gate for a command that judges `jobs` inputs at once: a pool of that many instances, and
-/// that many guests running at a time (each on its own worker thread).
+/// The gate for a command that judges `jobs` inputs at once: that many guests running at a time
+/// (each on its own worker thread). The pool holds twice as many instances: a call gives its turn
+/// back before its store (and the instance in it) is dropped, so the next call may instantiate
+/// while the last one's instance still holds its slot.
 pub fn gate_for_jobs(jobs: u32) -> Result<mediagate::Gate, u8> {
     let mut config = RuntimeConfig { pooling: true, ..RuntimeConfig::default() };
-    config.limits.max_concurrent_calls = jobs;
+    config.limits.max_concurrent_calls = jobs * 2 + 2;
     config.limits.max_running_calls = jobs;
     let runtime = Runtime::new(config)
         .map_err(|e| Report::Text.fail(Code::Sandbox, format!("cannot start the sandbox: {e:#}")))?;

@@ -94,3 +94,25 @@ export async function converting(svg: Uint8Array, pdf: Uint8Array): Promise<stri
   await admitAny(svg, 'image/svg+xml', { convert: 'yes' });
   return `${from} ${note} ${types.length} ${converts} ${paths.length} ${other.ok}`;
 }
+
+// Batch files: one request at a time (any host), a whole file (Node).
+import { admitBatchLine, type BatchLineAdmission, type BatchFileRule } from '@mediagate/preflight';
+import { admitBatch, type BatchSummary } from '@mediagate/preflight/batch';
+
+export async function batches(line: string): Promise<string> {
+  const gate = await createGate({ provider: 'openai' });
+  const one: BatchLineAdmission = gate.admitBatchLine(line, { api: 'openai', number: 3, verify: 'header' });
+  const out: string | null = one.line;
+  const rules: BatchFileRule[] = gate.checkBatchFile('anthropic', 100_001, 10);
+  // @ts-expect-error: not a Batch API
+  gate.admitBatchLine(line, { api: 'gemini' });
+  // @ts-expect-error: the api is required
+  gate.admitBatchLine(line, { number: 1 });
+  const shared: BatchLineAdmission = await admitBatchLine(line, { api: 'anthropic', convert: true });
+  const summary: BatchSummary = await admitBatch('in.jsonl', 'out.jsonl', { api: 'openai', onRefusal: 'drop', jobs: 2, report: 'r.jsonl' });
+  // @ts-expect-error: not a policy
+  await admitBatch('in.jsonl', 'out.jsonl', { api: 'openai', onRefusal: 'skip' });
+  const code: 0 | 1 = summary.exitCode;
+  const stopped: number | null = summary.stopped_at;
+  return `${one.outcome} ${out} ${rules[0]?.rule} ${shared.custom_id} ${code} ${stopped} ${summary.file_rules.length}`;
+}
