@@ -24,8 +24,13 @@ use super::{Code, EXIT_REFUSED, ProfileArg, Report, VerifyArg};
 /// The most of one request the reader holds; past it the request is refused unread (the gate's
 /// own cap on a request body is lower, and says so in its words).
 pub const REQUEST_READ_CAP: usize = 64 << 20;
-/// Pieces the reader may run ahead of the writer.
-const READ_AHEAD: usize = 64;
+/// Pieces the reader may run ahead of the judging (each at most [`REQUEST_READ_CAP`]).
+const READ_AHEAD: usize = 4;
+/// Pieces handed out and not yet written: a slow request at the head of the line (the output is
+/// in input order) does not leave the other jobs idle. The runtime runs `jobs` guests at once.
+const WINDOW: usize = 256;
+/// Bytes of request text handed out and not yet written (one piece more may be on its way).
+const BYTES_IN_FLIGHT: u64 = 128 << 20;
 
 #[derive(Args)]
 pub struct BatchArgs {
@@ -100,6 +105,17 @@ enum Piece {
     Request { number: u64, text: Result<String, (u64, String)>, around: Around },
 }
 
+impl Piece {
+    /// The bytes it holds while it waits to be judged and written.
+    fn held_bytes(&self) -> u64 {
+        match self {
+            Piece::Raw(bytes) => bytes.len() as u64,
+            Piece::Request { text: Ok(text), .. } => text.len() as u64,
+            Piece::Request { text: Err(_), .. } => 0,
+        }
+    }
+}
+
 /// What surrounds a request in the file, written with it (and left out with it).
 enum Around {
     /// A line: its line break (`\n`, `\r\n`, or none at the end of the file).
@@ -166,18 +182,22 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
     let reader = std::thread::spawn(move || read_pieces(input, &sender));
     let progress = Progress::new("requests");
     let mut counts = Counts::default();
-    let mut in_flight: VecDeque<tokio::task::JoinHandle<Judged>> = VecDeque::new();
+    let mut in_flight: VecDeque<(tokio::task::JoinHandle<Judged>, u64)> = VecDeque::new();
+    let mut bytes_in_flight = 0u64;
     let mut read_done = false;
     let mut read_error = None;
     let mut stopped_at = None;
     let mut items_written = 0u64;
     'run: loop {
-        while !read_done && in_flight.len() < jobs * 2 {
+        while !read_done && in_flight.len() < WINDOW && bytes_in_flight < BYTES_IN_FLIGHT {
             match receiver.recv().await {
                 Some(Ok(piece)) => {
                     let gate = gate.clone();
                     let convert = args.convert;
-                    in_flight.push_back(tokio::spawn(async move { judge(&gate, api, piece, convert, options).await }));
+                    let cost = piece.held_bytes();
+                    bytes_in_flight += cost;
+                    let task = tokio::spawn(async move { judge(&gate, api, piece, convert, options).await });
+                    in_flight.push_back((task, cost));
                 }
                 Some(Err(e)) => {
                     read_error = Some(e);
@@ -186,7 +206,8 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
                 None => read_done = true,
             }
         }
-        let Some(next) = in_flight.pop_front() else { break };
+        let Some((next, cost)) = in_flight.pop_front() else { break };
+        bytes_in_flight -= cost;
         let judged = match next.await {
             Ok(j) => j,
             Err(e) => {
@@ -261,7 +282,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
     }
     // Whatever stopped the loop, the reader must not stay blocked on a full channel.
     drop(receiver);
-    for task in in_flight {
+    for (task, _) in in_flight {
         task.abort();
     }
     let _ = reader.join();

@@ -22,6 +22,8 @@ use super::{EXIT_REFUSED, EXIT_USAGE, fail};
 
 /// Paths the walk may run ahead of the judging: bounds what a walk of a million files holds.
 const WALK_AHEAD: usize = 256;
+/// Files handed out and not yet printed; at most `jobs` of them are being read and judged.
+const WINDOW: usize = 256;
 
 /// What to judge and how; from `mediagate admit`'s arguments.
 pub struct Bulk {
@@ -148,15 +150,20 @@ pub async fn admit_many(bulk: Bulk, gate: Gate) -> u8 {
     let mut walk_done = false;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    // `jobs` files are read and judged at once; the window of files handed out is far wider, so a
+    // slow file at the head of the line (the verdicts are printed in input order) does not leave
+    // the other jobs idle: a judged file waiting for its turn to be printed holds only its line.
+    let judging = Arc::new(tokio::sync::Semaphore::new(bulk.jobs));
     loop {
-        // A window twice the jobs keeps every job busy while a slow file holds the head of the line
-        // (the verdicts are printed in input order); the runtime lets `jobs` guests run at once.
-        while !walk_done && in_flight.len() < bulk.jobs * 2 {
+        while !walk_done && in_flight.len() < WINDOW {
             match receiver.recv().await {
                 Some(walked) => {
                     queued += 1;
-                    let (bulk, gate, written) = (bulk.clone(), gate.clone(), written.clone());
-                    in_flight.push_back(tokio::spawn(async move { judge(&bulk, &gate, &written, walked).await }));
+                    let (bulk, gate, written, judging) = (bulk.clone(), gate.clone(), written.clone(), judging.clone());
+                    in_flight.push_back(tokio::spawn(async move {
+                        let _turn = judging.acquire_owned().await.expect("the semaphore is never closed");
+                        judge(&bulk, &gate, &written, walked).await
+                    }));
                 }
                 None => {
                     walk_done = true;
