@@ -109,9 +109,11 @@ all_collected
 wasmtime=$(tail -n 1 "$logs/wasmtime-cli.log")
 lane integrations-python "Python integrations: the OpenAI/Anthropic SDK transports, the LiteLLM proxy guardrail, pydantic-ai" \
   bash hosts/python/test-integrations.sh
+lane ray "Ray Data: the Python host's actors on a local two-node Ray cluster, one worker killed mid-job" \
+  env MEDIAGATE_BIN="$bin" bash hosts/python/test-ray.sh
 lane deploy "Deployment manifests (Spin, wasmCloud) against their published schemas; the documented engine lines" \
   env MEDIAGATE_BIN="$bin" WASMTIME="$wasmtime" bash tests/deploy/test.sh
 section "HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load (the suites above run beside it)"
 MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" bash tests/http/test.sh
-collect deploy packages integrations-python
+collect deploy packages integrations-python ray
 all_collected

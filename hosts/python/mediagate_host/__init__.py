@@ -2,7 +2,9 @@
 mediagate `agent-tool` WebAssembly component with wasmtime-py. The component ships inside this
 package (`mediagate_host/mediagate-agent-tool.wasm`)."""
 
+from .batch import BatchInputError, admit_batch
 from .host import (
+    BatchLineAdmission,
     GuestTrap,
     Mediagate,
     MediagateError,
@@ -26,6 +28,8 @@ from .vlm import (
 
 __all__ = [
     "AnthropicVlm",
+    "BatchInputError",
+    "BatchLineAdmission",
     "Chunk",
     "GuestTrap",
     "HttpVlm",
@@ -39,6 +43,7 @@ __all__ = [
     "Vlm",
     "VlmConfigError",
     "VlmError",
+    "admit_batch",
     "default_wasm_path",
     "packaged_wasm_path",
     "vlm_from_env",

@@ -22,7 +22,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Union
 
 import wasmtime
 from wasmtime import component as wc
@@ -32,7 +32,8 @@ from .vlm import NoVlm, Reply, Vlm, VlmConfigError, VlmError, vlm_from_env
 
 _wit.install()
 
-log = logging.getLogger("mediagate")
+#: The package's logger: the compiled cache's faults, a compile's start and end (`compile_message`).
+log = logging.getLogger("mediagate_host")
 
 ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
 ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
@@ -85,6 +86,27 @@ READY_TEXT_CHARS = 64 * 1024
 EPOCH_TICK_S = 0.01
 
 OutputCallback = Callable[[str, str], None]
+
+#: The batch entries of `admission` (spec: a Batch API file, one request at a time).
+BATCH_EXPORTS = ("admit-batch-line", "check-batch-file")
+
+
+class BatchLineAdmission(NamedTuple):
+    """What became of one request of a batch file (`admission.admit-batch-line`).
+
+    `outcome`: `"unchanged"`, `"changed"`, `"refused-blocks"` or `"refused"`; `custom_id`: the
+    request's, when it has one; `line`: the request as it goes out (spliced as text), `None` when
+    unchanged (the input goes out) or refused (nothing does); `json`: the report line, exactly as the
+    component wrote it (a batch writer copies it byte for byte)."""
+
+    outcome: str
+    custom_id: Optional[str]
+    line: Optional[str]
+    json: str
+
+    def report(self) -> Dict[str, Any]:
+        """The report line, parsed."""
+        return _parsed(self.json, "admit-batch-line")
 
 
 class MediagateError(Exception):
@@ -226,6 +248,21 @@ def _wasmtime_version() -> str:
         return "unknown"
 
 
+#: Said before a compile, so that a first call that stalls for seconds says why. The figure is the
+#: agent-tool component's compile on a 2-core machine (wasmtime-py 50).
+COMPILE_MESSAGE = "compiling the mediagate component (first use; about 20 s on 2 cores) …"
+
+
+def cache_key(wasm: bytes) -> str:
+    """The compiled cache's key for `wasm`: its content, the wasmtime version and the engine settings."""
+    return hashlib.sha256(wasm + f"|wasmtime-py {_wasmtime_version()}|epoch|stack1M".encode()).hexdigest()
+
+
+def cache_file(wasm: bytes, cache_dir: Path) -> Path:
+    """Where the compiled form of `wasm` is kept in `cache_dir`."""
+    return Path(cache_dir) / f"{cache_key(wasm)}.cwasm"
+
+
 def load_component(engine: wasmtime.Engine, wasm: bytes, cache_dir: Optional[Path]) -> wc.Component:
     """Compile `wasm`, or reuse it (see `load_component_with_origin`)."""
     return load_component_with_origin(engine, wasm, cache_dir)[0]
@@ -242,7 +279,7 @@ def load_component_with_origin(engine: wasmtime.Engine, wasm: bytes,
     one owned by anyone else is not used at all), and the file a regular file (no symlink) owned
     by the user with no access for group or others, whose SHA-256 matches. Files are created
     exclusively (`O_EXCL`, mode 0600) and renamed into place. Anything else is recompiled."""
-    key = hashlib.sha256(wasm + f"|wasmtime-py {_wasmtime_version()}|epoch|stack1M".encode()).hexdigest()
+    key = cache_key(wasm)
     name = f"{key}.cwasm"
     with _components_lock:
         component = _components.get(key)
@@ -255,9 +292,15 @@ def load_component_with_origin(engine: wasmtime.Engine, wasm: bytes,
                 component = _read_cache(engine, dir_fd, name, cache_dir)
                 origin = "cache" if component is not None else origin
             if component is None:
+                # WARNING, not INFO: with no logging set up, Python's last-resort handler prints
+                # WARNING and above, and a silent stall of many seconds looks like a hang.
+                log.warning(COMPILE_MESSAGE)
+                started = time.monotonic()
                 component = wc.Component(engine, wasm)
+                took = time.monotonic() - started
                 if dir_fd is not None:
                     _write_cache(dir_fd, name, component, cache_dir)
+                log.warning("compiled the mediagate component in %.1f s", took)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
@@ -545,6 +588,13 @@ class Mediagate:
             "default-options": export(ADMISSION_IFACE, "default-options"),
             "convertible-types": export(ADMISSION_IFACE, "convertible-types"),
         }
+        # The batch entries came later in contract 0.3.0: a component without them still serves
+        # every other call, and `admit_batch_line` says what is missing when it is called.
+        for name in BATCH_EXPORTS:
+            parent = self.component.get_export_index(ADMISSION_IFACE)
+            index = self.component.get_export_index(name, parent) if parent is not None else None
+            if index is not None:
+                self._exports[name] = index
         # The options a call that names none gets, and the names an option takes, from the
         # component (the one place they live): `default-options`, and the enums of the
         # `admit-options` and `request-input` records as the component types them.
@@ -756,6 +806,47 @@ class Mediagate:
         input.convert = bool(convert)
         result = self._call("admit-request", input, self._options(downsample, provider, verify, keep_metadata))
         return _parsed(result.json, "admit-request")
+
+    @property
+    def batch_supported(self) -> bool:
+        """Whether the loaded component has the batch entries (`admit_batch_line`, `check_batch_file`)."""
+        return all(name in self._exports for name in BATCH_EXPORTS)
+
+    def _batch_export(self, name: str) -> str:
+        if name not in self._exports:
+            raise MediagateError(f"{self.wasm_path} does not export {ADMISSION_IFACE}#{name}: it predates batch "
+                                 "admission; use the mediagate-agent-tool.wasm of this release")
+        return name
+
+    def admit_batch_line(self, api: str, line: str, number: int, downsample: Optional[bool] = None,
+                         provider: Optional[str] = None, verify: Optional[str] = None,
+                         keep_metadata: Optional[bool] = None, convert: bool = False) -> BatchLineAdmission:
+        """One request of a Batch API file through the gate (`admission.admit-batch-line`): `line` is
+        a JSON line without its line break (OpenAI `{"custom_id", "method", "url", "body"}`,
+        Anthropic `{"custom_id", "params"}`) or one item of an Anthropic `requests` array, as text;
+        `number` is its 1-based line (or item) number, which the report names. The component reads
+        the request, judges its body by its endpoint's dialect (the walk and rules of
+        `admit_request`) and splices the admitted body back into the text: nothing is parsed or
+        rewritten here. `mediagate_host.batch.admit_batch` streams a whole file through this."""
+        self._check("api", api)
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 1 << 64:
+            raise ValueError(f"number must be a whole number (u64), got {number!r}")
+        input = wc.Record()
+        input.api = api
+        input.line = line
+        input.number = number
+        input.convert = bool(convert)
+        result = self._call(self._batch_export("admit-batch-line"), input,
+                            self._options(downsample, provider, verify, keep_metadata))
+        return BatchLineAdmission(result.outcome, getattr(result, "custom-id"), result.line, result.json)
+
+    def check_batch_file(self, api: str, requests: int, bytes: int) -> List[Dict[str, Any]]:
+        """The Batch API's rules on a whole file that a file of `requests` requests and `bytes`
+        bytes breaks (`admission.check-batch-file`): `[{"rule", "limit", "actual", "message"}]`,
+        empty when it breaks none."""
+        self._check("api", api)
+        rules = self._call(self._batch_export("check-batch-file"), api, int(requests), int(bytes))
+        return [{"rule": r.rule, "limit": r.limit, "actual": r.actual, "message": r.message} for r in rules]
 
     def _check(self, option: str, value: Any) -> None:
         """A name the component's type takes (`provider`, `verify`, `api`), else `ValueError`."""
