@@ -122,7 +122,7 @@ fn one_unreadable_file_is_reported_and_the_rest_are_judged() {
 fn a_directory_needs_r_and_one_input_flags_are_refused_with_many() {
     let dir = tempfile::tempdir().unwrap();
     let files = image_tree(dir.path());
-    let out = mediagate_command().arg("admit").arg(dir.path()).output().unwrap();
+    let out = mediagate_command().arg("admit").arg(dir.path()).arg(&files[0]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("-r admits the files"), "{}", stderr(&out));
     let out = mediagate_command().args(["admit", "--json"]).args(&files[..2]).output().unwrap();

@@ -58,8 +58,9 @@ pub struct AdmitArgs {
 }
 
 impl AdmitArgs {
-    /// Many inputs, a directory or a list, or a flag only many take: the bulk command
-    /// (`bulk.rs`). One file with none of those is the single command, as it always was.
+    /// Many inputs, directories (`-r`) or a list, or a flag only many take: the bulk command
+    /// (`bulk.rs`). One path with none of those is the single command, as it always was (a
+    /// directory is refused there as not a regular file).
     pub fn is_bulk(&self) -> bool {
         self.files.len() != 1
             || self.recursive
@@ -67,7 +68,6 @@ impl AdmitArgs {
             || self.jsonl
             || self.out_dir.is_some()
             || self.jobs.is_some()
-            || self.files[0].is_dir()
     }
 
     /// The worker threads the command runs on: the jobs of a bulk run, none for one file.

@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::progress::Progress;
-use super::{Code, EXIT_REFUSED, ProfileArg, Report, VerifyArg};
+use super::{Code, EXIT_REFUSED, Report, RequestGateArgs};
 
 /// The most of one request the reader holds; past it the request is refused unread (the gate's
 /// own cap on a request body is lower, and says so in its words).
@@ -54,22 +54,8 @@ pub struct BatchArgs {
     /// Requests judged at once, each in its own sandbox [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: Option<u32>,
-    /// The provider whose per-image limits apply [default: the API's own].
-    #[arg(long, value_enum)]
-    profile: Option<ProfileArg>,
-    /// full: decode every pixel in the sandbox; header: read the header and walk the container only
-    /// [default: the gate's own, full].
-    #[arg(long, value_enum)]
-    verify: Option<VerifyArg>,
-    /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
-    #[arg(long)]
-    no_downsample: bool,
-    /// Admit the images' metadata (EXIF, XMP, comments, text chunks) as given.
-    #[arg(long)]
-    keep_metadata: bool,
-    /// Convert the blocks no provider takes (SVG, BMP, TIFF, ICO, …) instead of refusing them.
-    #[arg(long)]
-    convert: bool,
+    #[command(flatten)]
+    gate: RequestGateArgs,
 }
 
 impl BatchArgs {
@@ -171,12 +157,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         },
         None => Box::new(std::io::sink()),
     };
-    let options = v3::AdmitOptions {
-        downsample: args.no_downsample.then_some(false),
-        provider: args.profile.map(ProfileArg::entry_provider),
-        verify: args.verify.map(VerifyArg::entry_verify),
-        keep_metadata: args.keep_metadata.then_some(true),
-    };
+    let options = args.gate.entry_options();
 
     let (sender, mut receiver) = mpsc::channel::<Result<Piece, String>>(READ_AHEAD);
     let reader = std::thread::spawn(move || read_pieces(input, &sender));
@@ -193,7 +174,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
             match receiver.recv().await {
                 Some(Ok(piece)) => {
                     let gate = gate.clone();
-                    let convert = args.convert;
+                    let convert = args.gate.convert;
                     let cost = piece.held_bytes();
                     bytes_in_flight += cost;
                     let task = tokio::spawn(async move { judge(&gate, api, piece, convert, options).await });

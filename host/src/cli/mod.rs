@@ -173,6 +173,43 @@ impl GateArgs {
     }
 }
 
+/// The gate's flags for whole requests (`admit-request`, `admit-batch`): as [`GateArgs`], but the
+/// profile defaults to the request API's own.
+#[derive(Args)]
+pub struct RequestGateArgs {
+    /// The provider whose per-image limits apply; by default the API's own (e.g. `ollama` for an
+    /// OpenAI-style request to Ollama).
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+    /// full: decode every pixel in the sandbox; header: read the header and walk the container only
+    /// [default: the gate's own, full].
+    #[arg(long, value_enum)]
+    verify: Option<VerifyArg>,
+    /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
+    #[arg(long)]
+    no_downsample: bool,
+    /// Admit the images' metadata (EXIF, XMP, comments, text chunks) as given.
+    #[arg(long)]
+    keep_metadata: bool,
+    /// Convert the blocks no provider takes (SVG, BMP, TIFF, ICO, …) instead of refusing them;
+    /// the report says so (`conversions`). Runs the convert component.
+    #[arg(long)]
+    pub convert: bool,
+}
+
+impl RequestGateArgs {
+    /// The flags as the gate's options; what no flag sets is the gate's default, the profile the
+    /// API's own.
+    pub fn entry_options(&self) -> v3::AdmitOptions {
+        v3::AdmitOptions {
+            downsample: self.no_downsample.then_some(false),
+            provider: self.profile.map(ProfileArg::entry_provider),
+            verify: self.verify.map(VerifyArg::entry_verify),
+            keep_metadata: self.keep_metadata.then_some(true),
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ProfileArg {
     Anthropic,

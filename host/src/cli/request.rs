@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use mediagate::gate::RequestApi;
-use mediagate::gate::v3::{self, RequestChange, RequestRefusal, RequestVerdict};
+use mediagate::gate::v3::{RequestChange, RequestRefusal, RequestVerdict};
 
 use super::admit::read_json_text;
 use super::report::check_json;
-use super::{Code, EXIT_REFUSED, EXIT_USAGE, ProfileArg, Report, VerifyArg};
+use super::{Code, EXIT_REFUSED, EXIT_USAGE, Report, RequestGateArgs};
 
 /// What the gate reads of a request (its own cap: `TOOL_RESULT_MAX_BYTES` in the guest). Larger
 /// input is refused here, unread, as unusable.
@@ -21,27 +21,11 @@ pub struct RequestArgs {
     api: ApiArg,
     /// The request JSON; `-` or nothing reads stdin.
     file: Option<PathBuf>,
-    /// The provider whose per-image limits apply; by default the API's own (e.g. `ollama` for an
-    /// OpenAI-style request to Ollama).
-    #[arg(long, value_enum)]
-    profile: Option<ProfileArg>,
-    /// full: decode every pixel in the sandbox; header: read the header and walk the container only
-    /// [default: the gate's own, full].
-    #[arg(long, value_enum)]
-    verify: Option<VerifyArg>,
-    /// Do not downsample: oversized images are refused (in their slots) instead of fitted.
-    #[arg(long)]
-    no_downsample: bool,
-    /// Admit the images' metadata (EXIF, XMP, comments, text chunks) as given.
-    #[arg(long)]
-    keep_metadata: bool,
+    #[command(flatten)]
+    gate: RequestGateArgs,
     /// Print a report object (`request`, `changed`, `refused`, `refusal`) instead of the request.
     #[arg(long)]
     json: bool,
-    /// Convert the blocks no provider takes (SVG, BMP, TIFF, ICO, …) instead of refusing them;
-    /// the report gains `conversions`. Runs the convert component.
-    #[arg(long)]
-    convert: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -66,14 +50,8 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    // What no flag sets is the gate's default; the profile, the API's own.
-    let options = v3::AdmitOptions {
-        downsample: args.no_downsample.then_some(false),
-        provider: args.profile.map(ProfileArg::entry_provider),
-        verify: args.verify.map(VerifyArg::entry_verify),
-        keep_metadata: args.keep_metadata.then_some(true),
-    };
-    let answer = match gate.request_admission(api, &input, args.convert, options).await {
+    let options = args.gate.entry_options();
+    let answer = match gate.request_admission(api, &input, args.gate.convert, options).await {
         Ok(a) => a,
         Err(e) => return errors.fail(Code::Sandbox, e),
     };
