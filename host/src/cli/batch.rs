@@ -166,10 +166,11 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
     let mut in_flight: VecDeque<(tokio::task::JoinHandle<Judged>, u64)> = VecDeque::new();
     let mut bytes_in_flight = 0u64;
     let mut read_done = false;
-    let mut read_error = None;
+    // What ended the run before its end: the input could not be read, or an output not written.
+    let mut fatal = None;
     let mut stopped_at = None;
     let mut items_written = 0u64;
-    'run: loop {
+    loop {
         while !read_done && in_flight.len() < WINDOW && bytes_in_flight < BYTES_IN_FLIGHT {
             match receiver.recv().await {
                 Some(Ok(piece)) => {
@@ -181,7 +182,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
                     in_flight.push_back((task, cost));
                 }
                 Some(Err(e)) => {
-                    read_error = Some(e);
+                    fatal = Some(e);
                     read_done = true;
                 }
                 None => read_done = true,
@@ -192,7 +193,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         let judged = match next.await {
             Ok(j) => j,
             Err(e) => {
-                read_error = Some(format!("a judging task failed: {e}"));
+                fatal = Some(format!("a judging task failed: {e}"));
                 break;
             }
         };
@@ -200,7 +201,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         let (number, outcome, line, report_line, original, around) = match judged.kind {
             JudgedKind::Raw(bytes) => {
                 if let Err(e) = output.write(&bytes) {
-                    read_error = Some(e);
+                    fatal = Some(e);
                     break;
                 }
                 continue;
@@ -220,7 +221,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         }
         if let Some(text) = &report_line {
             if writeln!(report, "{text}").is_err() {
-                read_error = Some("cannot write the report".into());
+                fatal = Some("cannot write the report".into());
                 break;
             }
             if args.report.is_none() && refused {
@@ -230,7 +231,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         if refused && args.on_refusal == OnRefusal::Fail {
             stopped_at = Some(number);
             counts.left_out += 1;
-            break 'run;
+            break;
         }
         let goes = match outcome {
             BatchLineOutcome::Unchanged => Some(original.as_bytes()),
@@ -256,7 +257,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
             }
         };
         if let Err(e) = written {
-            read_error = Some(e);
+            fatal = Some(e);
             break;
         }
         counts.written += 1;
@@ -270,7 +271,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
     progress.finish();
     counts.bytes_out = output.bytes;
 
-    if let Some(e) = read_error {
+    if let Some(e) = fatal {
         output.discard();
         return report_errors.fail(Code::Io, format!("{e}; nothing was written (an output file is removed)"));
     }
