@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::Api;
 use crate::convert::PageError;
 use crate::verdict::{Admitted, ConversionMade, Kind, Refusal};
-use crate::walks::batch::Outcome;
+use crate::walks::batch::BatchLine;
 use crate::walks::request::{Change, ChangeKind, MediaFacts, RequestVerdict};
 use crate::walks::tool_result::ToolResultAdmission;
 
@@ -136,23 +136,17 @@ pub fn request(api: Api, input: &str, verdict: &RequestVerdict) -> String {
 }
 
 /// A batch request's report line: `{"number", "custom_id", "outcome", "url"?, "changed", "refused",
-/// "refusal"}` (+ `"conversions"` when any were made); the request itself is not repeated.
-pub fn batch_line(
-    number: u64,
-    custom_id: Option<&str>,
-    outcome: Outcome,
-    url: Option<&str>,
-    verdict: &RequestVerdict,
-    made: &[ConversionMade],
-) -> String {
-    let (changed, refused, refusal) = request_parts(verdict);
-    let url = url.map(|u| format!(",\"url\":{}", json!(u))).unwrap_or_default();
+/// "refusal"}` (+ `"conversions"` when any were made); the request itself is not repeated. `number`
+/// is its line (or item) number in the file.
+pub fn batch_line(number: u64, answer: &BatchLine) -> String {
+    let (changed, refused, refusal) = request_parts(&answer.verdict);
+    let url = answer.url.as_ref().map(|u| format!(",\"url\":{}", json!(u))).unwrap_or_default();
     let object = format!(
         "{{\"number\":{number},\"custom_id\":{},\"outcome\":\"{}\"{url},\"changed\":{changed},\"refused\":{refused},\"refusal\":{refusal}}}",
-        json!(custom_id),
-        outcome.name()
+        json!(answer.custom_id),
+        answer.outcome.name()
     );
-    if made.is_empty() { object } else { with_conversions(object, made) }
+    if answer.conversions.is_empty() { object } else { with_conversions(object, &answer.conversions) }
 }
 
 /// A request verdict's `changed`, `refused` (the refused blocks' paths) and `refusal` values.

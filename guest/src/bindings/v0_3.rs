@@ -154,15 +154,15 @@ impl wit::Guest for super::Component {
             BatchApi::OpenAi => Provider::OpenAi,
             BatchApi::Anthropic => Provider::Anthropic,
         };
-        let answer =
-            batch::admit_batch_line(api, &input.line, input.number, &options(o, input.convert, default_provider));
+        let answer = batch::admit_batch_line(api, &input.line, &options(o, input.convert, default_provider));
+        let json = verdict_json::batch_line(input.number, &answer);
         let outcome = match answer.outcome {
             Outcome::Unchanged => wit::BatchLineOutcome::Unchanged,
             Outcome::Changed => wit::BatchLineOutcome::Changed,
             Outcome::RefusedBlocks => wit::BatchLineOutcome::RefusedBlocks,
             Outcome::Refused => wit::BatchLineOutcome::Refused,
         };
-        wit::BatchLineAdmission { outcome, custom_id: answer.custom_id, line: answer.line, json: answer.json }
+        wit::BatchLineAdmission { outcome, custom_id: answer.custom_id, line: answer.line, json }
     }
 
     fn check_batch_file(api: wit::BatchApi, requests: u64, bytes: u64) -> Vec<wit::BatchFileRule> {

@@ -17,7 +17,6 @@ use super::tool_result::{readable, shape};
 use crate::options::Options;
 use crate::profile::{Api, BatchApi};
 use crate::verdict::{ConversionMade, Reason};
-use crate::verdict_json;
 
 /// OpenAI Batch endpoints whose bodies carry no media: passed as they are.
 const TEXT_ONLY_ENDPOINTS: [&str; 2] = ["/v1/embeddings", "/v1/completions"];
@@ -51,10 +50,13 @@ impl Outcome {
 pub struct BatchLine {
     pub outcome: Outcome,
     pub custom_id: Option<String>,
+    /// The request's `url` (OpenAI), which the report names.
+    pub url: Option<String>,
     /// The request as it goes out; `None` when unchanged or refused.
     pub line: Option<String>,
-    /// The report line (`verdict_json::batch_line`).
-    pub json: String,
+    /// The body's verdict (its conversions taken out into `conversions`); the report line
+    /// (`verdict_json::batch_line`) is written from it.
+    pub verdict: RequestVerdict,
     pub conversions: Vec<ConversionMade>,
 }
 
@@ -109,12 +111,12 @@ enum Judged {
     NoWalk(String),
 }
 
-/// Admits one request of a batch file; `number` is its line (or item) number, which the report
-/// names. `options` are resolved for the API (its provider by default).
-pub fn admit_batch_line(api: BatchApi, line: &str, number: u64, options: &Options) -> BatchLine {
+/// Admits one request of a batch file. `options` are resolved for the API (its provider by
+/// default).
+pub fn admit_batch_line(api: BatchApi, line: &str, options: &Options) -> BatchLine {
     let envelope = match envelope(api, line) {
         Ok(e) => e,
-        Err(why) => return refused_line(number, unusable(line, format!("not {}: {why}", title(api)))),
+        Err(why) => return refused_line(unusable(line, format!("not {}: {why}", title(api)))),
     };
     let string = |span: &Option<Range<usize>>| span.as_ref().and_then(|s| string_at(line, s));
     let custom_id = string(&envelope.custom_id);
@@ -132,9 +134,9 @@ pub fn admit_batch_line(api: BatchApi, line: &str, number: u64, options: &Option
     };
     let verdict: RequestVerdict = match judged {
         Judged::Walk(request_api) => admit_request(request_api, body, options),
-        Judged::TextOnly => return unchanged(number, custom_id, url),
+        Judged::TextOnly => return unchanged(custom_id, url),
         Judged::NoWalk(url_text) => match carries_media(body) {
-            None => return unchanged(number, custom_id, url),
+            None => return unchanged(custom_id, url),
             Some(what) => Err(RequestRefusal {
                 unusable: false,
                 reason: Reason::MimeUnsupported,
@@ -166,23 +168,25 @@ pub fn admit_batch_line(api: BatchApi, line: &str, number: u64, options: &Option
         out.push_str(&line[body_span.end..]);
         out
     });
-    let json = verdict_json::batch_line(number, custom_id.as_deref(), outcome, url.as_deref(), &verdict, &conversions);
-    BatchLine { outcome, custom_id, line: line_out, json, conversions }
+    BatchLine { outcome, custom_id, url, line: line_out, verdict, conversions }
 }
 
-fn unchanged(number: u64, custom_id: Option<String>, url: Option<String>) -> BatchLine {
+fn unchanged(custom_id: Option<String>, url: Option<String>) -> BatchLine {
     let verdict: RequestVerdict =
         Ok(super::request::AdmittedRequest { request: None, changes: Vec::new(), conversions: Vec::new() });
-    let json =
-        verdict_json::batch_line(number, custom_id.as_deref(), Outcome::Unchanged, url.as_deref(), &verdict, &[]);
-    BatchLine { outcome: Outcome::Unchanged, custom_id, line: None, json, conversions: Vec::new() }
+    BatchLine { outcome: Outcome::Unchanged, custom_id, url, line: None, verdict, conversions: Vec::new() }
 }
 
 /// A line that is not a request of the API: refused whole, before anything in it was read.
-fn refused_line(number: u64, refusal: RequestRefusal) -> BatchLine {
-    let verdict: RequestVerdict = Err(refusal);
-    let json = verdict_json::batch_line(number, None, Outcome::Refused, None, &verdict, &[]);
-    BatchLine { outcome: Outcome::Refused, custom_id: None, line: None, json, conversions: Vec::new() }
+fn refused_line(refusal: RequestRefusal) -> BatchLine {
+    BatchLine {
+        outcome: Outcome::Refused,
+        custom_id: None,
+        url: None,
+        line: None,
+        verdict: Err(refusal),
+        conversions: Vec::new(),
+    }
 }
 
 fn unusable(line: &str, message: String) -> RequestRefusal {

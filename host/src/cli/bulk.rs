@@ -15,7 +15,7 @@ use mediagate::Gate;
 use mediagate::gate::v3::{AdmitOptions, InputMedia, Verdict};
 use tokio::sync::mpsc;
 
-use super::admit::read_capped;
+use super::input::read_capped;
 use super::progress::Progress;
 use super::report::{check_json, verdict_line};
 use super::{EXIT_REFUSED, EXIT_USAGE, fail};

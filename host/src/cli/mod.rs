@@ -4,6 +4,7 @@
 mod admit;
 mod batch;
 mod bulk;
+mod input;
 mod progress;
 mod read_image;
 mod report;

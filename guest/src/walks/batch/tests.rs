@@ -24,14 +24,28 @@ fn chat_line(custom_id: &str, image: &[u8]) -> String {
     .to_string()
 }
 
-fn report(line: &BatchLine) -> Value {
+/// The answer with its report line, as the binding writes it.
+struct Answered {
+    outcome: Outcome,
+    custom_id: Option<String>,
+    line: Option<String>,
+    json: String,
+}
+
+fn answered(api: BatchApi, line: &str, number: u64, options: &Options) -> Answered {
+    let answer = admit_batch_line(api, line, options);
+    let json = crate::verdict_json::batch_line(number, &answer);
+    Answered { outcome: answer.outcome, custom_id: answer.custom_id, line: answer.line, json }
+}
+
+fn report(line: &Answered) -> Value {
     serde_json::from_str(&line.json).unwrap_or_else(|e| panic!("report is not JSON ({e}): {}", line.json))
 }
 
 #[test]
 fn a_good_request_is_unchanged_and_its_report_names_it() {
     let line = chat_line("req-1", &png(8, 8));
-    let answer = admit_batch_line(BatchApi::OpenAi, &line, 7, &openai_options());
+    let answer = answered(BatchApi::OpenAi, &line, 7, &openai_options());
     assert_eq!(
         (answer.outcome, answer.line.as_deref(), answer.custom_id.as_deref()),
         (Outcome::Unchanged, None, Some("req-1"))
@@ -49,7 +63,7 @@ fn a_refused_block_is_replaced_and_only_the_body_changes() {
     let line = format!(
         "{{ \"url\" : \"/v1/chat/completions\",\"body\": {body} ,\"method\":\"POST\", \"custom_id\":\"x\\u0031\"}}"
     );
-    let answer = admit_batch_line(BatchApi::OpenAi, &line, 1, &openai_options());
+    let answer = answered(BatchApi::OpenAi, &line, 1, &openai_options());
     assert_eq!(answer.outcome, Outcome::RefusedBlocks);
     assert_eq!(answer.custom_id.as_deref(), Some("x1"));
     let out = answer.line.clone().expect("spliced");
@@ -70,7 +84,7 @@ fn a_refused_block_is_replaced_and_only_the_body_changes() {
 fn an_oversized_image_is_fitted_and_the_line_is_changed() {
     let big = encode(&gradient(2600, 1400), image::ImageFormat::Png);
     let line = chat_line("big", &big);
-    let answer = admit_batch_line(BatchApi::OpenAi, &line, 2, &openai_options());
+    let answer = answered(BatchApi::OpenAi, &line, 2, &openai_options());
     assert_eq!(answer.outcome, Outcome::Changed);
     let v: Value = serde_json::from_str(answer.line.as_deref().unwrap()).unwrap();
     assert_eq!(v["custom_id"], "big");
@@ -82,10 +96,10 @@ fn anthropic_params_are_a_messages_request() {
     let params = json!({"model": "claude", "max_tokens": 10, "messages": [{"role": "user", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": STANDARD.encode(SVG)}}]}]});
     let line = json!({"custom_id": "a", "params": params}).to_string();
-    let answer = admit_batch_line(BatchApi::Anthropic, &line, 3, &Options::default());
+    let answer = answered(BatchApi::Anthropic, &line, 3, &Options::default());
     assert_eq!(answer.outcome, Outcome::RefusedBlocks);
     // The same item is not an OpenAI Batch line.
-    let answer = admit_batch_line(BatchApi::OpenAi, &line, 3, &openai_options());
+    let answer = answered(BatchApi::OpenAi, &line, 3, &openai_options());
     assert_eq!(answer.outcome, Outcome::Refused);
     let r = report(&answer);
     assert_eq!(r["refusal"]["unusable"], true);
@@ -96,13 +110,13 @@ fn anthropic_params_are_a_messages_request() {
 fn text_only_endpoints_pass_and_endpoints_without_a_walk_pass_only_without_media() {
     let embed =
         r#"{"custom_id":"e","method":"POST","url":"/v1/embeddings","body":{"model":"m","input":"data:x;base64,AAAA"}}"#;
-    assert_eq!(admit_batch_line(BatchApi::OpenAi, embed, 1, &openai_options()).outcome, Outcome::Unchanged);
+    assert_eq!(answered(BatchApi::OpenAi, embed, 1, &openai_options()).outcome, Outcome::Unchanged);
     let text = r#"{"custom_id":"r","method":"POST","url":"/v1/responses","body":{"model":"m","input":"hello"}}"#;
-    assert_eq!(admit_batch_line(BatchApi::OpenAi, text, 1, &openai_options()).outcome, Outcome::Unchanged);
+    assert_eq!(answered(BatchApi::OpenAi, text, 1, &openai_options()).outcome, Outcome::Unchanged);
     let image = json!({"custom_id": "r2", "method": "POST", "url": "/v1/responses", "body": {"model": "m",
         "input": [{"role": "user", "content": [{"type": "input_image", "image_url": data_url("image/png", &png(4, 4))}]}]}})
     .to_string();
-    let answer = admit_batch_line(BatchApi::OpenAi, &image, 1, &openai_options());
+    let answer = answered(BatchApi::OpenAi, &image, 1, &openai_options());
     assert_eq!(answer.outcome, Outcome::Refused);
     let message = report(&answer)["refusal"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("no request walk for /v1/responses"), "{message}");
@@ -110,7 +124,7 @@ fn text_only_endpoints_pass_and_endpoints_without_a_walk_pass_only_without_media
     let hidden = json!({"custom_id": "r3", "method": "POST", "url": "/v1/moderations", "body": {"model": "m",
         "input": [{"kind": "picture", "where": data_url("image/png", &png(4, 4))}]}})
     .to_string();
-    assert_eq!(admit_batch_line(BatchApi::OpenAi, &hidden, 1, &openai_options()).outcome, Outcome::Refused);
+    assert_eq!(answered(BatchApi::OpenAi, &hidden, 1, &openai_options()).outcome, Outcome::Refused);
 }
 
 #[test]
@@ -125,14 +139,14 @@ fn lines_that_are_not_requests_are_refused_whole_with_words() {
         (r#"{"custom_id":1,"url":"/v1/chat/completions","body":{"messages":[]}}"#, "not a string"),
         (r#"{"custom_id":"a","url":"/v1/chat/completions","body":"{}"}"#, "not an object"),
     ] {
-        let answer = admit_batch_line(BatchApi::OpenAi, line, 9, &openai_options());
+        let answer = answered(BatchApi::OpenAi, line, 9, &openai_options());
         assert_eq!(answer.outcome, Outcome::Refused, "{line}");
         let message = report(&answer)["refusal"]["message"].as_str().unwrap().to_string();
         assert!(message.contains(words), "{line}: {message}");
     }
     // A body that is not a Chat request is the request walk's refusal, in its words.
     let line = r#"{"custom_id":"a","url":"/v1/chat/completions","body":{"model":"m"}}"#;
-    let answer = admit_batch_line(BatchApi::OpenAi, line, 1, &openai_options());
+    let answer = answered(BatchApi::OpenAi, line, 1, &openai_options());
     assert_eq!(answer.outcome, Outcome::Refused);
     assert_eq!(answer.custom_id.as_deref(), Some("a"));
 }
