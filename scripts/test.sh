@@ -70,6 +70,8 @@ lane wasmtime-cli "The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)
 section "The tests carry their data (tests/corpus/), nothing outside the clone"
 bash scripts/check-self-contained.sh
 bash scripts/vendor-wit.sh --check # wit/deps is the WASI WIT of the pinned wasmtime crates
+section "The facts other languages repeat are what the Rust sources generate (facts/)"
+bash scripts/check-facts.sh
 section "One feature set: the tests reuse the release build's dependencies (this builds the release build)"
 bash scripts/check-features.sh
 section "cargo deny: licenses, bans, sources (offline, no advisory database)"

@@ -12,6 +12,9 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// Every profile, the default first (the generated packages list them so).
+    pub const ALL: [Provider; 4] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini, Provider::Ollama];
+
     pub fn parse(name: &str) -> Option<Provider> {
         match name.to_ascii_lowercase().as_str() {
             "anthropic" => Some(Provider::Anthropic),

@@ -15,6 +15,17 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in the contract's order (the generated packages list them so).
+    pub const ALL: [Reason; 7] = [
+        Reason::MimeUnsupported,
+        Reason::RawTooLarge,
+        Reason::MagicMismatch,
+        Reason::Base64TooLarge,
+        Reason::Undecodable,
+        Reason::DimensionsTooLarge,
+        Reason::RequestLimit,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Undecodable => "undecodable",

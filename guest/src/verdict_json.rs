@@ -62,13 +62,19 @@ pub fn refusal(r: &Refusal) -> Value {
     v
 }
 
+/// The reasons only a PDF page has (JSON `reason`), besides the refusals' own.
+pub const PAGE_ERROR_REASONS: [&str; 3] = [NO_SUCH_PAGE, ENCRYPTED, BLANK];
+const NO_SUCH_PAGE: &str = "no_such_page";
+const ENCRYPTED: &str = "encrypted";
+const BLANK: &str = "blank";
+
 /// The name of a page error's kind (JSON `reason`): the refusal's own reason when the gate
 /// refused the PDF or the rendered page.
 pub fn page_error_reason(e: &PageError) -> &'static str {
     match e {
-        PageError::NoSuchPage { .. } => "no_such_page",
-        PageError::Encrypted(_) => "encrypted",
-        PageError::Blank { .. } => "blank",
+        PageError::NoSuchPage { .. } => NO_SUCH_PAGE,
+        PageError::Encrypted(_) => ENCRYPTED,
+        PageError::Blank { .. } => BLANK,
         PageError::Refused(r) => r.reason.as_str(),
     }
 }

@@ -38,7 +38,7 @@ const MAGIC: &[u8; 8] = b"MGCWASM1";
 /// Where compiled components live: `$MEDIAGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/mediagate`,
 /// else `~/.cache/mediagate`.
 pub fn default_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("MEDIAGATE_CACHE_DIR") {
+    if let Some(dir) = std::env::var_os(crate::facts::env::CACHE_DIR) {
         return Some(PathBuf::from(dir));
     }
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {

@@ -19,6 +19,18 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// What the call ran into, in the words every host uses (`facts::call_error`).
+    pub fn kind(&self) -> &'static str {
+        use crate::facts::call_error::*;
+        match self {
+            CallError::DeadlineExceeded(_) => DEADLINE,
+            CallError::WallDeadlineExceeded(_) => WALL_DEADLINE,
+            CallError::OutOfMemory { .. } => OUT_OF_MEMORY,
+            CallError::Trap { .. } => TRAP,
+            CallError::Host(_) => HOST,
+        }
+    }
+
     /// Classifies the error of a call.
     pub fn classify(err: wasmtime::Error, memory_limit: usize) -> CallError {
         match err.downcast_ref::<CallError>() {

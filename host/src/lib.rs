@@ -20,6 +20,7 @@ pub mod cache;
 pub mod component;
 mod engine_config;
 pub mod error;
+pub mod facts;
 pub mod gate;
 pub mod runtime;
 pub mod tool;

@@ -15,9 +15,10 @@ use wasmtime::{
 use crate::cache::{self, Origin};
 use crate::component::World;
 use crate::error::CallError;
+use crate::facts;
 
 /// How often the epoch advances; the granularity of the CPU deadline and of cooperative yields.
-const EPOCH_TICK: Duration = Duration::from_millis(5);
+const EPOCH_TICK: Duration = Duration::from_millis(facts::EPOCH_TICK_MS);
 
 /// Bytes of each pooled table kept resident (zeroed in place) when its slot is reused.
 const TABLE_KEEP_RESIDENT: usize = 64 << 10;
@@ -49,11 +50,11 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            memory_bytes: 512 << 20,
-            cpu_deadline: Duration::from_secs(20),
-            max_concurrent_calls: 64,
+            memory_bytes: facts::MEMORY_BYTES,
+            cpu_deadline: Duration::from_secs(facts::CPU_DEADLINE_SECS),
+            max_concurrent_calls: facts::MAX_CONCURRENT_CALLS,
             max_running_calls: std::thread::available_parallelism().map_or(2, |n| n.get() as u32),
-            wall_deadline: Duration::from_secs(900),
+            wall_deadline: Duration::from_secs(facts::WALL_DEADLINE_SECS),
         }
     }
 }

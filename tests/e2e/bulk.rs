@@ -305,7 +305,7 @@ fn the_bulk_guide_s_commands_run_as_written() {
             .args(["-c", &format!("set -o pipefail\n{block}")])
             .current_dir(dir.path())
             .env("PATH", &path)
-            .env("MEDIAGATE_CACHE_DIR", crate::common::cache_dir())
+            .env(mediagate::facts::env::CACHE_DIR, crate::common::cache_dir())
             .output()
             .unwrap();
         // The gate's commands exit 1 when something was refused, as these inputs mean them to.

@@ -525,7 +525,7 @@ fn the_cli_refuses_to_send_a_key_over_plain_http() {
     let out = mediagate_command()
         .args(["read-image", "icon.png", "--workspace", path(&repo_root().join("examples"))])
         .args(["--vlm-url", "http://192.0.2.1/v1", "--vlm-model", "m"])
-        .env("MEDIAGATE_VLM_API_KEY", "sk-cli-secret-123456")
+        .env(mediagate::facts::env::VLM_API_KEY, "sk-cli-secret-123456")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -543,7 +543,7 @@ fn admit_with_an_empty_cache_writes_nothing_compiled() {
     std::fs::create_dir(&xdg).unwrap();
     let out = mediagate_command()
         .args(["admit", "--json", path(&corpus().join("photos/kodim23.png"))])
-        .env_remove("MEDIAGATE_CACHE_DIR")
+        .env_remove(mediagate::facts::env::CACHE_DIR)
         .env("XDG_CACHE_HOME", &xdg)
         .env("HOME", home.path())
         .output()
@@ -677,7 +677,7 @@ fn cli_mcp_banner_names_every_tool_it_serves() {
     let dir = tempfile::tempdir().unwrap();
     let out = mediagate_command()
         .args(["mcp", "--workspace", path(dir.path())])
-        .env_remove("MEDIAGATE_VLM_URL")
+        .env_remove(mediagate::facts::env::VLM_URL)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

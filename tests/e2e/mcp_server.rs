@@ -46,7 +46,7 @@ impl Mcp {
 
     fn spawn(mut command: std::process::Command, capabilities: Value) -> Mcp {
         let mut child = command
-            .env_remove("MEDIAGATE_VLM_URL")
+            .env_remove(mediagate::facts::env::VLM_URL)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -422,7 +422,7 @@ fn a_client_root_of_slash_or_home_is_refused() {
     let uri = |p: &Path| url::Url::from_directory_path(p).unwrap().to_string();
 
     let mut command = mediagate_command();
-    command.arg("mcp").current_dir(&project).env("HOME", &home_dir).env_remove("MEDIAGATE_VLM_URL");
+    command.arg("mcp").current_dir(&project).env("HOME", &home_dir).env_remove(mediagate::facts::env::VLM_URL);
     let mut mcp = Mcp::spawn(command, json!({"roots": {"listChanged": true}}));
     let answer_roots = |mcp: &mut Mcp, roots: Vec<String>| {
         let ask = mcp.recv();

@@ -323,7 +323,7 @@ async fn the_cli_streams_the_reply_to_stdout() {
     let ws = workspace();
     let run = |extra: Vec<String>| {
         let mut cmd = mediagate_command();
-        cmd.arg("read-image").args(extra).env_remove("MEDIAGATE_VLM_URL");
+        cmd.arg("read-image").args(extra).env_remove(mediagate::facts::env::VLM_URL);
         cmd.output().unwrap()
     };
     let ws_arg = ws.path().to_str().unwrap().to_string();
@@ -428,7 +428,7 @@ async fn the_cli_marks_a_reply_cut_at_the_output_limit() {
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_mediagate"))
             .args(["read-image", "icon.png", "--workspace", &ws_arg, "--vlm-url", &url, "--vlm-model", "m"])
-            .env("MEDIAGATE_CACHE_DIR", cache_dir())
+            .env(mediagate::facts::env::CACHE_DIR, cache_dir())
             .output()
             .unwrap()
     })
@@ -459,7 +459,7 @@ async fn the_cli_escapes_control_sequences_from_the_model() {
         std::process::Command::new(env!("CARGO_BIN_EXE_mediagate"))
             .args(["read-image", "icon.png", "--workspace", &ws_arg, "--vlm-url", &url, "--vlm-model", "m"])
             .arg("--show-reasoning")
-            .env("MEDIAGATE_CACHE_DIR", cache_dir())
+            .env(mediagate::facts::env::CACHE_DIR, cache_dir())
             .env_remove("NO_COLOR")
             .output()
             .unwrap()

@@ -986,7 +986,7 @@ async fn read_image_cli(dir: &Path, url: &str, env: &[(&str, &str)]) -> std::pro
     command
         .args(["read-image", "icon.png", "--workspace", dir.to_str().unwrap(), "--vlm-url", url])
         .args(["--vlm-model", "test-vlm"])
-        .env_remove("MEDIAGATE_VLM_API_KEY")
+        .env_remove(mediagate::facts::env::VLM_API_KEY)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .stdin(std::process::Stdio::null());
@@ -1005,7 +1005,7 @@ async fn the_environments_proxy_never_sees_the_key() {
     let proxy = RawServer::start(|_, stream| async move { drop(stream) }).await;
     let proxy_url = format!("http://{}", proxy.addr);
     let ws = workspace();
-    let mut env = vec![("MEDIAGATE_VLM_API_KEY", KEY)];
+    let mut env = vec![(mediagate::facts::env::VLM_API_KEY, KEY)];
     for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
         env.push((name, proxy_url.as_str()));
     }
@@ -1029,7 +1029,7 @@ async fn the_vendors_keys_go_only_to_the_vendors_apis() {
     let out = read_image_cli(
         ws.path(),
         &collector.anthropic_url(),
-        &[("ANTHROPIC_API_KEY", KEY), ("MEDIAGATE_VLM_API", "anthropic")],
+        &[("ANTHROPIC_API_KEY", KEY), (mediagate::facts::env::VLM_API, "anthropic")],
     )
     .await;
     assert!(!collector.requests()[1].headers.contains_key("x-api-key"), "ANTHROPIC_API_KEY was sent: {out:?}");
@@ -1038,11 +1038,11 @@ async fn the_vendors_keys_go_only_to_the_vendors_apis() {
     let out = read_image_cli(ws.path(), &refusing.openai_url(), &[("OPENAI_API_KEY", KEY)]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no key") && stderr.contains("OPENAI_API_KEY"), "{stderr}");
-    assert!(stderr.contains("MEDIAGATE_VLM_API_KEY") && !stderr.contains(KEY), "{stderr}");
+    assert!(stderr.contains(mediagate::facts::env::VLM_API_KEY) && !stderr.contains(KEY), "{stderr}");
 
-    // MEDIAGATE_VLM_API_KEY is this configuration's own key: it goes to the URL it names.
+    // The own key variable is this configuration's own key: it goes to the URL it names.
     let own = VlmServer::start(vec![good()]).await;
-    let out = read_image_cli(ws.path(), &own.openai_url(), &[("MEDIAGATE_VLM_API_KEY", KEY)]).await;
+    let out = read_image_cli(ws.path(), &own.openai_url(), &[(mediagate::facts::env::VLM_API_KEY, KEY)]).await;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(own.requests()[0].headers["authorization"], format!("Bearer {KEY}"));
 }
@@ -1106,7 +1106,7 @@ async fn a_refused_plain_http_key_is_said_in_words() {
     assert!(e.contains("refusing to send the API key in clear text"), "{e}");
     assert!(!e.contains("Unreachable") && !e.contains("VlmError") && !e.contains("(\""), "{e}");
     let ws = workspace();
-    let out = read_image_cli(ws.path(), "http://192.0.2.1/v1", &[("MEDIAGATE_VLM_API_KEY", KEY)]).await;
+    let out = read_image_cli(ws.path(), "http://192.0.2.1/v1", &[(mediagate::facts::env::VLM_API_KEY, KEY)]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     // One sentence on one `error:` line, the fix named, no debug value.

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::facts::{env as names, vlm as bounds, vlm_retry};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Api {
     /// `POST {base}/chat/completions` (OpenAI, Ollama, vLLM, LiteLLM, llama.cpp server…).
@@ -62,20 +64,20 @@ impl VlmConfig {
             base_url: base_url.into(),
             model: model.into(),
             api_key: None,
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(120),
-            max_reply_time: Duration::from_secs(600),
-            max_retries: 2,
-            retry_backoff: Duration::from_millis(500),
-            max_retry_wait: Duration::from_secs(30),
-            max_event_bytes: 1 << 20,
+            connect_timeout: Duration::from_secs(bounds::CONNECT_TIMEOUT_SECS),
+            idle_timeout: Duration::from_secs(bounds::IDLE_TIMEOUT_SECS),
+            max_reply_time: Duration::from_secs(bounds::MAX_REPLY_SECS),
+            max_retries: vlm_retry::MAX_RETRIES,
+            retry_backoff: Duration::from_millis(vlm_retry::INITIAL_BACKOFF_MS),
+            max_retry_wait: Duration::from_millis(vlm_retry::MAX_WAIT_MS),
+            max_event_bytes: bounds::MAX_EVENT_BYTES,
             withheld_key: None,
         }
     }
 
-    /// Reads `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL`, `MEDIAGATE_VLM_API` (`openai` |
-    /// `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY`, each overridden by the argument
-    /// when given. Without `MEDIAGATE_VLM_API_KEY` the vendor's own variable (`OPENAI_API_KEY` /
+    /// Reads the variables [`facts::env`](crate::facts::env) names: the URL, the model, the API
+    /// (`openai` | `anthropic`, default `openai`) and the key, each overridden by the argument
+    /// when given. Without the own key variable the vendor's own variable (`OPENAI_API_KEY` /
     /// `ANTHROPIC_API_KEY`) is the key only for that vendor's API (see [`vendor_key_variable`]):
     /// a URL from someone else's configuration never collects the user's global key.
     /// `None` when no URL is configured: the deployment has no VLM.
@@ -85,26 +87,25 @@ impl VlmConfig {
         api: Option<Api>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<VlmConfig>, String> {
-        let Some(url) = url.or_else(|| env("MEDIAGATE_VLM_URL")).filter(|u| !u.trim().is_empty()) else {
+        let Some(url) = url.or_else(|| env(names::VLM_URL)).filter(|u| !u.trim().is_empty()) else {
             return Ok(None);
         };
         let api = match api {
             Some(a) => a,
-            None => match env("MEDIAGATE_VLM_API") {
-                Some(s) => {
-                    Api::parse(&s).ok_or_else(|| format!("MEDIAGATE_VLM_API must be openai or anthropic, not {s:?}"))?
-                }
+            None => match env(names::VLM_API) {
+                Some(s) => Api::parse(&s)
+                    .ok_or_else(|| format!("{} must be openai or anthropic, not {s:?}", names::VLM_API))?,
                 None => Api::OpenAi,
             },
         };
         let model = model
-            .or_else(|| env("MEDIAGATE_VLM_MODEL"))
-            .ok_or("a VLM URL is configured but no model: set --vlm-model or MEDIAGATE_VLM_MODEL")?;
+            .or_else(|| env(names::VLM_MODEL))
+            .ok_or_else(|| format!("a VLM URL is configured but no model: set --vlm-model or {}", names::VLM_MODEL))?;
         let vendor_variable = match api {
-            Api::OpenAi => "OPENAI_API_KEY",
-            Api::Anthropic => "ANTHROPIC_API_KEY",
+            Api::OpenAi => names::OPENAI_API_KEY,
+            Api::Anthropic => names::ANTHROPIC_API_KEY,
         };
-        let own_key = env("MEDIAGATE_VLM_API_KEY").filter(|k| !k.is_empty());
+        let own_key = env(names::VLM_API_KEY).filter(|k| !k.is_empty());
         let vendor_key = env(vendor_variable).filter(|k| !k.is_empty());
         let for_vendor = vendor_key_variable(api, &url) == Some(vendor_variable);
         let mut config = VlmConfig::new(api, url, model);
@@ -114,15 +115,15 @@ impl VlmConfig {
     }
 }
 
-/// The vendor's key variable that may stand in for `MEDIAGATE_VLM_API_KEY` at `url`: only the
-/// vendor's own API over https on its standard port — `https://api.openai.com` for `OPENAI_API_KEY`
+/// The vendor's key variable that may stand in for the own key variable
+/// ([`facts::env::VLM_API_KEY`](crate::facts::env::VLM_API_KEY)) at `url`: only the vendor's own API over https on its standard port — `https://api.openai.com` for `OPENAI_API_KEY`
 /// (OpenAI dialect), `https://api.anthropic.com` for `ANTHROPIC_API_KEY` (Anthropic dialect), no
-/// user or password in the URL. Any other URL gets a key only from `MEDIAGATE_VLM_API_KEY`.
+/// user or password in the URL. Any other URL gets a key only from the own key variable.
 pub fn vendor_key_variable(api: Api, url: &str) -> Option<&'static str> {
     let url = reqwest::Url::parse(url).ok()?;
     let (host, variable) = match api {
-        Api::OpenAi => ("api.openai.com", "OPENAI_API_KEY"),
-        Api::Anthropic => ("api.anthropic.com", "ANTHROPIC_API_KEY"),
+        Api::OpenAi => ("api.openai.com", names::OPENAI_API_KEY),
+        Api::Anthropic => ("api.anthropic.com", names::ANTHROPIC_API_KEY),
     };
     let vendors = url.scheme() == "https"
         && url.host_str() == Some(host)
@@ -147,11 +148,8 @@ mod tests {
 
     #[test]
     fn flags_override_the_environment_and_keys_fall_back() {
-        let vars = [
-            ("MEDIAGATE_VLM_URL", "http://env"),
-            ("MEDIAGATE_VLM_MODEL", "env-model"),
-            ("ANTHROPIC_API_KEY", "sk-ant"),
-        ];
+        let vars =
+            [(names::VLM_URL, "http://env"), (names::VLM_MODEL, "env-model"), (names::ANTHROPIC_API_KEY, "sk-ant")];
         let c = VlmConfig::resolve(Some("https://api.anthropic.com".into()), None, Some(Api::Anthropic), env(&vars))
             .unwrap()
             .unwrap();
@@ -167,10 +165,10 @@ mod tests {
     fn the_vendors_key_goes_only_to_the_vendors_api() {
         let resolve = |api: Api, url: &str, vars: &[(&str, &str)]| {
             let mut vars = vars.to_vec();
-            vars.push(("MEDIAGATE_VLM_MODEL", "m"));
+            vars.push((names::VLM_MODEL, "m"));
             VlmConfig::resolve(Some(url.into()), None, Some(api), env(&vars)).unwrap().unwrap()
         };
-        let openai = [("OPENAI_API_KEY", "sk-openai"), ("ANTHROPIC_API_KEY", "sk-ant")];
+        let openai = [(names::OPENAI_API_KEY, "sk-openai"), (names::ANTHROPIC_API_KEY, "sk-ant")];
         for url in ["https://api.openai.com/v1", "https://api.openai.com/v1/", "HTTPS://API.OPENAI.COM/v1"] {
             assert_eq!(resolve(Api::OpenAi, url, &openai).api_key.as_deref(), Some("sk-openai"), "{url}");
         }
@@ -189,8 +187,8 @@ mod tests {
             assert_eq!(c.api_key, None, "{url}");
             assert!(c.withheld_key.is_some(), "{url}");
         }
-        // MEDIAGATE_VLM_API_KEY is given for this configuration: it goes to whatever URL it names.
-        let own = [("MEDIAGATE_VLM_API_KEY", "sk-own"), ("OPENAI_API_KEY", "sk-openai")];
+        // The own key variable is given for this configuration: it goes to whatever URL it names.
+        let own = [(names::VLM_API_KEY, "sk-own"), (names::OPENAI_API_KEY, "sk-openai")];
         let c = resolve(Api::OpenAi, "https://llm.example/v1", &own);
         assert_eq!((c.api_key.as_deref(), c.withheld_key), (Some("sk-own"), None));
         assert_eq!(resolve(Api::OpenAi, "https://api.openai.com/v1", &own).api_key.as_deref(), Some("sk-own"));
@@ -204,7 +202,7 @@ mod tests {
                 None,
                 None,
                 None,
-                env(&[("MEDIAGATE_VLM_URL", "u"), ("MEDIAGATE_VLM_MODEL", "m"), ("MEDIAGATE_VLM_API", "grok")])
+                env(&[(names::VLM_URL, "u"), (names::VLM_MODEL, "m"), (names::VLM_API, "grok")])
             )
             .is_err()
         );

@@ -340,8 +340,9 @@ impl VlmClient {
                     if let (401 | 403, Some(variable)) = (status.as_u16(), self.config.withheld_key) {
                         message = format!(
                             "{message} (no key was sent: {variable} goes only to its vendor's own API over https; \
-                             for {} set MEDIAGATE_VLM_API_KEY)",
-                            shown_url(&self.config.base_url)
+                             for {} set {})",
+                            shown_url(&self.config.base_url),
+                            crate::facts::env::VLM_API_KEY
                         );
                     }
                     let refused = VlmErrorKind::Refused(ProviderRefusal { status: status.as_u16(), message });
@@ -571,9 +572,9 @@ fn is_loopback(url: &reqwest::Url) -> bool {
 }
 
 /// Most of an error body read for its message; the rest is never read.
-const MAX_ERROR_BODY: usize = 64 * 1024;
+const MAX_ERROR_BODY: usize = crate::facts::vlm::MAX_ERROR_BODY_BYTES;
 /// Longest wait for an error body.
-const ERROR_BODY_WAIT: Duration = Duration::from_secs(10);
+const ERROR_BODY_WAIT: Duration = Duration::from_secs(crate::facts::vlm::ERROR_BODY_WAIT_SECS);
 
 /// Characters of the provider's message kept.
 const MAX_PROVIDER_MESSAGE: usize = 500;
@@ -688,7 +689,7 @@ fn endpoint_hint(api: Api, base_url: &str, url: &str) -> String {
             "check that {base} is the API's base URL (mediagate appends {endpoint}) and that the server speaks that API"
         )
     });
-    format!("POST {}; {advice} (or MEDIAGATE_VLM_URL)", shown_url(url))
+    format!("POST {}; {advice} (or {})", shown_url(url), crate::facts::env::VLM_URL)
 }
 
 /// `/v1`, `/v1beta/openai`, `/openai/v1`: some segment names an API version.

@@ -66,7 +66,7 @@ pub fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
 /// The `mediagate` binary under test, with the tests' compiled-component cache.
 pub fn mediagate_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mediagate"));
-    command.env("MEDIAGATE_CACHE_DIR", cache_dir());
+    command.env(mediagate::facts::env::CACHE_DIR, cache_dir());
     command
 }
 

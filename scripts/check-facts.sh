@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The facts other languages repeat (limits, refusal reasons, call-error kinds, profiles, env names,
+# the VLM retry policy) are generated from the Rust sources by facts/ (`gen-facts`): js/src/facts.js
+# and .d.ts, hosts/python/mediagate_host/facts.py, and the tables between `<!-- facts:… -->` markers
+# in SECURITY.md and docs/design.md. Fails, naming each file, when one is not what the generator
+# writes (an edit by hand, or a Rust fact changed without regenerating). Run by scripts/test.sh;
+# scripts/build.sh does not need it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo run --release --locked --quiet -p mediagate-facts --bin gen-facts -- --check
+echo "ok: the generated facts are what host/src/facts.rs and the guest make of them"
