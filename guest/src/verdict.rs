@@ -15,17 +15,6 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// Every reason, in the contract's order (the generated packages list them so).
-    pub const ALL: [Reason; 7] = [
-        Reason::MimeUnsupported,
-        Reason::RawTooLarge,
-        Reason::MagicMismatch,
-        Reason::Base64TooLarge,
-        Reason::Undecodable,
-        Reason::DimensionsTooLarge,
-        Reason::RequestLimit,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Undecodable => "undecodable",
@@ -229,6 +218,20 @@ pub type Verdict = Result<Admitted, Refusal>;
 /// Length of the padded base64 form of `n` bytes: 4·⌈n/3⌉.
 pub fn base64_len(n: u64) -> u64 {
     n.div_ceil(3) * 4
+}
+
+// Below the code the component runs, so that the line numbers its panic locations carry stay put.
+impl Reason {
+    /// Every reason, in the contract's order (the generated packages list them so).
+    pub const ALL: [Reason; 7] = [
+        Reason::MimeUnsupported,
+        Reason::RawTooLarge,
+        Reason::MagicMismatch,
+        Reason::Base64TooLarge,
+        Reason::Undecodable,
+        Reason::DimensionsTooLarge,
+        Reason::RequestLimit,
+    ];
 }
 
 #[cfg(test)]

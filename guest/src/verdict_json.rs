@@ -62,12 +62,6 @@ pub fn refusal(r: &Refusal) -> Value {
     v
 }
 
-/// The reasons only a PDF page has (JSON `reason`), besides the refusals' own.
-pub const PAGE_ERROR_REASONS: [&str; 3] = [NO_SUCH_PAGE, ENCRYPTED, BLANK];
-const NO_SUCH_PAGE: &str = "no_such_page";
-const ENCRYPTED: &str = "encrypted";
-const BLANK: &str = "blank";
-
 /// The name of a page error's kind (JSON `reason`): the refusal's own reason when the gate
 /// refused the PDF or the rendered page.
 pub fn page_error_reason(e: &PageError) -> &'static str {
@@ -196,3 +190,10 @@ fn facts(f: &MediaFacts) -> Value {
     }
     v
 }
+
+// Below the code the component runs, so that the line numbers its panic locations carry stay put.
+/// The reasons only a PDF page has (JSON `reason`), besides the refusals' own.
+pub const PAGE_ERROR_REASONS: [&str; 3] = [NO_SUCH_PAGE, ENCRYPTED, BLANK];
+const NO_SUCH_PAGE: &str = "no_such_page";
+const ENCRYPTED: &str = "encrypted";
+const BLANK: &str = "blank";
