@@ -76,22 +76,12 @@ const FLAGS = TRANSPILE_FLAGS.join(' ');
 // Each core module's `memory.grow` is wrapped in calls to two imports, `memory_grow_pre` and
 // `memory_grow_post` (binaryen's instrument-memory pass, limited to the `memory.grow` instruction), through which src/index.js refuses a grow
 // past the CLI's memory limit and stops the call, as the Rust host's store limiter does. The limits
-// themselves are the Rust host's (host/src/runtime.rs, `Limits::default`), written to limits.js.
+// themselves are the Rust host's, generated into src/facts.js (facts/, scripts/check-facts.sh).
 // The component's `default-options` are read from the transpiled component itself and written to
 // defaults.js (src/index.js exports them as DEFAULT_OPTIONS): the defaults live in the guest only.
-const POSTPROCESS = 'drop-unversioned-admission-dts,instrument-memory@memory.grow,limits-js,defaults-js';
+const POSTPROCESS = 'drop-unversioned-admission-dts,instrument-memory@memory.grow,defaults-js';
 const GROW_HOOKS = ['memory_grow_pre', 'memory_grow_post'];
 
-/** The Rust host's memory limit and CPU deadline: one fact, read where it is defined. */
-function hostLimits() {
-  const source = join(repoRoot, 'host', 'src', 'runtime.rs');
-  const text = readFileSync(source, 'utf8');
-  const memory = text.match(/memory_bytes: (\d+) << (\d+),/);
-  const cpu = text.match(/cpu_deadline: Duration::from_secs\((\d+)\),/);
-  if (!memory || !cpu) fail(`${source} no longer sets memory_bytes / cpu_deadline as this script reads them; update hostLimits()`);
-  return { memoryBytes: Number(memory[1]) * 2 ** Number(memory[2]), cpuDeadlineMs: Number(cpu[1]) * 1000 };
-}
-const LIMITS = hostLimits();
 
 /**
  * Whether the instrumented module's memory.grow goes through the hooks, and nothing else does:
@@ -172,9 +162,6 @@ if (!process.argv.includes('--force')) {
       built.jco === jcoPkg.version &&
       built.flags === FLAGS &&
       built.postprocess === POSTPROCESS &&
-      built.limits?.memoryBytes === LIMITS.memoryBytes &&
-      built.limits?.cpuDeadlineMs === LIMITS.cpuDeadlineMs &&
-      existsSync(join(outDir, 'limits.js')) &&
       existsSync(join(outDir, 'defaults.js')) &&
       COMPONENTS.every((c) => expectedFiles(c).every((f) => existsSync(join(outDir, f))))
     ) {
@@ -223,11 +210,6 @@ for (const c of COMPONENTS) {
   cpSync(own, tmpDir, { recursive: true });
   rmSync(own, { recursive: true, force: true });
 }
-writeFileSync(
-  join(tmpDir, 'limits.js'),
-  `// Written by scripts/build.mjs from host/src/runtime.rs (Limits::default): the CLI's limits.\n` +
-    `export const MEMORY_LIMIT_BYTES = ${LIMITS.memoryBytes};\nexport const CPU_DEADLINE_MS = ${LIMITS.cpuDeadlineMs};\n`,
-);
 writeFileSync(join(tmpDir, 'package.json'), `${JSON.stringify({ type: 'module' }, null, 2)}\n`);
 writeFileSync(
   join(tmpDir, 'defaults.js'),
@@ -250,7 +232,6 @@ writeFileSync(
       jco: jcoPkg.version,
       flags: FLAGS,
       postprocess: POSTPROCESS,
-      limits: LIMITS,
     },
     null,
     2,

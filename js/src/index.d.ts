@@ -1,19 +1,11 @@
 // Types of @mediagate/preflight (hand-written; the jco-generated component types are in
 // dist/generated/mediagate.d.ts and dist/generated/interfaces/).
 
-export type Provider = 'anthropic' | 'openai' | 'gemini' | 'ollama';
+// The profiles, refusal reasons and call-error kinds are generated from the Rust sources.
+import type { CallErrorKind, Provider, RefusalReason } from './facts.js';
+export type { CallErrorKind, Provider, RefusalReason } from './facts.js';
+export { CALL_ERROR_KINDS, REFUSAL_REASONS } from './facts.js';
 export type VerifyMode = 'header' | 'full';
-export type RefusalReason =
-  | 'mime_unsupported'
-  | 'raw_too_large'
-  | 'magic_mismatch'
-  | 'base64_too_large'
-  | 'undecodable'
-  | 'dimensions_too_large'
-  | 'request_limit'
-  | 'no_such_page'
-  | 'encrypted'
-  | 'blank';
 export type RequestApi = 'anthropic' | 'openai';
 
 export interface AdmitOptions {
@@ -368,16 +360,13 @@ export const LOAD_OPTION_KEYS: readonly (keyof LoadOptions)[];
 export const CORE_MODULES: readonly CoreModuleName[];
 export const CONVERT_CORE_MODULES: readonly ConvertCoreModuleName[];
 export const VERIFY_MODES: readonly VerifyMode[];
-export const REFUSAL_REASONS: readonly RefusalReason[];
 export const REQUEST_APIS: readonly RequestApi[];
 export const BATCH_APIS: readonly BatchApi[];
 /** The keys of `admit`'s input object. */
 export const INPUT_KEYS: readonly ('mime' | 'name' | 'page')[];
 
-/** The CLI's memory limit per instance, in bytes (the Rust host's, written at build). */
-export const MEMORY_LIMIT_BYTES: number;
-/** The CLI's CPU deadline per call, in milliseconds (kept by the Worker API). */
-export const CPU_DEADLINE_MS: number;
+/** The CLI's memory limit per instance, in bytes, and its CPU deadline per call, in milliseconds (kept by the Worker API): the Rust host's. */
+export { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES } from './facts.js';
 /** The CLI's words for a call stopped at the memory limit. */
 export function outOfMemoryWords(limitBytes?: number): string;
 /** The CLI's words for a call stopped at the CPU deadline. */
@@ -388,5 +377,5 @@ export function deadlineWords(deadlineMs?: number): string;
  * past its deadline: never a verdict), or a gate that could not be loaded (`kind` undefined).
  */
 export class GateError extends Error {
-  kind?: 'trap' | 'out_of_memory' | 'deadline';
+  kind?: CallErrorKind;
 }

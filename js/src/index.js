@@ -14,15 +14,23 @@
 // API run in a dedicated Worker, so a downsample never blocks a page's main thread.
 
 import { instantiate } from '../dist/generated/mediagate.js';
-import { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES } from '../dist/generated/limits.js';
+import {
+  CALL_ERROR_KIND,
+  CALL_ERROR_KINDS,
+  CPU_DEADLINE_MS,
+  MEMORY_LIMIT_BYTES,
+  PROFILES,
+  REFUSAL_REASONS,
+} from './facts.js';
 import { DEFAULT_OPTIONS } from '../dist/generated/defaults.js';
 import { SharedInstance } from './shared-instance.js';
 
 /**
- * The CLI's limits (the Rust host's `Limits::default`, written into the package at build): the most
+ * The CLI's limits (the Rust host's `Limits::default`, generated into src/facts.js): the most
  * linear memory one instance may grow to, and the CPU deadline of one call (kept by the Worker API).
+ * The refusal reasons and the kinds of a `GateError` are generated there too.
  */
-export { CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES };
+export { CALL_ERROR_KINDS, CPU_DEADLINE_MS, MEMORY_LIMIT_BYTES, REFUSAL_REASONS };
 
 const GENERATED = new URL('../dist/generated/', import.meta.url);
 
@@ -51,20 +59,8 @@ export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verif
 /** The options `createGate` takes besides the admission defaults. */
 export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'memoryLimit']);
 
-export const PROVIDERS = Object.freeze(['anthropic', 'openai', 'gemini', 'ollama']);
+export const PROVIDERS = PROFILES;
 export const VERIFY_MODES = Object.freeze(['header', 'full']);
-export const REFUSAL_REASONS = Object.freeze([
-  'mime_unsupported',
-  'raw_too_large',
-  'magic_mismatch',
-  'base64_too_large',
-  'undecodable',
-  'dimensions_too_large',
-  'request_limit',
-  'no_such_page',
-  'encrypted',
-  'blank',
-]);
 
 /** The request dialects `admitRequest` reads (each with its request-level rules). */
 export const REQUEST_APIS = Object.freeze(['anthropic', 'openai']);
@@ -94,8 +90,8 @@ export function describeReason(reason) {
 
 /**
  * Raised when a call into the component fails instead of answering: a trap (a bug in the gate),
- * the memory limit or the CPU deadline. `kind` says which (`'trap'`, `'out_of_memory'`,
- * `'deadline'`), or is undefined for a gate that could not be loaded. The instance is discarded.
+ * the memory limit or the CPU deadline. `kind` says which (one of `CALL_ERROR_KINDS`: `'trap'`,
+ * `'out_of_memory'`, `'deadline'`), or is undefined for a gate that could not be loaded. The instance is discarded.
  */
 export class GateError extends Error {
   constructor(message, options) {
@@ -134,7 +130,7 @@ function trapName(error) {
 }
 
 /** What is known of a call that stopped before its words could be made: the stack ran out. */
-const STACK_EXHAUSTED = Object.freeze({ kind: 'trap', words: trapWords('call stack exhausted') });
+const STACK_EXHAUSTED = Object.freeze({ kind: CALL_ERROR_KIND.TRAP, words: trapWords('call stack exhausted') });
 
 /** Thrown inside the component's memory.grow hook: the call stops there, as wasmtime's limiter does. */
 class MemoryLimitReached extends Error {
@@ -644,9 +640,9 @@ export class Gate {
       this.#trapped = STACK_EXHAUSTED;
       this.#trapped =
         e instanceof MemoryLimitReached
-          ? { kind: 'out_of_memory', words: outOfMemoryWords(this.#memoryLimit) }
+          ? { kind: CALL_ERROR_KIND.OUT_OF_MEMORY, words: outOfMemoryWords(this.#memoryLimit) }
           : // The component has no output, so a panic's message stays inside it: the trap is what is known.
-            { kind: 'trap', words: trapWords(trapName(e)) };
+            { kind: CALL_ERROR_KIND.TRAP, words: trapWords(trapName(e)) };
       throw new GateError(`${what}: ${this.#trapped.words}`, { cause: e, kind: this.#trapped.kind });
     }
   }

@@ -22,6 +22,7 @@ import {
   verdictFromParts,
   withFileName,
 } from './index.js';
+import { CALL_ERROR_KIND } from './facts.js';
 import { SharedInstance } from './shared-instance.js';
 
 export {
@@ -184,8 +185,8 @@ export class WorkerGate {
     waiting.timer = setTimeout(() => {
       const words = `${waiting.op}: ${deadlineWords(this.#deadlineMs)}`;
       this.#pending.delete(id);
-      waiting.reject(new GateError(words, { kind: 'deadline' }));
-      this.#fail(new GateError(`the gate Worker was ended when a call ran past its deadline (${words})`, { kind: 'deadline' }));
+      waiting.reject(new GateError(words, { kind: CALL_ERROR_KIND.DEADLINE }));
+      this.#fail(new GateError(`the gate Worker was ended when a call ran past its deadline (${words})`, { kind: CALL_ERROR_KIND.DEADLINE }));
     }, this.#deadlineMs);
   }
 

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Union
 import wasmtime
 from wasmtime import component as wc
 
-from . import _wit
+from . import _wit, facts
 from .vlm import NoVlm, Reply, Vlm, VlmConfigError, VlmError, vlm_from_env
 
 _wit.install()
@@ -35,8 +35,8 @@ _wit.install()
 #: The package's logger: the compiled cache's faults, a compile's start and end (`compile_message`).
 log = logging.getLogger("mediagate_host")
 
-ENV_WASM = "MEDIAGATE_AGENT_TOOL_WASM"
-ENV_CACHE_DIR = "MEDIAGATE_CACHE_DIR"
+ENV_WASM = facts.ENV_AGENT_TOOL_WASM
+ENV_CACHE_DIR = facts.ENV_CACHE_DIR
 
 #: The contract this host speaks (wit/): its entries answer the verdict's JSON, written once in the
 #: guest, which this host parses and returns as it is. The `agent-tool` world still uses contract
@@ -117,15 +117,17 @@ class GuestTrap(MediagateError):
     """The guest trapped (a panic, out of memory, the CPU deadline) or the call was stopped at its
     wall-clock deadline. Only that call ended.
 
-    `kind` is one of `KINDS`: `deadline` (CPU), `wall-deadline`, `abort` (the guest aborted: a
-    panic, or an allocation past the memory limit — the component has no output to say which, and
-    wasmtime-py's limit fails the allocation rather than trapping) or `trap`; `detail` is
-    wasmtime's full report (with the wasm backtrace)."""
+    `kind` is one of `KINDS`, the Rust host's words: `deadline` (CPU), `wall_deadline` or `trap`
+    (a fault in the guest: also a guest that aborted, a panic or an allocation past the memory
+    limit — the component has no output to say which, and wasmtime-py's limit fails the allocation
+    rather than trapping, so `out_of_memory` is never told apart here); `detail` is wasmtime's full
+    report (with the wasm backtrace)."""
 
-    #: Every kind a `GuestTrap` has (the README's list).
-    KINDS = ("deadline", "wall-deadline", "abort", "trap")
+    #: Every kind a call error has in any host (facts.py); this host answers all but
+    #: `out_of_memory` and `host`.
+    KINDS = facts.CALL_ERROR_KINDS
 
-    def __init__(self, message: str, kind: str = "trap", detail: str = ""):
+    def __init__(self, message: str, kind: str = facts.KIND_TRAP, detail: str = ""):
         if kind not in self.KINDS:
             raise ValueError(f"unknown trap kind {kind!r}")
         self.kind = kind
@@ -137,18 +139,18 @@ class GuestTrap(MediagateError):
         detail = str(error)
         if wall_expired:
             return cls(f"the call to {func} took longer than its wall-clock deadline of {gate.wall_deadline:g} s "
-                       "and was stopped", kind="wall-deadline", detail=detail)
+                       "and was stopped", kind=facts.KIND_WALL_DEADLINE, detail=detail)
         cause = detail.rsplit("Caused by:", 1)[-1].strip().splitlines()[0] if "Caused by:" in detail \
             else detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
         if "interrupt" in cause:
-            kind, what = "deadline", f"the CPU deadline ({gate.cpu_deadline:g} s of guest time) was exceeded"
+            kind, what = facts.KIND_DEADLINE, f"the CPU deadline ({gate.cpu_deadline:g} s of guest time) was exceeded"
         elif "unreachable" in cause:
             # Rust's abort: a panic, or an allocation the memory limit refused (wasmtime-py's limit
             # makes `memory.grow` fail rather than trap). The component imports nothing to print with.
-            kind, what = "abort", (f"it aborted ({cause}): a panic, or out of memory "
+            kind, what = facts.KIND_TRAP, (f"it aborted ({cause}): a panic, or out of memory "
                                    f"(limit {gate.memory_limit} bytes)")
         else:
-            kind, what = "trap", cause
+            kind, what = facts.KIND_TRAP, cause
         return cls(f"the mediagate component trapped in {func}: {what}", kind=kind, detail=detail)
 
 
@@ -212,7 +214,7 @@ def packaged_wasm_path() -> Optional[Path]:
 
 
 def default_wasm_path() -> Path:
-    """`$MEDIAGATE_AGENT_TOOL_WASM`, else the component inside the installed package, else
+    """`$ENV_WASM`, else the component inside the installed package, else
     `target/guest/mediagate-agent-tool.wasm` of the repository this package sits in (a clone)."""
     env = os.environ.get(ENV_WASM)
     if env:
@@ -510,7 +512,7 @@ class Mediagate:
 
     `workspace` is the one directory the component may read (a read-only WASI preopen).
     `vlm` is an `HttpVlm` (`OpenAICompatibleVlm`, `AnthropicVlm`) or any object with `configured`
-    and `ask(prompt, mime, data_base64) -> Reply`; `None` builds one from the `MEDIAGATE_VLM_*`
+    and `ask(prompt, mime, data_base64) -> Reply`; `None` builds one from the VLM variables of the
     environment (`vlm_from_env`), `False` means no VLM. `on_output(kind, text)` receives the reply
     as it streams (`kind` is `"content"` or `"reasoning"`).
     """
@@ -522,9 +524,9 @@ class Mediagate:
         vlm: Union[Vlm, Any, None, bool] = None,
         on_output: Optional[OutputCallback] = None,
         *,
-        memory_limit: int = 512 << 20,
-        cpu_deadline: float = 20.0,
-        wall_deadline: float = 900.0,
+        memory_limit: int = facts.MEMORY_LIMIT_BYTES,
+        cpu_deadline: float = facts.CPU_DEADLINE_S,
+        wall_deadline: float = facts.WALL_DEADLINE_S,
         cache_dir: Union[str, os.PathLike, None, bool] = None,
     ):
         self.wasm_path = Path(wasm_path) if wasm_path is not None else default_wasm_path()

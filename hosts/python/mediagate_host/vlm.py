@@ -29,13 +29,15 @@ from typing import Callable, Iterator, List, Mapping, Optional, Tuple
 
 import httpx
 
-ENV_URL = "MEDIAGATE_VLM_URL"
-ENV_MODEL = "MEDIAGATE_VLM_MODEL"
-ENV_API = "MEDIAGATE_VLM_API"
-ENV_API_KEY = "MEDIAGATE_VLM_API_KEY"
-#: The key each API falls back to when `MEDIAGATE_VLM_API_KEY` is not set — only for that
+from . import facts
+
+ENV_URL = facts.ENV_VLM_URL
+ENV_MODEL = facts.ENV_VLM_MODEL
+ENV_API = facts.ENV_VLM_API
+ENV_API_KEY = facts.ENV_VLM_API_KEY
+#: The key each API falls back to when `ENV_API_KEY` is not set — only for that
 #: vendor's own API (`VENDOR_HOSTS`, over https on its standard port; see `vendor_key_variable`).
-FALLBACK_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+FALLBACK_KEYS = {"openai": facts.ENV_OPENAI_API_KEY, "anthropic": facts.ENV_ANTHROPIC_API_KEY}
 VENDOR_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 APIS = ("openai", "anthropic")
 
@@ -43,11 +45,14 @@ APIS = ("openai", "anthropic")
 CONTENT = "content"
 REASONING = "reasoning"
 
-_ERROR_BODY_CAP = 64 * 1024
+_ERROR_BODY_CAP = facts.VLM_MAX_ERROR_BODY_BYTES
 _MESSAGE_CAP = 2000
-_RETRY_AFTER_CAP_S = 10.0
+#: The Rust host's retry policy (facts.py): the first wait, doubled each retry, and the bound on one
+#: wait, whatever `Retry-After` asks. Module attributes so that a test may shorten them.
+RETRY_INITIAL_BACKOFF_S = facts.VLM_INITIAL_BACKOFF_S
+RETRY_MAX_WAIT_S = facts.VLM_MAX_WAIT_S
 #: Longest wait for an error body (or a non-streamed answer).
-_ERROR_BODY_WAIT_S = 10.0
+_ERROR_BODY_WAIT_S = facts.VLM_ERROR_BODY_WAIT_S
 #: Enough room for a full transcription of a dense screenshot (the Rust host's value).
 ANTHROPIC_MAX_TOKENS = 8192
 ANTHROPIC_VERSION = "2023-06-01"
@@ -127,9 +132,9 @@ class NoVlm(Vlm):
 
 
 def vendor_key_variable(api: str, url: Optional[str]) -> Optional[str]:
-    """The vendor's key variable that may stand in for `MEDIAGATE_VLM_API_KEY` at `url`: only the
+    """The vendor's key variable that may stand in for `ENV_API_KEY` at `url`: only the
     vendor's own API over https on its standard port, no user or password in the URL (the Rust
-    host's rule). Any other URL gets a key only from `MEDIAGATE_VLM_API_KEY` or `api_key=`."""
+    host's rule). Any other URL gets a key only from `ENV_API_KEY` or `api_key=`."""
     from urllib.parse import urlsplit
 
     try:
@@ -224,7 +229,7 @@ class SseDecoder:
     not UTF-8 are refused at once; a leading byte-order mark is dropped.
     """
 
-    def __init__(self, max_event_bytes: int = 1 << 20):
+    def __init__(self, max_event_bytes: int = facts.VLM_MAX_EVENT_BYTES):
         self.max_event_bytes = max_event_bytes
         self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
         self._line = ""  # the unfinished line
@@ -600,8 +605,8 @@ class HttpVlm(Vlm):
     """A streaming VLM client for one endpoint; `api` is `"openai"` (`POST {base_url}/chat/completions`,
     OpenAI, Ollama, vLLM, LiteLLM, llama.cpp…) or `"anthropic"` (`POST {base_url}/v1/messages`).
 
-    Arguments left as `None` are read from `MEDIAGATE_VLM_URL`, `MEDIAGATE_VLM_MODEL` and
-    `MEDIAGATE_VLM_API_KEY` (falling back to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` by API, only
+    Arguments left as `None` are read from `ENV_URL`, `ENV_MODEL` and
+    `ENV_API_KEY` (falling back to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` by API, only
     for that vendor's own API: `vendor_key_variable`). Without a URL the VLM is not configured.
 
     Faults map to the WIT `vlm-error` cases: HTTP 4xx/5xx → `refused(status, provider's message)`
@@ -618,11 +623,11 @@ class HttpVlm(Vlm):
         api_key: Optional[str] = None,
         *,
         api: str = "openai",
-        connect_timeout: float = 10.0,
-        idle_timeout: float = 120.0,
-        max_reply_time: float = 600.0,
-        max_event_bytes: int = 1 << 20,
-        retries: int = 2,
+        connect_timeout: float = facts.VLM_CONNECT_TIMEOUT_S,
+        idle_timeout: float = facts.VLM_IDLE_TIMEOUT_S,
+        max_reply_time: float = facts.VLM_MAX_REPLY_S,
+        max_event_bytes: int = facts.VLM_MAX_EVENT_BYTES,
+        retries: int = facts.VLM_MAX_RETRIES,
         max_tokens: Optional[int] = None,
         transport: Optional[httpx.BaseTransport] = None,
     ):
@@ -839,9 +844,9 @@ class AnthropicVlm(HttpVlm):
 
 
 def vlm_from_env(env: Optional[Mapping[str, str]] = None, **kwargs) -> Vlm:
-    """The VLM the environment describes, as the Rust host reads it: `MEDIAGATE_VLM_URL` (none →
-    `NoVlm`), `MEDIAGATE_VLM_MODEL` (required with a URL), `MEDIAGATE_VLM_API` (`openai` |
-    `anthropic`, default `openai`) and `MEDIAGATE_VLM_API_KEY`, falling back to `OPENAI_API_KEY` /
+    """The VLM the environment describes, as the Rust host reads it: `ENV_URL` (none →
+    `NoVlm`), `ENV_MODEL` (required with a URL), `ENV_API` (`openai` |
+    `anthropic`, default `openai`) and `ENV_API_KEY`, falling back to `OPENAI_API_KEY` /
     `ANTHROPIC_API_KEY` by API for that vendor's own API only (`vendor_key_variable`). Raises
     `VlmConfigError` for a URL without a model or an unknown API."""
     env = os.environ if env is None else env
@@ -893,7 +898,7 @@ def _read_capped_whole(response: httpx.Response, cap: int, wait: float = _ERROR_
 
 
 def _backoff(attempt: int) -> float:
-    return min(0.25 * (2 ** (attempt - 1)), 2.0)
+    return min(RETRY_INITIAL_BACKOFF_S * (2 ** (attempt - 1)), RETRY_MAX_WAIT_S)
 
 
 def _retry_after(response: httpx.Response) -> Optional[float]:
@@ -901,6 +906,6 @@ def _retry_after(response: httpx.Response) -> Optional[float]:
     if not value:
         return None
     try:
-        return max(0.0, min(float(value), _RETRY_AFTER_CAP_S))
+        return max(0.0, min(float(value), RETRY_MAX_WAIT_S))
     except ValueError:
         return None

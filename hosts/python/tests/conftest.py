@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
+from mediagate_host import facts
+
 HERE = Path(__file__).resolve().parent
 PY_HOST = HERE.parent
 REPO = PY_HOST.parent.parent
@@ -194,7 +196,7 @@ def vlm_server():
 @pytest.fixture(autouse=True)
 def _no_vlm_env(monkeypatch):
     """Tests configure the VLM explicitly; the caller's environment must not leak in."""
-    for name in ("MEDIAGATE_VLM_URL", "MEDIAGATE_VLM_MODEL", "MEDIAGATE_VLM_API_KEY", "MEDIAGATE_VLM_API",
+    for name in (facts.ENV_VLM_URL, facts.ENV_VLM_MODEL, facts.ENV_VLM_API_KEY, facts.ENV_VLM_API,
                  "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from conftest import PY_HOST, STANDARD_ANSWER, STANDARD_REASONING
+from mediagate_host import facts
 
 
 def run_example(workspace, *args, env_extra=None):
@@ -16,7 +17,7 @@ def run_example(workspace, *args, env_extra=None):
 
 def test_example_with_a_vlm(workspace, vlm_server):
     run = run_example(workspace, "small.png", "What colour is it?", env_extra={
-        "MEDIAGATE_VLM_URL": vlm_server.base_url, "MEDIAGATE_VLM_MODEL": "example-model"})
+        facts.ENV_VLM_URL: vlm_server.base_url, facts.ENV_VLM_MODEL: "example-model"})
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "tool: read_image params: page,path,question"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, PY_HOST, SMALL_PNG, STANDARD_ANSWER, native_cli
+from mediagate_host import facts
 from mediagate_host import GuestTrap, Mediagate, MediagateError, OpenAICompatibleVlm, ToolError, host
 
 BENCH = CORPUS / "bench"
@@ -86,9 +87,9 @@ def test_a_trap_ends_only_that_call(workspace):
     small = Mediagate(workspace=workspace, vlm=False, memory_limit=8 << 20)
     with pytest.raises(GuestTrap) as e:
         small.admit_file("big.jpg", "image/jpeg")
-    # wasmtime-py's limit makes the allocation fail, and the guest aborts; the message names both
-    # causes an abort can have (the component has no output to say which).
-    assert e.value.kind == "abort"
+    # wasmtime-py's limit makes the allocation fail, and the guest aborts: a trap, whose message
+    # names both causes an abort can have (the component has no output to say which).
+    assert e.value.kind == facts.KIND_TRAP
     assert f"out of memory (limit {8 << 20} bytes)" in str(e.value)
     # The same object, the next call: a fresh store.
     assert small.admit_file("small.png", "image/png")["ok"] is True
@@ -99,7 +100,7 @@ def test_the_cpu_deadline_interrupts_the_guest(workspace):
     gate = Mediagate(workspace=workspace, vlm=False, cpu_deadline=0.05)
     with pytest.raises(GuestTrap) as e:
         gate.admit_file("big.jpg", "image/jpeg")
-    assert e.value.kind == "deadline"
+    assert e.value.kind == facts.KIND_DEADLINE
     assert gate.admit_file("small.png")["ok"] is True
 
 
@@ -219,7 +220,7 @@ def test_cache_files_and_directories_of_another_user_are_not_used(workspace, tmp
 def test_the_wasm_path_comes_from_the_environment(workspace, monkeypatch, component_path, tmp_path):
     copy = tmp_path / "copy.wasm"
     shutil.copy(component_path, copy)
-    monkeypatch.setenv("MEDIAGATE_AGENT_TOOL_WASM", str(copy))
+    monkeypatch.setenv(facts.ENV_AGENT_TOOL_WASM, str(copy))
     gate = Mediagate(workspace=workspace, vlm=False)
     assert gate.wasm_path == copy
     assert gate.admit_file("small.png")["ok"] is True

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import ANTHROPIC_EVENTS, SMALL_PNG, STANDARD_ANSWER, STANDARD_REASONING, delta, finish
+from mediagate_host import facts
 from mediagate_host import AnthropicVlm, GuestTrap, Mediagate, MediagateError, OpenAICompatibleVlm, ToolError
 
 
@@ -93,9 +94,9 @@ def test_no_vlm_configured_fails_at_once_without_a_request(workspace, vlm_server
 
 
 def test_vlm_from_environment(workspace, vlm_server, monkeypatch):
-    monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.base_url)
-    monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "env-model")
-    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-env")
+    monkeypatch.setenv(facts.ENV_VLM_URL, vlm_server.base_url)
+    monkeypatch.setenv(facts.ENV_VLM_MODEL, "env-model")
+    monkeypatch.setenv(facts.ENV_VLM_API_KEY, "sk-env")
     gate = Mediagate(workspace=workspace)
     assert gate.read_image("small.png", "q") == STANDARD_ANSWER
     request = vlm_server.requests[0]
@@ -290,10 +291,10 @@ def test_the_anthropic_dialect_through_the_component(workspace, vlm_server):
 
 def test_the_environment_chooses_the_api_and_the_key(workspace, vlm_server, monkeypatch):
     vlm_server.events = list(ANTHROPIC_EVENTS)
-    monkeypatch.setenv("MEDIAGATE_VLM_URL", vlm_server.root_url)
-    monkeypatch.setenv("MEDIAGATE_VLM_MODEL", "claude-env")
-    monkeypatch.setenv("MEDIAGATE_VLM_API", "anthropic")
-    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-mediagate-env")
+    monkeypatch.setenv(facts.ENV_VLM_URL, vlm_server.root_url)
+    monkeypatch.setenv(facts.ENV_VLM_MODEL, "claude-env")
+    monkeypatch.setenv(facts.ENV_VLM_API, "anthropic")
+    monkeypatch.setenv(facts.ENV_VLM_API_KEY, "sk-mediagate-env")
     # The vendors' own variables go only to the vendors' APIs, not to this loopback server.
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env")
@@ -304,10 +305,10 @@ def test_the_environment_chooses_the_api_and_the_key(workspace, vlm_server, monk
 
 
 def test_a_url_without_a_model_is_refused_at_once(workspace, monkeypatch):
-    monkeypatch.setenv("MEDIAGATE_VLM_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv(facts.ENV_VLM_URL, "http://127.0.0.1:9/v1")
     with pytest.raises(MediagateError) as e:
         Mediagate(workspace=workspace)
-    assert "no model" in str(e.value) and "MEDIAGATE_VLM_MODEL" in str(e.value)
+    assert "no model" in str(e.value) and facts.ENV_VLM_MODEL in str(e.value)
 
 
 def test_a_base_url_missing_its_v1_is_named_in_the_tool_error(workspace, vlm_server):
@@ -329,7 +330,7 @@ def test_the_wall_clock_deadline_ends_a_call_waiting_on_the_vlm(workspace, vlm_s
     gate = Mediagate(workspace=workspace, vlm=vlm, wall_deadline=1.0)
     with pytest.raises(GuestTrap) as e:
         gate.read_image("small.png", "q")
-    assert e.value.kind == "wall-deadline"
+    assert e.value.kind == facts.KIND_WALL_DEADLINE
     assert str(e.value) == "the call to read-image took longer than its wall-clock deadline of 1 s and was stopped"
     vlm_server.release.set()
     assert gate.admit_file("small.png")["ok"] is True
@@ -352,7 +353,7 @@ def test_the_wall_clock_deadline_with_a_vlm_that_takes_no_deadline(workspace):
 
     with pytest.raises(GuestTrap) as e:
         Mediagate(workspace=workspace, vlm=SlowVlm(), wall_deadline=1.0).read_image("small.png", "q")
-    assert e.value.kind == "wall-deadline"
+    assert e.value.kind == facts.KIND_WALL_DEADLINE
 
 
 def test_a_reply_stopped_at_the_output_limit_is_marked_incomplete(workspace, vlm_server):

@@ -10,8 +10,10 @@ import pytest
 import time
 
 from conftest import ANTHROPIC_EVENTS, delta, finish, text_delta
+from mediagate_host import facts
 from mediagate_host import (AnthropicVlm, Chunk, NoVlm, OpenAICompatibleVlm, SseDecoder, VlmConfigError, VlmError,
                             vlm_from_env)
+from mediagate_host import vlm as vlm_module
 from mediagate_host.vlm import FALLBACK_KEYS
 
 
@@ -82,13 +84,32 @@ def test_refusals_carry_status_and_message(vlm_server, status, body, expected):
     assert (e.value.kind, e.value.status, e.value.message) == ("refused", status, expected)
 
 
-def test_5xx_and_429_are_retried_before_the_first_byte(vlm_server):
+@pytest.fixture
+def short_backoff(monkeypatch):
+    """The policy's waits (half a second, doubling) shortened: the tests count attempts, not time."""
+    monkeypatch.setattr(vlm_module, "RETRY_INITIAL_BACKOFF_S", 0.01)
+
+
+def test_the_retry_policy_is_the_rust_hosts():
+    assert OpenAICompatibleVlm(base_url="http://x/v1", model="m").retries == facts.VLM_MAX_RETRIES == 2
+    assert [vlm_module._backoff(n) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+    assert vlm_module._backoff(20) == facts.VLM_MAX_WAIT_S == 30.0
+
+    class Response:
+        def __init__(self, value):
+            self.headers = {"retry-after": value}
+
+    assert vlm_module._retry_after(Response("3600")) == facts.VLM_MAX_WAIT_S
+    assert vlm_module._retry_after(Response("2")) == 2.0
+
+
+def test_5xx_and_429_are_retried_before_the_first_byte(vlm_server, short_backoff):
     vlm_server.status_sequence = [503, 429]
     chunks = drain(client(vlm_server, retries=2).ask("p", "image/png", "AAAA"))
     assert chunks and len(vlm_server.requests) == 3
 
 
-def test_retries_run_out(vlm_server):
+def test_retries_run_out(vlm_server, short_backoff):
     vlm_server.status = 503
     vlm_server.error_body = b'{"error": {"message": "overloaded"}}'
     with pytest.raises(VlmError) as e:
@@ -229,22 +250,22 @@ def test_anthropic_refusal_carries_the_message(vlm_server):
 
 
 def test_from_env_no_url_is_no_vlm():
-    assert isinstance(vlm_from_env({"MEDIAGATE_VLM_MODEL": "m"}), NoVlm)
+    assert isinstance(vlm_from_env({facts.ENV_VLM_MODEL: "m"}), NoVlm)
 
 
 def test_from_env_api_and_key_fallbacks():
-    base = {"MEDIAGATE_VLM_URL": "https://api.openai.com/v1", "MEDIAGATE_VLM_MODEL": "m",
+    base = {facts.ENV_VLM_URL: "https://api.openai.com/v1", facts.ENV_VLM_MODEL: "m",
             "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
     vlm = vlm_from_env(base)
     assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (OpenAICompatibleVlm, "openai", "sk-openai",
                                                          "https://api.openai.com/v1/chat/completions")
-    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "Anthropic", "MEDIAGATE_VLM_URL": "https://api.anthropic.com"})
+    vlm = vlm_from_env({**base, facts.ENV_VLM_API: "Anthropic", facts.ENV_VLM_URL: "https://api.anthropic.com"})
     assert (type(vlm), vlm.api, vlm.api_key, vlm.url) == (AnthropicVlm, "anthropic", "sk-ant",
                                                          "https://api.anthropic.com/v1/messages")
-    vlm = vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic", "MEDIAGATE_VLM_API_KEY": "sk-mediagate"})
+    vlm = vlm_from_env({**base, facts.ENV_VLM_API: "anthropic", facts.ENV_VLM_API_KEY: "sk-mediagate"})
     assert vlm.api_key == "sk-mediagate"
-    assert vlm_from_env({"MEDIAGATE_VLM_URL": "http://x", "MEDIAGATE_VLM_MODEL": "m"}).api_key is None
-    assert "sk-ant" not in repr(vlm_from_env({**base, "MEDIAGATE_VLM_API": "anthropic"}))
+    assert vlm_from_env({facts.ENV_VLM_URL: "http://x", facts.ENV_VLM_MODEL: "m"}).api_key is None
+    assert "sk-ant" not in repr(vlm_from_env({**base, facts.ENV_VLM_API: "anthropic"}))
 
 
 @pytest.mark.parametrize("api,url", [
@@ -258,14 +279,14 @@ def test_from_env_api_and_key_fallbacks():
     ("anthropic", "https://api.openai.com/v1"),
 ])
 def test_the_vendors_key_goes_only_to_the_vendors_api(api, url):
-    env = {"MEDIAGATE_VLM_URL": url, "MEDIAGATE_VLM_MODEL": "m", "MEDIAGATE_VLM_API": api,
+    env = {facts.ENV_VLM_URL: url, facts.ENV_VLM_MODEL: "m", facts.ENV_VLM_API: api,
            "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
     vlm = vlm_from_env(env)
     assert vlm.api_key is None and vlm.withheld_key == FALLBACK_KEYS[api]
-    # MEDIAGATE_VLM_API_KEY names this configuration's key: it goes wherever the URL says (over
+    # The own key variable names this configuration's key: it goes wherever the URL says (over
     # https, or plain http to this machine only).
     if url != "http://api.openai.com/v1":
-        assert vlm_from_env({**env, "MEDIAGATE_VLM_API_KEY": "sk-own"}).api_key == "sk-own"
+        assert vlm_from_env({**env, facts.ENV_VLM_API_KEY: "sk-own"}).api_key == "sk-own"
 
 
 def test_a_repository_url_does_not_collect_the_users_key(vlm_server, monkeypatch):
@@ -278,20 +299,20 @@ def test_a_repository_url_does_not_collect_the_users_key(vlm_server, monkeypatch
     with pytest.raises(VlmError) as e:
         client(vlm_server).ask("p", "image/png", "AAAA")
     assert "missing key" in e.value.message and "OPENAI_API_KEY" in e.value.message
-    assert "MEDIAGATE_VLM_API_KEY" in e.value.message
+    assert facts.ENV_VLM_API_KEY in e.value.message
 
 
 def test_from_env_refuses_what_it_cannot_use():
     with pytest.raises(VlmConfigError) as e:
-        vlm_from_env({"MEDIAGATE_VLM_URL": "http://x"})
-    assert "no model" in str(e.value) and "MEDIAGATE_VLM_MODEL" in str(e.value)
+        vlm_from_env({facts.ENV_VLM_URL: "http://x"})
+    assert "no model" in str(e.value) and facts.ENV_VLM_MODEL in str(e.value)
     with pytest.raises(VlmConfigError) as e:
-        vlm_from_env({"MEDIAGATE_VLM_URL": "http://x", "MEDIAGATE_VLM_MODEL": "m", "MEDIAGATE_VLM_API": "grok"})
+        vlm_from_env({facts.ENV_VLM_URL: "http://x", facts.ENV_VLM_MODEL: "m", facts.ENV_VLM_API: "grok"})
     assert "openai or anthropic" in str(e.value)
 
 
 def test_the_client_reads_its_key_from_the_environment(vlm_server, monkeypatch):
-    monkeypatch.setenv("MEDIAGATE_VLM_API_KEY", "sk-from-mediagate-env")
+    monkeypatch.setenv(facts.ENV_VLM_API_KEY, "sk-from-mediagate-env")
     drain(client(vlm_server).ask("p", "image/png", "AAAA"))
     assert vlm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-mediagate-env"
 

@@ -12,6 +12,7 @@ import weakref
 
 from bulk_doc import snippet
 from conftest import PY_HOST
+from mediagate_host import facts
 from mediagate_host import Mediagate, host
 
 
@@ -35,7 +36,7 @@ def test_a_compile_is_logged_with_the_time_it_took_and_a_cache_hit_is_not(tmp_pa
 
 def warm_up(cache: str) -> subprocess.CompletedProcess:
     """The command docs/bulk.md gives, as written, with this interpreter as `python`."""
-    env = dict(os.environ, PYTHONPATH=str(PY_HOST), MEDIAGATE_CACHE_DIR=cache,
+    env = dict(os.environ, PYTHONPATH=str(PY_HOST), **{facts.ENV_CACHE_DIR: cache},
                PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     return subprocess.run(["bash", "-euc", snippet("sh", "sh-warm-up")], capture_output=True, text=True, env=env,
                           timeout=600)

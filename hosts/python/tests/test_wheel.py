@@ -64,7 +64,7 @@ def test_the_wheel_says_what_it_is_to_a_registry(wheel):
 
 def test_package_sh_refuses_without_a_component(tmp_path):
     run = subprocess.run(["bash", str(REPO / "scripts" / "package.sh"), str(tmp_path / "dist"), "python-host"], capture_output=True, text=True,
-                         timeout=60, env={**os.environ, "MEDIAGATE_AGENT_TOOL_WASM": str(tmp_path / "none.wasm")})
+                         timeout=60, env={**os.environ, facts.ENV_AGENT_TOOL_WASM: str(tmp_path / "none.wasm")})
     assert run.returncode != 0
     assert "none.wasm is missing" in run.stderr
 
@@ -73,6 +73,7 @@ USE_IT = r"""
 import json, sys
 from pathlib import Path
 import mediagate_host
+from mediagate_host import facts
 from mediagate_host import Mediagate, default_wasm_path
 
 workspace = Path(sys.argv[1])
@@ -104,7 +105,7 @@ def test_the_wheel_installs_and_works_outside_the_repository(wheel, tmp_path):
     (workspace / "good.png").write_bytes(png(20, 10))
     (workspace / "lying.png").write_bytes(SVG)
     (tmp_path / "use_it.py").write_text(USE_IT)
-    run_env = {**clean_env, "MEDIAGATE_CACHE_DIR": str(tmp_path / "cache")}
+    run_env = {**clean_env, facts.ENV_CACHE_DIR: str(tmp_path / "cache")}
     # -I: isolated mode (no PYTHONPATH, no user site, not even the script's directory on sys.path).
     run = subprocess.run([str(python), "-I", str(tmp_path / "use_it.py"), str(workspace)], capture_output=True,
                          text=True, timeout=300, env=run_env, cwd=tmp_path)
@@ -178,7 +179,7 @@ def test_the_wheel_with_its_openai_extra_gates_a_real_openai_client(wheel, tmp_p
         run = subprocess.run([str(python), "-I", str(tmp_path / "use_it.py"),
                               f"http://127.0.0.1:{server.server_address[1]}/v1", str(tmp_path / "lying.png")],
                              capture_output=True, text=True, timeout=300,
-                             env={**clean_env, "MEDIAGATE_CACHE_DIR": str(tmp_path / "cache")}, cwd=tmp_path)
+                             env={**clean_env, facts.ENV_CACHE_DIR: str(tmp_path / "cache")}, cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         assert json.loads(run.stdout) == {"answer": "a text block"}
     finally:
