@@ -4,7 +4,7 @@
 // of about 1 KB whose page carries a 7000 × 7000 image compressed twice (Flate inside Flate).
 // The Chromium side is in browser-limits.test.js.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
