@@ -4,6 +4,7 @@ are, a small PNG, and the fixtures every module uses."""
 from __future__ import annotations
 
 import os
+import runpy
 import struct
 import zlib
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+#: The generated facts (env names), read by path: this suite's venv has no Python host installed.
+FACTS = runpy.run_path(str(REPO / "hosts/python/mediagate_host/facts.py"))
 
 
 def mediagate_bin() -> Path:

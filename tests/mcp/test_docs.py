@@ -19,7 +19,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
-from conftest import REPO, mediagate_bin, png
+from conftest import FACTS, REPO, mediagate_bin, png
 from test_mcp import text_of
 
 DOC = REPO / "docs" / "mcp.md"
@@ -218,12 +218,12 @@ def command_line(s: Snippet, workspace: Path) -> tuple[list[str], dict[str, str]
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=str)
 async def test_the_snippet_starts_a_server_that_accepts_its_configuration(snippet: Snippet, tmp_path: Path):
     # The host's own environment is not the user's shell: no key, no MEDIAGATE_VLM_* reach the server.
-    assert not {"OPENAI_API_KEY", "MEDIAGATE_VLM_URL"} & set(get_default_environment())
+    assert not {"OPENAI_API_KEY", FACTS["ENV_VLM_URL"]} & set(get_default_environment())
     workspace = tmp_path / "project"
     workspace.mkdir()
     (workspace / "shot.png").write_bytes(png())
     argv, env = command_line(snippet, workspace)
-    env["MEDIAGATE_CACHE_DIR"] = str(REPO / "target" / "test-component-cache")
+    env[FACTS["ENV_CACHE_DIR"]] = str(REPO / "target" / "test-component-cache")
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(workspace))
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         tools = (await client.list_tools()).tools
@@ -253,7 +253,7 @@ async def test_the_proxy_snippet_gates_the_filesystem_server(snippet: Snippet, t
     directory = downstream[3]
     assert directory in (".", "${workspaceFolder}") or re.match(r"^/(home|Users)/me/project$", directory), directory
     argv = [str(mediagate_bin()), "proxy", "--", NODE, server_main("server-filesystem"), str(workspace)]
-    env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache")}
+    env = {FACTS["ENV_CACHE_DIR"]: str(REPO / "target" / "test-component-cache")}
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(workspace))
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         assert "read_media_file" in [t.name for t in (await client.list_tools()).tools]

@@ -24,7 +24,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
 
-from conftest import REPO, mediagate_bin, png
+from conftest import FACTS, REPO, mediagate_bin, png
 
 MODEL = "test-vlm"
 API_KEY = "sk-test-secret"
@@ -155,8 +155,8 @@ class Session:
                 args += ["--vlm-model", model]
         # The SDK passes only a safe subset of the environment (no MEDIAGATE_VLM_*), plus this.
         env = {
-            "MEDIAGATE_VLM_API_KEY": API_KEY,
-            "MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"),
+            FACTS["ENV_VLM_API_KEY"]: API_KEY,
+            FACTS["ENV_CACHE_DIR"]: str(REPO / "target" / "test-component-cache"),
         }
         if home is not None:
             env["HOME"] = str(home)
@@ -343,7 +343,7 @@ async def test_bad_arguments_are_tool_errors_and_an_unknown_tool_a_protocol_erro
 
 @pytest.mark.anyio
 async def test_without_a_vision_model_the_tool_says_so_and_calls_nothing(workspace, mode, vlm):
-    assert "MEDIAGATE_VLM_URL" not in get_default_environment()
+    assert FACTS["ENV_VLM_URL"] not in get_default_environment()
     server = vlm(["never"])  # running, but the MCP server is not told about it
     async with Session(workspace, mode, None) as client:
         assert [t.name for t in (await client.list_tools()).tools] == ["read_image", "view_image"]
@@ -364,7 +364,7 @@ async def test_a_vlm_url_without_a_model_starts_and_every_call_says_what_is_miss
         result = await client.call_tool("read_image", {"path": "icon.png"})
     assert result.is_error is True
     text = text_of(result)
-    assert "no model" in text and "--vlm-model" in text and "MEDIAGATE_VLM_MODEL" in text, text
+    assert "no model" in text and "--vlm-model" in text and FACTS["ENV_VLM_MODEL"] in text, text
     assert "env" in text and "Do not retry" in text, text
     assert server.requests == []
 

@@ -15,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import REPO, mediagate_bin, png
+from conftest import FACTS, REPO, mediagate_bin, png
 
 MODULES = REPO / "tests" / "proxy" / "node_modules" / "@modelcontextprotocol"
 NODE = shutil.which("node")
@@ -32,7 +32,7 @@ def png_size(data: str) -> tuple[int, int]:
 
 def proxied(server: list[str], mode: str, flags: tuple[str, ...] = ()) -> Client:
     assert NODE and MODULES.is_dir(), "node and tests/proxy/node_modules are needed (tests/proxy/install.sh)"
-    env = {"MEDIAGATE_CACHE_DIR": str(REPO / "target" / "test-component-cache"), "PATH": os.environ["PATH"]}
+    env = {FACTS["ENV_CACHE_DIR"]: str(REPO / "target" / "test-component-cache"), "PATH": os.environ["PATH"]}
     params = StdioServerParameters(command=str(mediagate_bin()), args=["proxy", *flags, "--", *server], env=env)
     return Client(params, mode=mode, read_timeout_seconds=60)
 
