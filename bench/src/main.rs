@@ -309,7 +309,7 @@ fn main() {
         let out = Command::new(&bin)
             .args(["admit", "--json"])
             .arg(&icon)
-            .env("MEDIAGATE_CACHE_DIR", cache_dir)
+            .env(mediagate::facts::env::CACHE_DIR, cache_dir)
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
