@@ -11,8 +11,22 @@
 # builds and links are single-threaded); the suites that mostly wait on processes, browsers and
 # I/O run side by side, each into its own log (target/test-logs/), printed whole when it ends.
 # Any section or side-by-side suite that fails fails the script.
+#
+# `--quick`: a tier for a change in progress, a few minutes on 2 cores once scripts/build.sh has
+# built (no dependency compiled: the same `--workspace` feature set): the guest's unit tests, the
+# end-to-end tests of the CLI and the gate, one test file per other host (Python, JavaScript). The
+# whole suite, above, is what CI runs; nothing here replaces it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *)
+    echo "usage: bash scripts/test.sh [--quick]" >&2
+    exit 2
+    ;;
+esac
 # Each section's heading carries the minutes and seconds since the start, so a run's log shows
 # where CI's time goes.
 section() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
@@ -62,6 +76,22 @@ stop_lanes() {
 }
 trap stop_lanes EXIT
 
+if $quick; then
+  section "Quick: the guest's unit tests"
+  cargo test --release --locked -p mediagate-guest --lib
+  # The core of the end-to-end tests: the CLI's commands, inputs, walks and edges, the component's
+  # entry and verdicts on the corpus, conversion, bulk runs, the docs' links and the module graph.
+  # The long ones (bombs, mutation, load, the VLM faults, the MCP server's memory) are the full run's.
+  section "Quick: the core end-to-end tests"
+  cargo test --release --locked --workspace --test e2e -- \
+    cli:: cli_hygiene:: cli_inputs:: cli_walks:: entry:: gate:: convert:: bulk:: docs:: module_graph::
+  section "Quick: one Python host test file (test_gate.py)"
+  MEDIAGATE_BIN="$bin" bash hosts/python/test.sh tests/test_gate.py
+  section "Quick: one JavaScript test file (node.test.js)"
+  MEDIAGATE_BIN="$bin" bash js/test.sh test/node.test.js
+  exit 0
+fi
+
 # The wasmtime CLI for `wasmtime serve` (tests/http, tests/deploy) is cached per machine by
 # scripts/wasmtime-cli.sh; when it is not cached yet (a fresh machine) it builds from here on at
 # nice 19, taking only the CPU the Rust build below leaves idle.
@@ -94,7 +124,7 @@ lane proxy "MCP proxy in front of the official servers, driven by the official T
   env MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
 lane conformance "Conformance: the gate's verdicts judged by Pillow, libvips, Chromium and Debian's format tools" \
   env MEDIAGATE_BIN="$bin" bash tests/conformance/test.sh
-section "JavaScript package: Node, headless Chromium, verdict parity with the CLI (the suites above run beside it)"
+section "JavaScript package: Node, headless Chromium, the options each reaching the component (the suites above run beside it)"
 MEDIAGATE_BIN="$bin" bash js/test.sh
 collect python mcp proxy conformance
 all_collected

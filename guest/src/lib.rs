@@ -30,6 +30,8 @@ mod heap;
 #[path = "bindings/http_gate.rs"]
 mod http_bindings;
 #[cfg(test)]
+mod test_deadline;
+#[cfg(test)]
 mod test_images;
 #[cfg(test)]
 mod test_oracles;

@@ -7,6 +7,15 @@ mod servers;
 use cli::{Command, ServerCommand};
 
 fn main() -> std::process::ExitCode {
+    // Help, and every command that runs once, end as Unix filters do when their reader goes away
+    // (`mediagate admit -r shots --jsonl | head -1`): SIGPIPE at the next write ends the process
+    // quietly, with the shell's 128+13. Rust ignores SIGPIPE, which turns that write into a
+    // `BrokenPipe` error, and `println!`/`eprintln!` into a panic (exit 101); the signal covers
+    // every writer at once (stdout, stderr, the progress bar, clap's help) where handling the error
+    // would take every print site. The servers keep the error instead: the proxy writes to the MCP
+    // server it started and the MCP server to its client, and a peer that goes away is something
+    // each reports and survives, not a reason to die.
+    closed_pipe_ends_the_process(true);
     let command = match cli::parse() {
         Ok(command) => command,
         Err(code) => return code.into(),
@@ -15,7 +24,10 @@ fn main() -> std::process::ExitCode {
     // others (one call, or servers whose calls yield to each other) on this thread alone.
     let workers = match &command {
         Command::Once(once) => once.worker_threads(),
-        Command::Server(_) => None,
+        Command::Server(_) => {
+            closed_pipe_ends_the_process(false);
+            None
+        }
     };
     let rt = match workers {
         Some(n) => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
@@ -30,4 +42,16 @@ fn main() -> std::process::ExitCode {
         }
     });
     code.into()
+}
+
+/// SIGPIPE's default action (end the process) when `on`, else ignored (a write to a closed pipe
+/// fails with `BrokenPipe`), as Rust's runtime set it before `main`. Set before any other thread
+/// starts.
+fn closed_pipe_ends_the_process(on: bool) {
+    let action = if on { libc::SIG_DFL } else { libc::SIG_IGN };
+    // SAFETY: `signal` with SIG_DFL or SIG_IGN installs no handler code; called from the one
+    // thread the process has at this point.
+    unsafe {
+        libc::signal(libc::SIGPIPE, action);
+    }
 }

@@ -2,7 +2,8 @@
 # The Python host's tests: creates hosts/python/.venv if needed, installs the pinned
 # requirements, runs pytest. Idempotent; exits non-zero on any failure.
 # Needs the component (target/guest/mediagate-agent-tool.wasm, or $MEDIAGATE_AGENT_TOOL_WASM)
-# and the native CLI (target/{release,debug}/mediagate, or $MEDIAGATE_BIN) for the parity tests.
+# and the native CLI (target/{release,debug}/mediagate, or $MEDIAGATE_BIN) for the tests that run it
+# beside the host (tool results, requests, batch files).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 suite=hosts/python

@@ -1,16 +1,20 @@
 // createGate's options, honoured by every function: the admission defaults an instance (or the
 // module-level functions, through configure) applies to each call, a call's own options over them,
 // the documented defaults when nothing is given, and the loading options (wasmBase, wasmUrls,
-// getCoreModule, cache, stdout, stderr). Fixtures are made here; no corpus is read.
+// getCoreModule, cache, stdout, stderr). Each option is seen reaching the component by the verdict
+// it changes: the verdicts themselves are the component's (the CLI's are the same text), so this
+// host is tested on what it does, marshalling, not by comparing whole outputs with the CLI's.
+// Fixtures are made here, but for the corpus's photo with GPS EXIF.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 
 import * as mediagate from '../src/index.js';
-import { PKG_DIR, SVG_BYTES, minimalPdf } from './helpers.js';
+import { CORPUS, PKG_DIR, SVG_BYTES, minimalPdf, runCli } from './helpers.js';
 import { GIF_1X1, b64, corruptPng, widePng } from './fixtures.js';
 
 const GENERATED = join(PKG_DIR, 'dist', 'generated');
@@ -71,6 +75,28 @@ describe('admission defaults', () => {
     assert.deepEqual([gate.admit(wide, 'image/png', { downsample: false })].map((v) => ({ width: v.width, height: v.height }))[0], { width: 2400, height: 10 });
     assert.equal(gate.admit(GIF_1X1, 'image/gif', { provider: 'anthropic' }).ok, true);
     assert.equal(gate.admit(GIF_1X1, 'image/gif', { provider: 'gemini' }).reason, 'mime_unsupported');
+  });
+
+  it('keepMetadata and the input (name, mime, page) reach the component', async () => {
+    const gate = await mediagate.createGate();
+    const photo = readFileSync(join(CORPUS, 'metadata', 'gps-exif.jpg'));
+    assert.deepEqual(gate.admit(photo).dropped, ['exif']);
+    const kept = gate.admit(photo, {}, { keepMetadata: true });
+    assert.equal(kept.dropped, undefined, kept.json);
+    assert.ok(Buffer.from(mediagate.admittedBytes(kept)).equals(photo), 'kept as given');
+    // The name is the extension hint when the bytes carry no type the gate admits; a claimed type
+    // is checked against the bytes.
+    assert.equal(gate.admit(SVG_BYTES, { name: 'diagram.png' }).reason, 'magic_mismatch');
+    assert.equal(gate.admit(SVG_BYTES, { name: 'diagram.svg' }).reason, 'mime_unsupported');
+    assert.equal(gate.admit(GIF_1X1, { mime: 'image/png' }).reason, 'magic_mismatch');
+    const pdf = minimalPdf();
+    assert.equal(gate.admit(pdf).kind, 'document');
+    const converting = await mediagate.createGate({ convert: true });
+    assert.equal(converting.admit(pdf, { page: 1 }).mime, 'image/png');
+    const missing = converting.admit(pdf, { page: 2 });
+    assert.deepEqual([missing.reason, missing.requested, missing.count], ['no_such_page', 2, 1], missing.json);
+    assert.equal(converting.admit(SVG_BYTES, { name: 'd.svg' }).converted.from, 'image/svg+xml');
+    assert.equal(converting.admit(SVG_BYTES, { name: 'd.svg' }, { convert: false }).reason, 'mime_unsupported');
   });
 
   it("an instance's defaults apply to every method; a call's own options win", async () => {
@@ -187,4 +213,28 @@ describe('module-level functions honour configure()', () => {
     mediagate.configure({});
     assert.equal((await mediagate.admit(GIF_1X1, 'image/gif')).ok, true);
   });
+});
+
+// The package carries the components the CLI embeds (both built from guest/ by cargo, then
+// transpiled by npm run build): a stale side fails here, in words, rather than as odd verdicts.
+describe('the build', () => {
+  const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
+  const built = JSON.parse(readFileSync(join(GENERATED, 'BUILD.json'), 'utf8'));
+  for (const [world, recorded] of [
+    ['preflight', built],
+    ['convert', built.convert],
+  ]) {
+    it(`dist/generated holds the ${world} component the CLI embeds`, async () => {
+      assert.ok(recorded, `dist/generated/ has no ${world} component: cargo build, then npm run build`);
+      const embedded = join(scratch, `cli-${world}.wasm`);
+      const run = await runCli(['component', '--world', world, '--out', embedded]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(
+        sha256(readFileSync(embedded)),
+        recorded.componentSha256,
+        `${run.bin} embeds another ${world} component than ${recorded.component}: rebuild the stale one ` +
+          '(cargo build, then npm run build)',
+      );
+    });
+  }
 });

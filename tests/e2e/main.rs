@@ -10,6 +10,7 @@ mod common;
 mod bombs;
 mod bulk;
 mod cli;
+mod cli_hygiene;
 mod cli_inputs;
 mod cli_walks;
 mod convert;

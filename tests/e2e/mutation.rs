@@ -271,8 +271,17 @@ fn check_verdict(what: &str, verdict: &Verdict, options: AdmitOptions, input: &[
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mutated_corpus_files_get_a_verdict_or_a_clean_error() {
+#[test]
+fn mutated_corpus_files_get_a_verdict_or_a_clean_error() {
+    within_async(
+        HOSTILE,
+        "mutated_corpus_files_get_a_verdict_or_a_clean_error",
+        2,
+        mutated_corpus_files_get_a_verdict_or_a_clean_error_body,
+    )
+}
+
+async fn mutated_corpus_files_get_a_verdict_or_a_clean_error_body() {
     let gate = gate();
     let mut cases = Vec::new();
     for (i, source) in sources().into_iter().enumerate() {

@@ -347,12 +347,12 @@ async fn the_cli_streams_the_reply_to_stdout() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "A small icon.\n");
 
     let out = ask("nope.png").await.unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a file that cannot be read is not judged");
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "error: file not found: nope.png\n");
 
     let out =
         tokio::task::spawn_blocking(move || run(vec!["icon.png".into(), "--workspace".into(), ws_arg])).await.unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "no vision model: nothing judged");
     assert!(String::from_utf8(out.stderr).unwrap().contains("no vision model"));
 }
 

@@ -376,8 +376,17 @@ async fn retry_after_is_bounded_by_the_configured_longest_wait() {
 /// `Retry-After: 1e20` made `Duration::from_secs_f64` panic the host. Huge, infinite, negative,
 /// NaN and HTTP-date values are each clamped to the longest wait or ignored: the retry happens and
 /// the answer comes back.
-#[tokio::test]
-async fn odd_or_huge_retry_after_values_never_panic_and_are_clamped() {
+#[test]
+fn odd_or_huge_retry_after_values_never_panic_and_are_clamped() {
+    within_async(
+        HOSTILE,
+        "odd_or_huge_retry_after_values_never_panic_and_are_clamped",
+        0,
+        odd_or_huge_retry_after_values_never_panic_and_are_clamped_body,
+    )
+}
+
+async fn odd_or_huge_retry_after_values_never_panic_and_are_clamped_body() {
     let ws = workspace();
     for value in [
         "1e20",
@@ -805,8 +814,17 @@ async fn junk_lines_in_the_event_stream_are_ignored() {
     succeeds(&t, ws.path(), "fine").await;
 }
 
-#[tokio::test]
-async fn byte_order_marks_at_the_start_are_dropped_even_when_split() {
+#[test]
+fn byte_order_marks_at_the_start_are_dropped_even_when_split() {
+    within_async(
+        HOSTILE,
+        "byte_order_marks_at_the_start_are_dropped_even_when_split",
+        0,
+        byte_order_marks_at_the_start_are_dropped_even_when_split_body,
+    )
+}
+
+async fn byte_order_marks_at_the_start_are_dropped_even_when_split_body() {
     // A byte-order mark made the SSE parser panic (it sliced inside the character): the host
     // must drop it, whole, split over network writes, or twice.
     let ws = workspace();

@@ -816,6 +816,7 @@ fn polyline_length(path: &tiny_skia::Path) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_deadline::{HOSTILE, within};
     use base64::Engine as _;
 
     fn doc(attrs: &str, body: &str) -> String {
@@ -1013,6 +1014,14 @@ mod tests {
 
     #[test]
     fn oversized_compressed_and_malformed_text_is_refused() {
+        within(
+            HOSTILE,
+            "oversized_compressed_and_malformed_text_is_refused",
+            oversized_compressed_and_malformed_text_is_refused_body,
+        )
+    }
+
+    fn oversized_compressed_and_malformed_text_is_refused_body() {
         let big = format!("<svg>{}</svg>", " ".repeat(MAX_SVG_BYTES));
         assert_eq!(refused(&big).reason, Reason::RawTooLarge);
         let r = render(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0], 2000).unwrap_err();
@@ -1023,6 +1032,10 @@ mod tests {
 
     #[test]
     fn billion_laughs_is_refused() {
+        within(HOSTILE, "billion_laughs_is_refused", billion_laughs_is_refused_body)
+    }
+
+    fn billion_laughs_is_refused_body() {
         let mut dtd = String::from(r#"<!ENTITY a0 "lol">"#);
         for i in 1..10 {
             let p = format!("&a{};", i - 1);
@@ -1037,6 +1050,14 @@ mod tests {
 
     #[test]
     fn use_bombs_and_self_reference_are_refused_or_dropped() {
+        within(
+            HOSTILE,
+            "use_bombs_and_self_reference_are_refused_or_dropped",
+            use_bombs_and_self_reference_are_refused_or_dropped_body,
+        )
+    }
+
+    fn use_bombs_and_self_reference_are_refused_or_dropped_body() {
         // Each level uses the one below ten times: 10^8 elements once expanded.
         let mut body = String::from(r#"<defs><rect id="l0" width="1" height="1"/>"#);
         for i in 1..9 {
@@ -1062,6 +1083,10 @@ mod tests {
 
     #[test]
     fn marker_bombs_are_refused() {
+        within(HOSTILE, "marker_bombs_are_refused", marker_bombs_are_refused_body)
+    }
+
+    fn marker_bombs_are_refused_body() {
         let mut marker = String::new();
         for i in 0..200 {
             marker += &format!(r#"<rect x="{i}" width="1" height="1"/>"#);
@@ -1078,6 +1103,10 @@ mod tests {
 
     #[test]
     fn text_and_css_bombs_are_refused() {
+        within(HOSTILE, "text_and_css_bombs_are_refused", text_and_css_bombs_are_refused_body)
+    }
+
+    fn text_and_css_bombs_are_refused_body() {
         let r = refused(&doc("", &format!("<text>{}</text>", "x".repeat(300_000))));
         assert!(r.message.contains("characters of text"), "{}", r.message);
         let css = ".a{fill:red}".repeat(2_000);
@@ -1088,6 +1117,10 @@ mod tests {
 
     #[test]
     fn huge_filters_are_refused() {
+        within(HOSTILE, "huge_filters_are_refused", huge_filters_are_refused_body)
+    }
+
+    fn huge_filters_are_refused_body() {
         let full = r#"<rect width="2000" height="2000" fill="red" filter="url(#f)"/>"#;
         let convolve =
             format!(r#"<filter id="f"><feConvolveMatrix order="30" kernelMatrix="{}"/></filter>"#, "1 ".repeat(900));
@@ -1121,6 +1154,14 @@ mod tests {
 
     #[test]
     fn a_huge_blur_is_refused_and_an_ordinary_one_drawn() {
+        within(
+            HOSTILE,
+            "a_huge_blur_is_refused_and_an_ordinary_one_drawn",
+            a_huge_blur_is_refused_and_an_ordinary_one_drawn_body,
+        )
+    }
+
+    fn a_huge_blur_is_refused_and_an_ordinary_one_drawn_body() {
         for filter in [
             r#"<feGaussianBlur stdDeviation="1e9"/>"#,
             r#"<feGaussianBlur stdDeviation="1 1e30"/>"#,
@@ -1145,6 +1186,10 @@ mod tests {
 
     #[test]
     fn patterns_with_tiny_or_huge_tiles() {
+        within(HOSTILE, "patterns_with_tiny_or_huge_tiles", patterns_with_tiny_or_huge_tiles_body)
+    }
+
+    fn patterns_with_tiny_or_huge_tiles_body() {
         // A tile of 0.001 units over the canvas: rendered (tiles are a shader, not a loop).
         let tiny = doc(
             r#"width="2000" height="2000""#,
@@ -1172,6 +1217,10 @@ mod tests {
 
     #[test]
     fn huge_strokes_long_paths_and_tiny_dashes() {
+        within(HOSTILE, "huge_strokes_long_paths_and_tiny_dashes", huge_strokes_long_paths_and_tiny_dashes_body)
+    }
+
+    fn huge_strokes_long_paths_and_tiny_dashes_body() {
         // A huge stroke width: drawn (clipped to the canvas).
         let img = ok(&doc(
             r#"width="100" height="100""#,
@@ -1203,6 +1252,14 @@ mod tests {
 
     #[test]
     fn nesting_is_counted_along_children_and_references() {
+        within(
+            HOSTILE,
+            "nesting_is_counted_along_children_and_references",
+            nesting_is_counted_along_children_and_references_body,
+        )
+    }
+
+    fn nesting_is_counted_along_children_and_references_body() {
         let nested = |open: &str, levels: usize| {
             doc(
                 r#"width="10" height="10""#,
@@ -1255,6 +1312,10 @@ mod tests {
 
     #[test]
     fn long_text_runs_and_outlines_are_refused() {
+        within(HOSTILE, "long_text_runs_and_outlines_are_refused", long_text_runs_and_outlines_are_refused_body)
+    }
+
+    fn long_text_runs_and_outlines_are_refused_body() {
         let r = refused(&doc("", &format!("<text>{}</text>", "x".repeat(30_000))));
         assert!(r.message.contains("text runs unbroken"), "{}", r.message);
         // The same characters broken into positioned runs: laid out.
@@ -1277,6 +1338,10 @@ mod tests {
 
     #[test]
     fn many_full_canvas_fills_are_refused() {
+        within(HOSTILE, "many_full_canvas_fills_are_refused", many_full_canvas_fills_are_refused_body)
+    }
+
+    fn many_full_canvas_fills_are_refused_body() {
         let rects = r#"<rect width="2000" height="2000" fill="red"/>"#.repeat(1_000);
         let r = refused(&doc(r#"width="2000" height="2000""#, &rects));
         assert!(r.message.contains("pixel operations"), "{}", r.message);

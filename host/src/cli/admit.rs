@@ -7,8 +7,8 @@ use clap::Args;
 use mediagate::gate::v3::{InputError, InputMedia, Verdict};
 
 use super::input::{read_capped, read_stdin_bytes, read_stdin_text};
-use super::report::{block_json, check_json, verdict_line};
-use super::{Code, EXIT_REFUSED, GateArgs, Report, fail};
+use super::report::{block_json, check_json, convert_hint, verdict_line, with_head};
+use super::{Code, Exit, GateArgs, Report, fail};
 
 #[derive(Args)]
 pub struct AdmitArgs {
@@ -23,7 +23,8 @@ pub struct AdmitArgs {
     mime: Option<String>,
     #[command(flatten)]
     gate: GateArgs,
-    /// Print one JSON object instead of a line (one input; with many, --jsonl).
+    /// Print one JSON object instead of a line (one input; with many, --jsonl); a refusal `--convert`
+    /// would undo carries `convertible` and `hint`, as the line does.
     #[arg(long)]
     json: bool,
     /// Write the admitted bytes (possibly downsampled) to this file (one input; with many,
@@ -46,7 +47,8 @@ pub struct AdmitArgs {
     /// Files judged at once, each in its own sandbox [default: the number of cores].
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: Option<u32>,
-    /// Print one JSON line per file, in input order: `{"path", "out"?, "convertible"?, …the verdict}`.
+    /// Print one JSON line per file, in input order: `{"path", "out"?, "convertible"?, "hint"?, …the
+    /// verdict}`.
     #[arg(long)]
     jsonl: bool,
     /// Write what passed under DIR at the path it was given (a leading `/` and `..` left out),
@@ -140,21 +142,23 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         if let Err(e) = check_json(&answer.json, "verdict") {
             return report.fail(Code::GuestOutput, e);
         }
-        println!("{}", answer.json);
+        // The line's `--convert` hint, as fields: `convertible` (the type) and `hint` (the words).
+        let head = match &answer.convertible {
+            Some(sniffed) => vec![("convertible", serde_json::json!(sniffed)), ("hint", convert_hint(sniffed).into())],
+            None => Vec::new(),
+        };
+        println!("{}", with_head(&head, &answer.json));
     } else {
         let mut line = verdict_line(name, &answer.verdict);
         if let Some(c) = &answer.conversion {
             line.push_str(&format!(" (converted from {}: {})", c.from, c.note));
         }
         if let Some(sniffed) = &answer.convertible {
-            line.push_str(&format!("; the bytes are {sniffed}, which --convert converts"));
+            line.push_str(&format!("; {}", convert_hint(sniffed)));
         }
         println!("{}", super::terminal_text(&line));
     }
-    match answer.verdict {
-        Verdict::Admitted(_) => 0,
-        Verdict::Refused(_) => EXIT_REFUSED,
-    }
+    Exit::judged(matches!(answer.verdict, Verdict::Refused(_))).code()
 }
 
 /// The bulk command: the flags only one input takes are refused, the roots checked, then
@@ -236,11 +240,14 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Err(e) => return fail(e),
     };
     // The gate's text is printed as it is: it must be JSON.
-    match check_json(&admission.json, "tool result") {
-        Ok(()) => {
-            println!("{}", admission.json);
-            if admission.refused.is_empty() { 0 } else { EXIT_REFUSED }
-        }
-        Err(e) => fail(e),
+    if let Err(e) = check_json(&admission.json, "tool result") {
+        return fail(e);
     }
+    println!("{}", admission.json);
+    // The gate refuses a result whole (its one refusal at path "") only when it cannot read it
+    // (not JSON, over its read cap): the input, not a block, is what failed, as `admit-request`'s
+    // unusable request.
+    let unreadable = admission.refused.iter().any(|r| r.path.is_empty());
+    let exit = if unreadable { Exit::Unjudged } else { Exit::judged(!admission.refused.is_empty()) };
+    exit.code()
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::progress::Progress;
-use super::{Code, EXIT_REFUSED, Report, RequestGateArgs};
+use super::{Code, Exit, Report, RequestGateArgs};
 
 /// The most of one request the reader holds; past it the request is refused unread (the gate's
 /// own cap on a request body is lower, and says so in its words).
@@ -301,11 +301,9 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
     for rule in &rules {
         eprintln!("mediagate: the output breaks {}: {}", rule.rule, rule.message);
     }
-    if stopped_at.is_some() || counts.refused_blocks + counts.refused > 0 || !rules.is_empty() {
-        EXIT_REFUSED
-    } else {
-        0
-    }
+    // A line that is not a request is refused in its place, as the run goes on: the file, which is
+    // the input here, was judged (an unreadable file or an unwritten output ended above, 2).
+    Exit::judged(stopped_at.is_some() || counts.refused_blocks + counts.refused > 0 || !rules.is_empty()).code()
 }
 
 /// One piece, judged.

@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 
 use super::input::read_capped;
 use super::progress::Progress;
-use super::report::{check_json, verdict_line};
-use super::{EXIT_REFUSED, EXIT_USAGE, fail};
+use super::report::{check_json, convert_hint, verdict_line, with_head};
+use super::{Exit, fail};
 
 /// Paths the walk may run ahead of the judging: bounds what a walk of a million files holds.
 const WALK_AHEAD: usize = 256;
@@ -183,7 +183,8 @@ pub async fn admit_many(bulk: Bulk, gate: Gate) -> u8 {
         }
         let line = if bulk.jsonl { judged.line } else { super::terminal_text(&judged.line).into_owned() };
         if progress.suspend(|| writeln!(out, "{line}").and_then(|()| out.flush())).is_err() {
-            // A closed stdout (piped into `head`): the rest would be judged for nobody.
+            // Stdout cannot be written (a full disk; a closed pipe ends the process at its write,
+            // see main.rs): the rest would be judged for nobody.
             break;
         }
     }
@@ -191,13 +192,8 @@ pub async fn admit_many(bulk: Bulk, gate: Gate) -> u8 {
     let _ = walk.join();
     progress.finish();
     eprintln!("mediagate: {}", summary.words(started.elapsed().as_secs_f64(), bulk.jobs));
-    if summary.errors > 0 {
-        EXIT_USAGE
-    } else if summary.refused_total() > 0 {
-        EXIT_REFUSED
-    } else {
-        0
-    }
+    let unjudged = if summary.errors > 0 { Exit::Unjudged } else { Exit::Done };
+    unjudged.worst(Exit::judged(summary.refused_total() > 0)).code()
 }
 
 /// Sends every file the roots and the list name, in order: a directory's entries sorted by name,
@@ -320,23 +316,24 @@ async fn judge(bulk: &Bulk, gate: &Gate, written: &std::sync::Mutex<HashSet<u64>
     };
     let line = if bulk.jsonl {
         // The component's verdict with the path (and where it was written, and the type --convert
-        // would convert) in front: `{"path": …, "out"?: …, "convertible"?: …, <the verdict's keys>}`.
-        let mut head = format!("{{\"path\":{}", serde_json::json!(path.to_string_lossy()));
+        // would convert, with the hint in words) in front:
+        // `{"path": …, "out"?: …, "convertible"?: …, "hint"?: …, <the verdict's keys>}`.
+        let mut head = vec![("path", serde_json::json!(path.to_string_lossy()))];
         if let Some(out) = &out {
-            head.push_str(&format!(",\"out\":{}", serde_json::json!(out.to_string_lossy())));
+            head.push(("out", serde_json::json!(out.to_string_lossy())));
         }
         if let Some(sniffed) = &answer.convertible {
-            head.push_str(&format!(",\"convertible\":{}", serde_json::json!(sniffed)));
+            head.push(("convertible", serde_json::json!(sniffed)));
+            head.push(("hint", convert_hint(sniffed).into()));
         }
-        let rest = answer.json.trim().strip_prefix('{').unwrap_or("}");
-        if rest.trim_start().starts_with('}') { format!("{head}}}") } else { format!("{head},{rest}") }
+        with_head(&head, &answer.json)
     } else {
         let mut line = verdict_line(&path, &answer.verdict);
         if let Some(c) = &answer.conversion {
             line.push_str(&format!(" (converted from {}: {})", c.from, c.note));
         }
         if let Some(sniffed) = &answer.convertible {
-            line.push_str(&format!("; the bytes are {sniffed}, which --convert converts"));
+            line.push_str(&format!("; {}", convert_hint(sniffed)));
         }
         line
     };

@@ -17,11 +17,44 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mediagate::gate::{AdmitOptions, Provider, Verify, v3};
 use mediagate::{Runtime, RuntimeConfig};
 
-/// Exit codes. The gate's commands (`admit`, `admit-tool-result`, `admit-request`) share one rule:
-/// 0 nothing was refused (a downsampled or converted block counts as admitted), 1 something was
-/// refused, 2 the input could not be judged (usage, I/O, unusable input, the sandbox failed).
-pub const EXIT_REFUSED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
+/// The one exit rule of every command that runs once (`admit` with one input or many,
+/// `admit-tool-result`, `admit-request`, `admit-batch`, `read-image`, `component`), as `--help`
+/// states it (`exit_rule!`) and docs/usage.md tabulates it. Every exit code a command returns comes
+/// from here: a command says what happened, this says which number that is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// 0: done and nothing refused (a downsampled, re-encoded or converted block counts as
+    /// admitted; the model answered; the component was written).
+    Done,
+    /// 1: the gate refused something: a file, a block, a request, a Batch API file rule; or the
+    /// tool refused the image.
+    Refused,
+    /// 2: what was asked could not be judged: a usage error, input that cannot be read or is not
+    /// what the command reads (not JSON, not a request of that API, over a read cap, not a
+    /// regular file), an output that cannot be written, the sandbox or the vision model failed.
+    Unjudged,
+}
+
+impl Exit {
+    /// One input judged: refused or not.
+    pub fn judged(refused: bool) -> Exit {
+        if refused { Exit::Refused } else { Exit::Done }
+    }
+
+    /// Many inputs in one run: what could not be judged outweighs a refusal, which outweighs the
+    /// rest.
+    pub fn worst(self, other: Exit) -> Exit {
+        self.max(other)
+    }
+
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Done => 0,
+            Exit::Refused => 1,
+            Exit::Unjudged => 2,
+        }
+    }
+}
 
 /// The end of every subcommand's `--help`: examples, the exit status in words, where the docs are.
 /// One macro so the wording of the shared parts is written once (clap takes `concat!` literals).
@@ -37,11 +70,16 @@ macro_rules! help_footer {
     };
 }
 
-/// The exit rule of the gate's commands, as `--help` states it.
-macro_rules! gate_exit {
-    () => {
-        "0 nothing refused (downsampled or converted counts as admitted), 1 something refused, \
-         2 the input could not be judged (usage, unreadable or unusable input, sandbox error)."
+/// [`Exit`] in words, the same for every command's `--help`; `$refused` says what "refused" is for
+/// that command.
+macro_rules! exit_rule {
+    ($refused:literal) => {
+        concat!(
+            "0 done, nothing refused (downsampled or converted counts as admitted), 1 ",
+            $refused,
+            ", 2 could not be judged (usage, unreadable or unusable input, an output not written, the \
+             sandbox failed)."
+        )
     };
 }
 
@@ -50,7 +88,11 @@ macro_rules! gate_exit {
     name = "mediagate",
     version,
     about = "The gate an image or PDF passes before it reaches a model",
-    after_help = "Docs: README.md, docs/cli.md (every option) and docs/usage.md (the guide) in the mediagate repository."
+    after_help = help_footer!(
+        "    mediagate admit shot.png\n    mediagate admit -r shots/ --jsonl | head\n    \
+         mediagate admit-tool-result --tool shot result.json\n    mediagate COMMAND -h",
+        exit_rule!("something refused")
+    )
 )]
 struct Cli {
     #[command(subcommand)]
@@ -81,7 +123,7 @@ pub enum OneShot {
          cat diagram.svg | mediagate admit - --convert\n    mediagate admit report.pdf --page 2 --out page2.png\n    \
          mediagate admit -r shots/ --jobs 2 --jsonl --out-dir admitted/ > verdicts.jsonl\n    \
          find . -name '*.png' | mediagate admit --files-from - --jsonl",
-        gate_exit!()
+        exit_rule!("a file refused")
     ))]
     Admit(admit::AdmitArgs),
     /// Admit every media block of a tool's result (JSON from FILE or stdin); print the result with
@@ -89,7 +131,7 @@ pub enum OneShot {
     #[command(after_help = help_footer!(
         "    mediagate admit-tool-result --tool browser_screenshot result.json\n    \
          some-tool | mediagate admit-tool-result --tool some_tool --convert",
-        gate_exit!()
+        exit_rule!("a block refused (the result is not JSON: 2)")
     ))]
     AdmitToolResult(admit::ToolResultArgs),
     /// Admit every image and document of a whole provider request (JSON from FILE or stdin) and
@@ -97,7 +139,7 @@ pub enum OneShot {
     #[command(after_help = help_footer!(
         "    mediagate admit-request --api anthropic request.json > admitted.json\n    \
          mediagate admit-request --api openai --profile ollama --json < request.json",
-        gate_exit!()
+        exit_rule!("a block or the request refused (not a request of that API: 2)")
     ))]
     AdmitRequest(request::RequestArgs),
     /// Admit every request of a Batch API file (OpenAI Batch JSON lines, Anthropic Message
@@ -105,8 +147,10 @@ pub enum OneShot {
     #[command(after_help = help_footer!(
         "    mediagate admit-batch --api openai batch.jsonl -o admitted.jsonl --report report.jsonl\n    \
          mediagate admit-batch --api anthropic requests.json -o admitted.json --on-refusal drop",
-        "0 nothing refused, 1 a request or block refused, a Batch API file rule broken, or stopped by \
-         --on-refusal fail, 2 the file could not be read or written (nothing is left half-written)."
+        exit_rule!(
+            "a request or block refused (a line that is not a request is refused in its place), a Batch \
+             API file rule broken, or stopped by --on-refusal fail"
+        )
     ))]
     AdmitBatch(batch::BatchArgs),
     /// Ask a vision model about a workspace image; the reply streams to stdout.
@@ -115,14 +159,17 @@ pub enum OneShot {
          --vlm-url http://127.0.0.1:11434/v1 --vlm-model qwen2.5vl:7b\n    \
          ANTHROPIC_API_KEY=… mediagate read-image chart.png --vlm-api anthropic \\\n      \
          --vlm-url https://api.anthropic.com --vlm-model MODEL",
-        "0 answered, 1 the tool refused or failed (no vision model, not an image, the model's error), 2 usage error."
+        exit_rule!(
+            "the image refused (not an image, too large, refused by the gate; no file or no vision model, \
+             or the model failed: 2)"
+        )
     ))]
     ReadImage(read_image::ReadImageArgs),
     /// Write one of the embedded components to a file (for jco, wasmtime-py and other hosts).
     #[command(after_help = help_footer!(
         "    mediagate component --world preflight --out mediagate.wasm\n    \
          mediagate component --world http-gate --out mediagate-http-gate.wasm",
-        "0 written, 2 usage or I/O error."
+        exit_rule!("(never: nothing is judged)")
     ))]
     Component(ComponentArgs),
 }
@@ -408,7 +455,7 @@ impl Report {
                 println!("{}", serde_json::json!({"error": {"code": code.as_str(), "message": message}}))
             }
         }
-        EXIT_USAGE
+        Exit::Unjudged.code()
     }
 }
 
@@ -459,7 +506,7 @@ fn write_component(args: &ComponentArgs) -> u8 {
         WorldArg::HttpGate => mediagate::component::HTTP_GATE,
     };
     match std::fs::write(&args.out, bytes) {
-        Ok(()) => 0,
+        Ok(()) => Exit::Done.code(),
         Err(e) => fail(format!("cannot write {}: {e}", args.out.display())),
     }
 }

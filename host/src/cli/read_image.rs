@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use mediagate::ReadImageTool;
-use mediagate::tool::Sink;
+use mediagate::tool::{Sink, ToolErrorCode};
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
 
-use super::{EXIT_REFUSED, fail, runtime, terminal_text};
+use super::{Exit, fail, runtime, terminal_text};
 
 #[derive(Args)]
 pub struct ReadImageArgs {
@@ -101,13 +101,27 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         Ok(Ok(_answer)) => {
             // The answer already streamed; end the line.
             println!();
-            0
+            Exit::Done.code()
         }
         Ok(Err(tool_error)) => {
             eprintln!("{}", terminal_text(&tool_error.message));
-            EXIT_REFUSED
+            tool_exit(tool_error.code).code()
         }
         Err(e) => fail(e),
+    }
+}
+
+/// The tool's error under the one exit rule: the image refused is a refusal; a file that cannot be
+/// read, no vision model or a model that failed leave the image unjudged.
+fn tool_exit(code: ToolErrorCode) -> Exit {
+    match code {
+        ToolErrorCode::TooLarge | ToolErrorCode::NotAnImage | ToolErrorCode::Refused => Exit::Refused,
+        ToolErrorCode::NotFound
+        | ToolErrorCode::NotAFile
+        | ToolErrorCode::OutsideWorkspace
+        | ToolErrorCode::Io
+        | ToolErrorCode::NoVlm
+        | ToolErrorCode::VlmFailed => Exit::Unjudged,
     }
 }
 

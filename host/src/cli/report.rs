@@ -42,6 +42,25 @@ pub fn block_json(a: &Admitted, input: &[u8]) -> Value {
     json!({"type": kind(a), "source": {"type": "base64", "media_type": a.mime, "data": a.base64(input)}})
 }
 
+/// What the verdict of an input refused for its type adds when `--convert` would convert the type
+/// its bytes carry (`sniffed`): the same words on the line and in the JSON's `hint`.
+pub fn convert_hint(sniffed: &str) -> String {
+    format!("the bytes are {sniffed}, which --convert converts")
+}
+
+/// The component's verdict object (`json`, checked JSON) with `head`'s fields in front of its own:
+/// `{"path": …, <the verdict's keys>}`. Spliced as text, so the verdict's bytes stay the
+/// component's.
+pub fn with_head(head: &[(&str, Value)], json: &str) -> String {
+    if head.is_empty() {
+        return json.to_string();
+    }
+    let fields: Vec<String> = head.iter().map(|(k, v)| format!("{}:{v}", Value::from(*k))).collect();
+    let head = format!("{{{}", fields.join(","));
+    let rest = json.trim().strip_prefix('{').unwrap_or("}");
+    if rest.trim_start().starts_with('}') { format!("{head}}}") } else { format!("{head},{rest}") }
+}
+
 /// `Ok` when `text` is one JSON value (validated, not built: nothing is allocated per value).
 pub fn check_json(text: &str, what: &str) -> Result<(), String> {
     serde_json::from_str::<serde::de::IgnoredAny>(text)
@@ -58,5 +77,16 @@ mod tests {
         assert!(check_json(r#"{"content":[{"type":"text","text":"x"}],"refused":[]}"#, "tool result").is_ok());
         assert!(check_json(r#"{"content":[{"type":"text""#, "tool result").is_err());
         assert!(check_json("[] ,{}", "tool result").is_err());
+    }
+
+    #[test]
+    fn fields_go_in_front_of_the_verdict_as_text() {
+        let head = [("path", json!("a \"b\".png")), ("hint", json!("h"))];
+        assert_eq!(
+            with_head(&head, r#"{"ok":false,"reason":"x"}"#),
+            r#"{"path":"a \"b\".png","hint":"h","ok":false,"reason":"x"}"#
+        );
+        assert_eq!(with_head(&head, "{ }"), r#"{"path":"a \"b\".png","hint":"h"}"#);
+        assert_eq!(with_head(&[], r#"{"ok":true}"#), r#"{"ok":true}"#);
     }
 }

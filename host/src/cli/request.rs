@@ -8,7 +8,7 @@ use mediagate::gate::v3::{RequestChange, RequestRefusal, RequestVerdict};
 
 use super::admit::read_json_text;
 use super::report::check_json;
-use super::{Code, EXIT_REFUSED, EXIT_USAGE, Report, RequestGateArgs};
+use super::{Code, Exit, Report, RequestGateArgs};
 
 /// What the gate reads of a request (its own cap: `TOOL_RESULT_MAX_BYTES` in the guest). Larger
 /// input is refused here, unread, as unusable.
@@ -63,13 +63,14 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
     {
         return errors.fail(Code::GuestOutput, e);
     }
-    // The gate commands' one rule: a block downsampled or re-encoded is admitted (0), as with `admit`.
+    // A block downsampled or re-encoded is admitted, as with `admit`; input that is not a request
+    // of the API could not be judged.
     let code = match verdict {
-        RequestVerdict::Admitted(a) if a.changes.iter().any(|c| c.after.is_none()) => EXIT_REFUSED,
-        RequestVerdict::Admitted(_) => 0,
-        RequestVerdict::Refused(r) if r.unusable => EXIT_USAGE,
-        RequestVerdict::Refused(_) => EXIT_REFUSED,
-    };
+        RequestVerdict::Admitted(a) => Exit::judged(a.changes.iter().any(|c| c.after.is_none())),
+        RequestVerdict::Refused(r) if r.unusable => Exit::Unjudged,
+        RequestVerdict::Refused(_) => Exit::Refused,
+    }
+    .code();
     if args.json {
         if let Err(e) = check_json(&answer.json, "report") {
             return errors.fail(Code::GuestOutput, e);

@@ -1,15 +1,13 @@
-"""The gate on bytes and on tool results (parity with the Rust host's `Gate`), and the default
-verify depth: bytes going to a model are decoded in full."""
+"""The gate on bytes, tool results and requests (the Rust host's `Gate` calls, each option reaching
+the component), and the default verify depth: bytes going to a model are decoded in full."""
 
 from __future__ import annotations
 
 import base64
 import json
-import subprocess
 
 import pytest
 
-from conftest import native_cli
 from images import PDF, SVG, png, png_with_broken_pixels
 from mediagate_host import Mediagate
 
@@ -93,17 +91,13 @@ def test_admit_tool_result_without_media_stands_as_it_is(gate):
 
 
 @pytest.mark.parametrize("verify", ["full", "header"])
-def test_admit_tool_result_equals_the_cli(gate, tmp_path, verify):
+def test_admit_tool_result_passes_its_options(gate, verify):
+    """`verify` reaches the walk: a block whose pixels do not decode passes a header check only."""
     text = json.dumps(tool_result_blocks() + [{"type": "image", "data": base64.b64encode(
         png_with_broken_pixels()).decode(), "mimeType": "image/png"}])
-    path = tmp_path / "result.json"
-    path.write_text(text)
-    run = subprocess.run([str(native_cli()), "admit-tool-result", "--tool", "screenshot", "--verify", verify,
-                          str(path)], capture_output=True, text=True, timeout=120)
-    expected = gate.admit_tool_result("screenshot", text, verify=verify)
-    assert expected == json.loads(run.stdout)
-    # The gate commands' exit rule: 1 when a block was refused, 0 when none was.
-    assert run.returncode == (1 if expected["refused"] else 0), run.stderr
+    refused = gate.admit_tool_result("screenshot", text, verify=verify)["refused"]
+    expected = [(2, "magic_mismatch")] + ([(3, "undecodable")] if verify == "full" else [])
+    assert [(r["index"], r["reason"]) for r in refused] == expected, refused
 
 
 def _anthropic_request(*blocks):
@@ -114,20 +108,15 @@ def _image(data, mime="image/png"):
     return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}}
 
 
-@pytest.mark.parametrize("extra", [[], ["--no-downsample"]])
-def test_admit_request_equals_the_cli(gate, tmp_path, extra):
+@pytest.mark.parametrize("downsample", [True, False])
+def test_admit_request_passes_its_options(gate, downsample):
     # 21 images, one 2400 px wide: fitted to 2000 px (or refused with downsampling off), naming the rule.
     request = _anthropic_request(*([_image(png(4, 4))] * 19 + [_image(SVG), _image(png(2400, 6))]))
-    text = json.dumps(request)
-    path = tmp_path / "request.json"
-    path.write_text(text)
-    run = subprocess.run([str(native_cli()), "admit-request", "--api", "anthropic", "--json", *extra, str(path)],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 1, run.stderr
-    report = gate.admit_request("anthropic", text, downsample=not extra)
-    assert report == json.loads(run.stdout)
-    assert report["refused"][0] == "/messages/0/content/19"
-    assert report["changed"][1]["rule"] == "anthropic.many_images_max_side"
+    report = gate.admit_request("anthropic", json.dumps(request), downsample=downsample)
+    wide = report["changed"][1]
+    assert report["refused"][:1] == ["/messages/0/content/19"]
+    assert wide["rule"] == "anthropic.many_images_max_side"
+    assert wide["what"] == ("downsampled" if downsample else "refused"), wide
 
 
 def test_admit_request_unusable_and_unchanged(gate):

@@ -9,6 +9,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
 pub mod process;
+/// The deadline of the tests of hostile input, shared with the guest's unit tests.
+#[path = "../../../guest/src/test_deadline.rs"]
+pub mod test_deadline;
 /// The guest's unit tests' images and documents made on the fly, and their oracles: written once,
 /// for both (each side uses some of them).
 #[allow(dead_code)]
@@ -178,4 +181,26 @@ pub fn png_with_iccp_bomb(good: &[u8]) -> Vec<u8> {
     let crc = crc32fast::hash(&chunk);
     let after_ihdr = 8 + 25;
     [&good[..after_ihdr], &len.to_be_bytes(), &chunk[..], &crc.to_be_bytes(), &good[after_ihdr..]].concat()
+}
+
+pub use test_deadline::HOSTILE;
+
+/// [`test_deadline::within`] for an async test body, run on its own runtime: a current-thread one
+/// as `#[tokio::test]` builds (`workers` 0), or one of `workers` worker threads.
+pub fn within_async<F: std::future::Future>(
+    limit: std::time::Duration,
+    what: &str,
+    workers: usize,
+    body: impl FnOnce() -> F + Send + 'static,
+) -> F::Output
+where
+    F::Output: Send + 'static,
+{
+    test_deadline::within(limit, what, move || {
+        let runtime = match workers {
+            0 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+            n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
+        };
+        runtime.expect("a tokio runtime").block_on(body())
+    })
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use super::*;
+use crate::test_deadline::{HOSTILE, within};
 
 /// A PDF from its objects' bodies (object `i + 1` is `objects[i]`), catalog = object 1.
 fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
@@ -181,6 +182,10 @@ fn what_is_not_a_pdf_or_cannot_be_read_is_refused() {
 
 #[test]
 fn a_huge_mediabox_is_fitted() {
+    within(HOSTILE, "a_huge_mediabox_is_fitted", a_huge_mediabox_is_fitted_body)
+}
+
+fn a_huge_mediabox_is_fitted_body() {
     let bytes = doc(&[("0 0 1000000000 1000000000", b"0 g 0 0 1000000000 1000000000 re f", "")]);
     let (img, note) = render_page(&bytes, 1, 2000).unwrap();
     assert_eq!(img.dimensions(), (2000, 2000));
@@ -197,6 +202,10 @@ fn a_huge_mediabox_is_fitted() {
 
 #[test]
 fn a_page_without_area_is_refused() {
+    within(HOSTILE, "a_page_without_area_is_refused", a_page_without_area_is_refused_body)
+}
+
+fn a_page_without_area_is_refused_body() {
     let bytes = doc(&[("0 0 0 0", RED_BOX, "")]);
     let err = render_page(&bytes, 1, 2000).unwrap_err();
     assert!(matches!(err, PageError::Refused(_) | PageError::Blank { .. }), "{err:?}");
@@ -204,6 +213,10 @@ fn a_page_without_area_is_refused() {
 
 #[test]
 fn a_form_that_draws_itself_twice_ends() {
+    within(HOSTILE, "a_form_that_draws_itself_twice_ends", a_form_that_draws_itself_twice_ends_body)
+}
+
+fn a_form_that_draws_itself_twice_ends_body() {
     // Without a depth bound this is 2^n draws.
     let objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
@@ -254,6 +267,14 @@ fn fan_out(levels: usize, fan: usize) -> Vec<u8> {
 
 #[test]
 fn form_fan_out_is_multiplied_out_before_rendering() {
+    within(
+        HOSTILE,
+        "form_fan_out_is_multiplied_out_before_rendering",
+        form_fan_out_is_multiplied_out_before_rendering_body,
+    )
+}
+
+fn form_fan_out_is_multiplied_out_before_rendering_body() {
     let pdf = open(&fan_out(12, 10)).unwrap();
     let page = &pdf.pages()[0];
     let Err(PageError::Refused(r)) = check_page_work(page, 1, 0) else { panic!() };
@@ -269,6 +290,14 @@ fn form_fan_out_is_multiplied_out_before_rendering() {
 
 #[test]
 fn operators_paints_and_inline_images_are_counted() {
+    within(
+        HOSTILE,
+        "operators_paints_and_inline_images_are_counted",
+        operators_paints_and_inline_images_are_counted_body,
+    )
+}
+
+fn operators_paints_and_inline_images_are_counted_body() {
     let over = |content: &[u8], words: &str| {
         let Err(PageError::Refused(r)) = render_page(&doc(&[(A4, content, "")]), 1, 2000) else { panic!("{words}") };
         assert!(r.message.contains(words), "{}", r.message);
@@ -291,6 +320,10 @@ fn operators_paints_and_inline_images_are_counted() {
 
 #[test]
 fn image_codecs_are_sized_by_their_data() {
+    within(HOSTILE, "image_codecs_are_sized_by_their_data", image_codecs_are_sized_by_their_data_body)
+}
+
+fn image_codecs_are_sized_by_their_data_body() {
     // JBIG2: a page-information segment (number 0, type 48, one page byte, 19 bytes of data).
     let mut jbig2 = vec![0, 0, 0, 0, 48, 0, 1, 0, 0, 0, 19];
     jbig2.extend_from_slice(&65_535u32.to_be_bytes());
@@ -354,6 +387,10 @@ fn image_codecs_are_sized_by_their_data() {
 
 #[test]
 fn filter_chains_are_decoded_stage_by_stage() {
+    within(HOSTILE, "filter_chains_are_decoded_stage_by_stage", filter_chains_are_decoded_stage_by_stage_body)
+}
+
+fn filter_chains_are_decoded_stage_by_stage_body() {
     let bomb = zlib(&zlib(&vec![0; 250_000_000]));
     let hex: String = bomb.iter().map(|b| format!("{b:02X}")).collect::<String>() + ">";
     for (filters, data) in [
@@ -390,6 +427,10 @@ fn filter_chains_are_decoded_stage_by_stage() {
 
 #[test]
 fn a_huge_image_is_refused_before_it_is_decoded() {
+    within(HOSTILE, "a_huge_image_is_refused_before_it_is_decoded", a_huge_image_is_refused_before_it_is_decoded_body)
+}
+
+fn a_huge_image_is_refused_before_it_is_decoded_body() {
     let objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
@@ -404,6 +445,14 @@ fn a_huge_image_is_refused_before_it_is_decoded() {
 
 #[test]
 fn a_jpeg_larger_than_its_dictionary_says_is_refused() {
+    within(
+        HOSTILE,
+        "a_jpeg_larger_than_its_dictionary_says_is_refused",
+        a_jpeg_larger_than_its_dictionary_says_is_refused_body,
+    )
+}
+
+fn a_jpeg_larger_than_its_dictionary_says_is_refused_body() {
     // The dictionary says 10x10; the JPEG's frame header says 60000x60000: an 8x8 JPEG, tables
     // and scan whole (what the decoder reads), its frame header patched.
     let mut jpeg = Vec::new();
@@ -424,6 +473,14 @@ fn a_jpeg_larger_than_its_dictionary_says_is_refused() {
 
 #[test]
 fn a_content_stream_that_is_a_zlib_bomb_is_refused() {
+    within(
+        HOSTILE,
+        "a_content_stream_that_is_a_zlib_bomb_is_refused",
+        a_content_stream_that_is_a_zlib_bomb_is_refused_body,
+    )
+}
+
+fn a_content_stream_that_is_a_zlib_bomb_is_refused_body() {
     // 300 MB of spaces (valid content, nothing drawn) in ~300 KB.
     let bomb = zlib(&vec![b' '; 300_000_000]);
     let objects = vec![
@@ -439,6 +496,14 @@ fn a_content_stream_that_is_a_zlib_bomb_is_refused() {
 
 #[test]
 fn many_streams_that_together_decode_past_the_file_cap_are_refused() {
+    within(
+        HOSTILE,
+        "many_streams_that_together_decode_past_the_file_cap_are_refused",
+        many_streams_that_together_decode_past_the_file_cap_are_refused_body,
+    )
+}
+
+fn many_streams_that_together_decode_past_the_file_cap_are_refused_body() {
     // Each under the per-stream cap, nine together past the file's.
     let part = zlib(&vec![b' '; 60_000_000]);
     let mut objects = vec![
@@ -461,6 +526,10 @@ fn counted(stage: impl Fn(&mut Sink), cap: u64) -> u64 {
 
 #[test]
 fn filter_stages_are_counted_within_the_cap() {
+    within(HOSTILE, "filter_stages_are_counted_within_the_cap", filter_stages_are_counted_within_the_cap_body)
+}
+
+fn filter_stages_are_counted_within_the_cap_body() {
     assert_eq!(counted(|o| run_length(&[129, b'a', 2, b'x', b'y', b'z', 128, 0, 0], o), u64::MAX), 128 + 3);
     let bomb: Vec<u8> = [129u8, 0].repeat(2_000_000);
     assert_eq!(counted(|o| run_length(&bomb, o), u64::MAX), 256_000_000);
@@ -476,6 +545,10 @@ fn filter_stages_are_counted_within_the_cap() {
 
 #[test]
 fn a_cyclic_page_tree_and_a_lying_count_end() {
+    within(HOSTILE, "a_cyclic_page_tree_and_a_lying_count_end", a_cyclic_page_tree_and_a_lying_count_end_body)
+}
+
+fn a_cyclic_page_tree_and_a_lying_count_end_body() {
     let objects = vec![
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [2 0 R 5 0 R 3 0 R] /Count 1000000 /Parent 5 0 R >>".to_vec(),
@@ -491,6 +564,10 @@ fn a_cyclic_page_tree_and_a_lying_count_end() {
 
 #[test]
 fn an_object_stream_that_points_at_itself_ends() {
+    within(HOSTILE, "an_object_stream_that_points_at_itself_ends", an_object_stream_that_points_at_itself_ends_body)
+}
+
+fn an_object_stream_that_points_at_itself_ends_body() {
     // Object 5 is an object stream whose only entry claims to be object 5 again, and the xref
     // stream says objects 1-3 live inside it.
     let inner = b"5 0 << /Type /ObjStm /N 1 /First 4 >>";
@@ -508,6 +585,14 @@ fn an_object_stream_that_points_at_itself_ends() {
 
 #[test]
 fn deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack() {
+    within(
+        HOSTILE,
+        "deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack",
+        deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack_body,
+    )
+}
+
+fn deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack_body() {
     let mut content = b"0 g ".to_vec();
     content.extend(std::iter::repeat_n(b'[', 200_000));
     content.extend_from_slice(b" 0 d ");
@@ -524,6 +609,10 @@ fn deeply_nested_arrays_and_dictionaries_do_not_overflow_the_stack() {
 
 #[test]
 fn truncated_and_mutated_pdfs_never_panic() {
+    within(HOSTILE, "truncated_and_mutated_pdfs_never_panic", truncated_and_mutated_pdfs_never_panic_body)
+}
+
+fn truncated_and_mutated_pdfs_never_panic_body() {
     let good = doc(&[(A4, TEXT, HELVETICA), ("0 0 400 400", RED_BOX, "")]);
     for cut in (0..good.len()).step_by(7) {
         let _ = render_page(&good[..cut], 1, 300);

@@ -6,6 +6,7 @@ use image::{DynamicImage, ImageFormat, Rgba, RgbaImage};
 
 use super::*;
 use crate::options::Verify;
+use crate::test_deadline::{HOSTILE, within};
 use crate::test_images::{encode, gradient};
 use crate::verdict::{Conversion, Data, Kind};
 
@@ -302,6 +303,10 @@ fn a_tiff_with_a_million_ifds_is_judged_by_its_first() {
 
 #[test]
 fn hostile_tiffs_are_refused() {
+    within(HOSTILE, "hostile_tiffs_are_refused", hostile_tiffs_are_refused_body)
+}
+
+fn hostile_tiffs_are_refused_body() {
     // A strip that claims 4 GB in a small file.
     let t = tiff_by_hand(16, 4, u32::MAX, 0);
     let r = refused(&t, "image/tiff", &converting(Provider::Anthropic));
@@ -328,6 +333,10 @@ fn hostile_tiffs_are_refused() {
 
 #[test]
 fn hostile_icons_are_refused() {
+    within(HOSTILE, "hostile_icons_are_refused", hostile_icons_are_refused_body)
+}
+
+fn hostile_icons_are_refused_body() {
     // Icons carry 32-bit PNGs (the image crate refuses others, as Windows does).
     let png = encode(&DynamicImage::ImageRgba8(gradient(16, 16).to_rgba8()), ImageFormat::Png);
     let mut ico = vec![0, 0, 1, 0, 1, 0];

@@ -1,3 +1,4 @@
+use crate::test_deadline::{HOSTILE, within};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use image::metadata::Orientation;
@@ -513,6 +514,14 @@ fn segments_before_the_scan_reversed(data: &[u8]) -> Option<Vec<u8>> {
 /// call) on any of them, with the downsampler on and off.
 #[test]
 fn every_conformance_jpeg_and_its_mutations_gets_a_verdict() {
+    within(
+        HOSTILE,
+        "every_conformance_jpeg_and_its_mutations_gets_a_verdict",
+        every_conformance_jpeg_and_its_mutations_gets_a_verdict_body,
+    )
+}
+
+fn every_conformance_jpeg_and_its_mutations_gets_a_verdict_body() {
     let mut panicked = Vec::new();
     for (name, bytes) in conformance_jpegs_and_mutations() {
         for downsample in [true, false] {
