@@ -24,7 +24,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mediagate-packages.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # Nothing from the user's environment: no cache, no VLM settings.
 export XDG_CACHE_HOME=$work/cache
-unset MEDIAGATE_CACHE_DIR MEDIAGATE_VLM_URL MEDIAGATE_VLM_MODEL MEDIAGATE_VLM_API MEDIAGATE_VLM_API_KEY
+# shellcheck disable=SC2046 # every variable of ours, by prefix: no copy of their names to fall behind
+unset $(compgen -e | grep '^MEDIAGATE_')
 
 one() { # the one file matching a glob, or fail
     local matches=("$@")

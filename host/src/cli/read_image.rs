@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use mediagate::ReadImageTool;
 use mediagate::tool::{Sink, ToolErrorCode};
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
+use mediagate::{ReadImageTool, facts};
 
 use super::{Exit, fail, runtime, terminal_text};
 
@@ -34,13 +34,13 @@ pub struct ReadImageArgs {
 
 #[derive(Args, Clone)]
 pub struct VlmArgs {
-    /// Base URL of the VLM API (env MEDIAGATE_VLM_URL), e.g. http://127.0.0.1:11434/v1 or https://api.anthropic.com.
-    #[arg(long)]
+    /// Base URL of the VLM API, e.g. http://127.0.0.1:11434/v1 or https://api.anthropic.com.
+    #[arg(long, env = facts::env::VLM_URL)]
     pub vlm_url: Option<String>,
-    /// Model name (env MEDIAGATE_VLM_MODEL).
-    #[arg(long)]
+    /// Model name.
+    #[arg(long, env = facts::env::VLM_MODEL)]
     pub vlm_model: Option<String>,
-    /// API dialect (env MEDIAGATE_VLM_API; default openai).
+    /// API dialect (default openai; its environment variable is named as --vlm-url's, ending _API).
     #[arg(long, value_enum)]
     pub vlm_api: Option<ApiArg>,
 }
@@ -53,9 +53,8 @@ pub enum ApiArg {
 
 impl VlmArgs {
     /// The configured VLM, or `None` when the deployment has none. The key comes only from the
-    /// environment (MEDIAGATE_VLM_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY at that vendor's
-    /// own API: `VlmConfig::resolve`), never a flag, so it stays out of shell history and process
-    /// listings.
+    /// environment (`facts::env::VLM_API_KEY`, else the vendor's own variable at that vendor's API:
+    /// `VlmConfig::resolve`), never a flag, so it stays out of shell history and process listings.
     pub fn resolve(&self) -> Result<Option<VlmConfig>, String> {
         let api = self.vlm_api.map(|a| match a {
             ApiArg::Openai => Api::OpenAi,

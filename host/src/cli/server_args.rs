@@ -14,7 +14,7 @@ pub enum ServerCommand {
     /// Serve the read_image and view_image tools to MCP clients (agent hosts) over stdio.
     #[command(after_help = help_footer!(
         "    mediagate mcp --workspace .\n    \
-         MEDIAGATE_VLM_URL=http://127.0.0.1:11434/v1 MEDIAGATE_VLM_MODEL=qwen2.5vl:7b mediagate mcp",
+         mediagate mcp --vlm-url http://127.0.0.1:11434/v1 --vlm-model qwen2.5vl:7b",
         "0 the client closed the session, 2 the server could not start or the session broke (usage, workspace, \
          sandbox, protocol)."
     ))]
