@@ -1,7 +1,8 @@
 """mediagate from a Python agent: register `read_image`, gate a file, run the tool.
 
-    MEDIAGATE_VLM_URL=http://127.0.0.1:8080/v1 MEDIAGATE_VLM_MODEL=qwen2.5-vl \\
-        python example.py WORKSPACE IMAGE [QUESTION]
+    python example.py WORKSPACE IMAGE [QUESTION]
+
+with the VLM named in the environment (README.md, "The VLM client"; `facts.ENV_VLM_URL` and the rest).
 
 The answer streams to stderr as it arrives; the verdict and the answer go to stdout.
 """
