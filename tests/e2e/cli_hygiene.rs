@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -18,18 +18,10 @@ fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// Waits for the child, killing it and failing after a minute (a command blocked on a closed pipe
-/// is the kind of bug this file is about).
-fn wait(mut child: Child, what: &str) -> (ExitStatus, String) {
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("{what}: mediagate did not end");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = child.wait_with_output().unwrap();
+/// Waits for the child, failing after a minute (a command blocked on a closed pipe is the kind of
+/// bug this file is about).
+fn wait(child: Child, what: &str) -> (ExitStatus, String) {
+    let out = finish_within(child, Duration::from_secs(60), what);
     (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -131,6 +123,9 @@ fn input_that_cannot_be_judged_exits_2_in_every_command() {
     let missing = dir.path().join("missing.png");
     let nowhere = dir.path().join("no/such/dir.wasm");
     let ws = p(dir.path());
+    // A VLM nobody listens on: the file is judged before any request is made.
+    let read_image_with_a_vlm =
+        |file| vec!["read-image", file, "--workspace", ws, "--vlm-url", "http://127.0.0.1:9/v1", "--vlm-model", "m"];
     let cases: Vec<(Vec<&str>, &[u8], i32)> = vec![
         (vec!["admit", p(&missing)], b"", 2),
         (vec!["admit", "--json", p(&missing)], b"", 2),
@@ -142,40 +137,14 @@ fn input_that_cannot_be_judged_exits_2_in_every_command() {
         (vec!["admit-request", "--api", "openai", "--json"], b"[]", 2),
         (vec!["admit-batch", "--api", "openai", p(&missing)], b"", 2),
         (vec!["admit-batch", "--api", "nosuch", "-"], b"", 2),
-        (
-            vec![
-                "read-image",
-                "missing.png",
-                "--workspace",
-                ws,
-                "--vlm-url",
-                "http://127.0.0.1:9/v1",
-                "--vlm-model",
-                "m",
-            ],
-            b"",
-            2,
-        ),
+        (read_image_with_a_vlm("missing.png"), b"", 2),
         (vec!["read-image", "notes.txt", "--workspace", ws], b"", 2),
         (vec!["component", "--world", "nosuch", "--out", p(&missing)], b"", 2),
         (vec!["component", "--out", p(&nowhere)], b"", 2),
         // Judged and refused: 1.
         (vec!["admit", p(&text)], b"", 1),
         (vec!["admit-batch", "--api", "openai", "-"], b"not a request\n", 1),
-        (
-            vec![
-                "read-image",
-                "notes.txt",
-                "--workspace",
-                ws,
-                "--vlm-url",
-                "http://127.0.0.1:9/v1",
-                "--vlm-model",
-                "m",
-            ],
-            b"",
-            1,
-        ),
+        (read_image_with_a_vlm("notes.txt"), b"", 1),
     ];
     for (args, input, code) in cases {
         let out = run(&args, input);

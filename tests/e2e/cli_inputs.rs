@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::*;
 
@@ -19,18 +19,9 @@ fn spawn(args: &[&str], stdin: Stdio) -> Child {
         .expect("run mediagate")
 }
 
-/// The process's output; a process still running after two minutes is killed and the test fails
-/// (the bug this guards against is a process that never ends).
-fn finish(mut child: Child, what: &str) -> Output {
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("{what}: mediagate did not end (blocked)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+/// The process's output, within two minutes.
+fn finish(child: Child, what: &str) -> Output {
+    finish_within(child, Duration::from_secs(120), what)
 }
 
 fn stderr(out: &Output) -> String {

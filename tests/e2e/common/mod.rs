@@ -88,6 +88,20 @@ pub fn run_with_stdin(mut command: Command, input: &[u8]) -> Output {
     out
 }
 
+/// The child's output once it ends; a child still running after `limit` is killed and the test
+/// fails (the bugs these tests guard against include a process that never ends).
+pub fn finish_within(mut child: std::process::Child, limit: std::time::Duration, what: &str) -> Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("{what}: mediagate did not end within {limit:?} (blocked)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// For a test that measures this process (resident memory, open file descriptors): all the tests
 /// share one binary and run side by side, so the test runs alone in a child process of this binary.
 /// Returns `true` in that child (go on with the test) and `false` in the parent once the child
