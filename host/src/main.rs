@@ -2,9 +2,10 @@
 //! run the `read_image` tool; serve it over MCP, or put the gate in front of an MCP server.
 
 mod cli;
+mod process;
 mod servers;
 
-use cli::{Command, ServerCommand};
+use cli::Command;
 
 fn main() -> std::process::ExitCode {
     // Help, and every command that runs once, end as Unix filters do when their reader goes away
@@ -37,8 +38,7 @@ fn main() -> std::process::ExitCode {
     let code = rt.block_on(async {
         match command {
             Command::Once(command) => cli::run(command).await,
-            Command::Server(ServerCommand::Mcp(args)) => servers::mcp::mcp(args).await,
-            Command::Server(ServerCommand::Proxy(args)) => servers::proxy::proxy(args).await,
+            Command::Server(command) => cli::serve(command).await,
         }
     });
     code.into()

@@ -385,11 +385,24 @@ fn no_module_imports_one_that_imports_it_back() {
     for (root, from, to) in [
         ("guest/src/lib.rs", "walks", "verdict"),
         ("host/src/lib.rs", "gate", "runtime"),
-        ("host/src/main.rs", "servers", "cli"),
+        ("host/src/main.rs", "cli", "servers"),
+        ("host/src/main.rs", "servers", "process"),
     ] {
         let edges = sibling_imports(&read_crate(&repo_root().join(root)));
         assert!(edges.contains(&(vec![from.to_string()], vec![to.to_string()])), "{root}: {from} imports {to}");
     }
+}
+
+/// The servers are started with their configuration as a value: the command line depends on them,
+/// never the other way round, so a server can be embedded without the command line.
+#[test]
+fn the_servers_do_not_import_the_command_line() {
+    let edges = sibling_imports(&read_crate(&repo_root().join("host/src/main.rs")));
+    let servers_into_cli: Vec<_> = edges
+        .iter()
+        .filter(|(from, to)| from.first().is_some_and(|m| m == "servers") && to.first().is_some_and(|m| m == "cli"))
+        .collect();
+    assert!(servers_into_cli.is_empty(), "the servers import the command line: {servers_into_cli:?}");
 }
 
 /// The reader itself: it follows `#[path]`, `use` groups, `super::` and re-exports, leaves test

@@ -1,13 +1,15 @@
-//! The long-running commands, `mcp` and `proxy`, and their arguments; `main` hands them to the
-//! servers (`crate::servers`).
+//! The long-running commands, `mcp` and `proxy`: their arguments, made into the servers'
+//! configurations (`crate::servers`), which [`serve`] starts.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::GateArgs;
 use super::read_image::VlmArgs;
+use super::{Calls, GateArgs, gate};
+use crate::servers::mcp::{McpConfig, mcp};
+use crate::servers::proxy::{ProxyConfig, proxy};
 
 #[derive(Subcommand)]
 pub enum ServerCommand {
@@ -65,4 +67,36 @@ pub struct ProxyArgs {
     /// The MCP server to start, and its arguments (after `--`).
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<OsString>,
+}
+
+/// Starts the server `command` asks for; its exit code.
+pub async fn serve(command: ServerCommand) -> u8 {
+    match command {
+        ServerCommand::Mcp(args) => {
+            mcp(McpConfig {
+                workspace: args.workspace,
+                vlm: args.vlm.resolve(),
+                memory_budget_mib: args.memory_budget,
+                max_queued: args.max_queued,
+                keep_metadata: args.keep_metadata,
+            })
+            .await
+        }
+        ServerCommand::Proxy(args) => {
+            // One gate call at a time: the proxy gates answers in order, in one loop.
+            let gate = match gate(Calls::Many { instances: 1 }) {
+                Ok(g) => g,
+                Err(code) => return code,
+            };
+            let options = args.gate.options(gate.default_options());
+            let config = ProxyConfig {
+                options,
+                convert: args.gate.convert,
+                timeout: (args.timeout > 0).then(|| std::time::Duration::from_secs(args.timeout)),
+                max_message: args.max_message,
+                command: args.command,
+            };
+            proxy(gate, config).await
+        }
+    }
 }

@@ -38,8 +38,7 @@ use tokio::time::Instant;
 
 use roots::{Unresolved, Workspace};
 
-use crate::cli::server_args::McpArgs;
-use crate::cli::{Calls, fail, runtime};
+use crate::process::{Calls, fail, runtime};
 
 /// A progress message holds at most this many characters of the answer (its end, when longer).
 const PROGRESS_MESSAGE_CHARS: usize = 4_000;
@@ -50,10 +49,25 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 /// At most this many progress notifications per call (the last one included).
 const MAX_PROGRESS_NOTIFICATIONS: u64 = 1_000;
 
-pub async fn mcp(args: McpArgs) -> u8 {
+/// What `mediagate mcp` serves, and within what.
+pub struct McpConfig {
+    /// The directory the tools may read; `None`: the client's roots, else the directory the server
+    /// starts in.
+    pub workspace: Option<std::path::PathBuf>,
+    /// The vision model, none, or why the one configured cannot be used.
+    pub vlm: Result<Option<mediagate::vlm::VlmConfig>, String>,
+    /// Memory for all calls' sandboxes together, in MiB.
+    pub memory_budget_mib: u64,
+    /// Calls that may wait for their turn.
+    pub max_queued: usize,
+    /// view_image admits the file's metadata as given.
+    pub keep_metadata: bool,
+}
+
+pub async fn mcp(args: McpConfig) -> u8 {
     // A VLM configured by half (a URL but no model, an unknown dialect) does not stop the server: a
     // host would show only "connection closed". Every call answers what is missing instead.
-    let (vlm, vlm_error) = match args.vlm.resolve() {
+    let (vlm, vlm_error) = match args.vlm {
         Ok(v) => (v, None),
         Err(e) => (None, Some(Arc::new(e))),
     };
@@ -67,11 +81,11 @@ pub async fn mcp(args: McpArgs) -> u8 {
         (None, None) => "none (read_image answers that no vision model is configured)".to_string(),
     };
     let per_call = mediagate::Limits::default().memory_bytes as u64;
-    let instances = (args.memory_budget << 20) / per_call;
+    let instances = (args.memory_budget_mib << 20) / per_call;
     if instances == 0 {
         return fail(format!(
             "--memory-budget {} MiB is less than one call's memory limit ({} MiB)",
-            args.memory_budget,
+            args.memory_budget_mib,
             per_call >> 20
         ));
     }

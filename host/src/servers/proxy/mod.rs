@@ -53,8 +53,7 @@ use tokio::time::Instant;
 
 use inspect::Inspection;
 
-use crate::cli::server_args::ProxyArgs;
-use crate::cli::{Calls, fail, gate, terminal_text};
+use crate::process::{fail, terminal_text};
 
 /// JSON-RPC error codes the proxy answers with.
 const PARSE_ERROR: i64 = -32700;
@@ -71,12 +70,23 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// How much of a garbage line is quoted in the error.
 const QUOTE_CHARS: usize = 120;
 
-pub async fn proxy(args: ProxyArgs) -> u8 {
-    // One gate call at a time: answers are gated in order, in the one loop.
-    let gate = match gate(Calls::Many { instances: 1 }) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
+/// What `mediagate proxy` runs, and how it gates.
+pub struct ProxyConfig {
+    /// The options every gated block is judged with.
+    pub options: AdmitOptions,
+    /// Convert what no provider takes instead of refusing it.
+    pub convert: bool,
+    /// A request the server has not answered within this is answered with an error (`None`: wait).
+    pub timeout: Option<Duration>,
+    /// The largest message either side may send.
+    pub max_message: usize,
+    /// The MCP server to start, and its arguments.
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Runs the server `args.command` behind `gate`, which makes one call at a time: answers are gated
+/// in order, in the one loop.
+pub async fn proxy(gate: Gate, args: ProxyConfig) -> u8 {
     let name = args.command[0].to_string_lossy().into_owned();
     let mut child = match Command::new(&args.command[0])
         .args(&args.command[1..])
@@ -105,12 +115,11 @@ pub async fn proxy(args: ProxyArgs) -> u8 {
     let client_writer = std::thread::spawn(move || write_lines(std::io::stdout().lock(), to_client_rx));
     std::thread::spawn(move || write_lines(child_in, to_server_rx));
 
-    let options = args.gate.options(gate.default_options());
     let proxy = Proxy {
         gate,
-        options,
-        convert: args.gate.convert,
-        timeout: (args.timeout > 0).then(|| Duration::from_secs(args.timeout)),
+        options: args.options,
+        convert: args.convert,
+        timeout: args.timeout,
         max,
         name,
         pending: HashMap::new(),
