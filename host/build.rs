@@ -21,8 +21,8 @@ use std::process::Command;
 #[path = "src/engine_config.rs"]
 mod engine_config;
 
-/// Each world and the guest feature that selects it. The host runs the first two (and precompiles
-/// them); `http-gate` (the gate as a `wasi:http/proxy` service for `wasmtime serve`, `jco serve`,
+/// Each world and the guest feature that selects it. The host runs the first three (and precompiles
+/// them, `RUN_BY_HOST`); `http-gate` (the gate as a `wasi:http/proxy` service for `wasmtime serve`, `jco serve`,
 /// Spin, wasmCloud) is only carried and written out (`mediagate component --world http-gate`).
 /// `convert` (the pure gate with the converters; the guest's `convert` feature alone) is what the
 /// host loads when a caller asks to convert; `preflight` stays without the converters.
