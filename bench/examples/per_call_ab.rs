@@ -67,7 +67,9 @@ fn main() {
                                 Ok(admit.call_async(&mut *store, (&nothing, AdmitOptions::UNSET)).await?.0)
                             })
                             .await
-                            .unwrap();
+                            .unwrap()
+                            .0
+                            .expect("no page is asked");
                     })
                     .await,
                 );
@@ -83,17 +85,19 @@ fn main() {
     }
 }
 
+/// `admission.admit` as a typed function: its parameters and its result.
+type AdmitFunc<'a> = wasmtime::component::TypedFunc<(&'a InputMedia, AdmitOptions), (Result<Admission, InputError>,)>;
+
 /// The component's `admission.admit` export, typed.
 fn admit_func<'a>(
     store: &mut wasmtime::Store<mediagate::runtime::CallState<()>>,
     instance: &wasmtime::component::Instance,
-) -> wasmtime::Result<wasmtime::component::TypedFunc<(&'a InputMedia, AdmitOptions), (Result<Admission, InputError>,)>>
-{
+) -> wasmtime::Result<AdmitFunc<'a>> {
     let admission = instance
         .get_export_index(&mut *store, None, "mediagate:gate/admission@0.3.0")
         .expect("a preflight component exports admission@0.3.0");
     let func = instance.get_export_index(&mut *store, Some(&admission), "admit").expect("admission has admit");
-    instance.get_typed_func(&mut *store, &func)
+    instance.get_typed_func(&mut *store, func)
 }
 
 /// The median time of `calls` calls, after a warm-up.

@@ -17,7 +17,7 @@ fn full() -> AdmitOptions {
 
 async fn admit_file(gate: &Gate, path: &std::path::Path, mime: &str, options: AdmitOptions) -> Verdict {
     let bytes = std::fs::read(path).unwrap();
-    admit_claimed(&gate, &bytes, mime, options).await.unwrap()
+    admit_claimed(gate, &bytes, mime, options).await.unwrap()
 }
 
 #[tokio::test]
