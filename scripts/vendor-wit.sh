@@ -5,8 +5,8 @@
 # and is no dependency), so the WIT the guest is built against is the WIT the host implements: io,
 # clocks and filesystem from wasmtime-wasi (src/p2/wit/deps/), http, cli, random and sockets from
 # wasmtime-wasi-http (wit/deps/). The crates' sources come from cargo's registry (`cargo fetch`,
-# of a throwaway manifest naming exactly that version, when they are not there yet).
-# wit/deps/mediagate-gate-*/ (this project's own frozen contract versions) is left alone.
+# of a throwaway manifest naming exactly that version, when they are not there yet). Nothing else
+# belongs in wit/deps: the project's own contract is wit/*.wit, one version.
 #
 #   bash scripts/vendor-wit.sh           rewrites wit/deps from the pinned crates
 #   bash scripts/vendor-wit.sh --check   fails, naming each file, when wit/deps differs from them
@@ -57,12 +57,11 @@ for source in "${sources[@]}"; do
     fi
   done
 done
-# Nothing else beside them but this project's own frozen contract versions.
+# Nothing else beside them.
 for file in wit/deps/*; do
   name=${file#wit/deps/}
   case " ${vendored[*]} " in *" $name "*) continue ;; esac
-  case $name in mediagate-gate-*) continue ;; esac
-  echo "wit/deps/$name is neither vendored from the WASI crates nor a mediagate-gate version" >&2
+  echo "wit/deps/$name is not vendored from the WASI crates" >&2
   failed=1
 done
 if [ "$failed" -ne 0 ]; then

@@ -1,18 +1,19 @@
 //! The per-call overhead of component builds side by side, in one process, taking turns, so that a
 //! lever in the guest (its allocator, its linker settings, what a trivial call runs) is measured
 //! against the build before it under the same machine state: the same host, pool and engine settings
-//! as `Gate`, a fresh Store and instance per call, the 0.2.0 `sniff` of no bytes (the `--per-call`
-//! row's trivial call), then `Gate::sniff` of the component this binary carries.
+//! as `Gate`, a fresh Store and instance per call, `admit` of no bytes with every option left to the
+//! gate (the `--per-call` row's trivial call), then `Gate::admit` of the component this binary
+//! carries.
 //!
 //!   git show HEAD~1:host/components/mediagate-preflight.wasm > /tmp/before.wasm
 //!   cargo run --release --locked -p mediagate-bench --example per_call_ab -- 5000 /tmp/before.wasm host/components/mediagate-preflight.wasm
 //!
 //! With `peak FILE MIME` before the components, it gives instead each build's guest peak (linear
-//! memory size) for one 0.2.0 `admit-image` of FILE with the component's default options.
+//! memory size) for one `admit` of FILE claimed as MIME with the component's default options.
 
 use std::time::{Duration, Instant};
 
-use mediagate::gate::{AdmitOptions, Verdict};
+use mediagate::gate::{Admission, AdmitOptions, InputError, InputMedia};
 use mediagate::{Gate, Runtime, RuntimeConfig};
 
 const ROUNDS: usize = 6;
@@ -44,11 +45,8 @@ fn main() {
         for (pre, path) in pres.iter().zip(paths) {
             let (_, stats) = rt
                 .block_on(runtime.call(pre, runtime.store(()), async |store, instance| {
-                    let defaults = admission_func::<(), (AdmitOptions,)>(store, &instance, "default-options")?;
-                    let (options,) = defaults.call_async(&mut *store, ()).await?;
-                    let admit =
-                        admission_func::<(&[u8], &str, AdmitOptions), (Verdict,)>(store, &instance, "admit-image")?;
-                    Ok(admit.call_async(&mut *store, (&bytes[..], &mime[..], options)).await?.0)
+                    let input = InputMedia::new(bytes.clone(), Some(&mime));
+                    Ok(admit_func(store, &instance)?.call_async(&mut *store, (&input, AdmitOptions::UNSET)).await?.0)
                 }))
                 .unwrap();
             println!("{path}: {file}: guest peak {} bytes", stats.peak_memory);
@@ -56,6 +54,7 @@ fn main() {
         return;
     }
     let gate = Gate::new(runtime.clone()).unwrap();
+    let nothing = InputMedia::new(Vec::new(), None);
     let mut p50s = vec![Vec::new(); paths.len() + 1];
     rt.block_on(async {
         for _ in 0..ROUNDS {
@@ -64,40 +63,41 @@ fn main() {
                     p50(calls, async || {
                         runtime
                             .call(pre, runtime.store(()), async |store, instance| {
-                                let sniff = admission_func::<(&[u8],), (String,)>(store, &instance, "sniff")?;
-                                Ok(sniff.call_async(&mut *store, (&[][..],)).await?.0)
+                                let admit = admit_func(store, &instance)?;
+                                Ok(admit.call_async(&mut *store, (&nothing, AdmitOptions::UNSET)).await?.0)
                             })
                             .await
-                            .unwrap();
+                            .unwrap()
+                            .0
+                            .expect("no page is asked");
                     })
                     .await,
                 );
             }
-            p50s[paths.len()].push(p50(calls, async || drop(gate.sniff(&[]).await.unwrap())).await);
+            p50s[paths.len()]
+                .push(p50(calls, async || drop(gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap())).await);
         }
     });
-    let names = paths.iter().map(String::as_str).chain(["Gate::sniff (the carried preflight)"]);
+    let names = paths.iter().map(String::as_str).chain(["Gate::admit (the carried preflight)"]);
     for (name, runs) in names.zip(p50s) {
         let shown: Vec<String> = runs.iter().map(|d| format!("{:.1}", d.as_secs_f64() * 1e6)).collect();
         println!("{name}: p50 of each round {} µs", shown.join(", "));
     }
 }
 
-/// `name` of the component's `admission@0.2.0` export, typed.
-fn admission_func<P, R>(
+/// `admission.admit` as a typed function: its parameters and its result.
+type AdmitFunc<'a> = wasmtime::component::TypedFunc<(&'a InputMedia, AdmitOptions), (Result<Admission, InputError>,)>;
+
+/// The component's `admission.admit` export, typed.
+fn admit_func<'a>(
     store: &mut wasmtime::Store<mediagate::runtime::CallState<()>>,
     instance: &wasmtime::component::Instance,
-    name: &str,
-) -> wasmtime::Result<wasmtime::component::TypedFunc<P, R>>
-where
-    P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
-    R: wasmtime::component::ComponentNamedList + wasmtime::component::Lift,
-{
+) -> wasmtime::Result<AdmitFunc<'a>> {
     let admission = instance
-        .get_export_index(&mut *store, None, "mediagate:gate/admission@0.2.0")
-        .expect("a preflight component exports admission@0.2.0");
-    let func = instance.get_export_index(&mut *store, Some(&admission), name).expect("admission@0.2.0 has it");
-    instance.get_typed_func::<P, R>(&mut *store, &func)
+        .get_export_index(&mut *store, None, "mediagate:gate/admission@0.3.0")
+        .expect("a preflight component exports admission@0.3.0");
+    let func = instance.get_export_index(&mut *store, Some(&admission), "admit").expect("admission has admit");
+    instance.get_typed_func(&mut *store, func)
 }
 
 /// The median time of `calls` calls, after a warm-up.

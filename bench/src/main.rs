@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use image::{DynamicImage, ImageFormat};
-use mediagate::gate::Verdict;
+use mediagate::gate::{AdmitOptions, InputMedia, Verdict};
 use mediagate::{Gate, Runtime, RuntimeConfig};
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -120,16 +120,18 @@ fn main() {
         return;
     }
 
-    // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call + drop.
+    // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call (`admit` of
+    // no bytes) + drop.
+    let nothing = InputMedia::new(Vec::new(), None);
     let per_call = |gate: &Gate, n: usize| {
         rt.block_on(async {
             for _ in 0..200 {
-                gate.sniff(&[]).await.unwrap();
+                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().unwrap();
             }
             let mut times = Vec::with_capacity(n);
             for _ in 0..n {
                 let t = Instant::now();
-                gate.sniff(&[]).await.unwrap();
+                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().unwrap();
                 times.push(t.elapsed());
             }
             (median(times.clone()), percentile(times, 0.99))
@@ -200,8 +202,9 @@ fn main() {
     // scalar `base64` crate).
     let png3 = three_mb_png();
     let opts = gate.default_options();
+    let input = InputMedia::new(png3.clone(), Some("image/png"));
     let (sandbox, data) = time(args.runs * 3, || {
-        let v = rt.block_on(gate.admit_image(&png3, "image/png", opts)).unwrap();
+        let v = rt.block_on(gate.admit(&input, opts)).unwrap().unwrap().verdict;
         let Verdict::Admitted(a) = v else { panic!("the 3 MB PNG is admitted") };
         assert!(!a.reencoded, "the 3 MB PNG passes through");
         a.base64(&png3)
@@ -249,10 +252,11 @@ fn main() {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let mut peak = 0;
+        let input = InputMedia::new(bytes.clone(), Some(mime));
         let (sandbox, verdict) = time(args.runs, || {
-            let (v, stats) = rt.block_on(gate.admit_image_with_stats(&bytes, mime, opts)).unwrap();
+            let (v, stats) = rt.block_on(gate.admit_with_stats(&input, opts)).unwrap();
             peak = peak.max(stats.peak_memory);
-            v
+            v.unwrap().verdict
         });
         let Verdict::Admitted(admitted) = verdict else { panic!("{file} must be admitted") };
         let ours = admitted.bytes(&bytes).to_vec();
@@ -332,7 +336,7 @@ fn main() {
     });
 
     // 6. Throughput of the 12 MP fit with concurrent calls: 2 cores ÷ 1 core.
-    let photo = Arc::new(std::fs::read(corpus("bench/photo-12mp.jpg")).unwrap());
+    let photo = Arc::new(InputMedia::new(std::fs::read(corpus("bench/photo-12mp.jpg")).unwrap(), Some("image/jpeg")));
     let calls = (args.runs * 2).max(8);
     let throughput = |workers: usize| {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().unwrap();
@@ -343,7 +347,7 @@ fn main() {
             let tasks: Vec<_> = (0..calls)
                 .map(|_| {
                     let (gate, photo) = (gate.clone(), photo.clone());
-                    tokio::spawn(async move { gate.admit_image(&photo, "image/jpeg", opts).await.unwrap() })
+                    tokio::spawn(async move { gate.admit(&photo, opts).await.unwrap().unwrap() })
                 })
                 .collect();
             for task in tasks {
@@ -370,7 +374,7 @@ fn main() {
     .unwrap();
     let ws = corpus("bench");
     let (tool_time, answer) = time(args.runs, || {
-        rt.block_on(tool.read_image(&ws, "photo-12mp.jpg", None, Arc::new(|_, _| {}))).unwrap().unwrap()
+        rt.block_on(tool.read_image(&ws, "photo-12mp.jpg", None, None, Arc::new(|_, _| {}))).unwrap().unwrap()
     });
     assert_eq!(answer, "ok");
     rows.push(Row {
@@ -405,11 +409,11 @@ fn remux_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize) -> Vec<Row
         [&photo[..at], &exif[app0..app1], &photo[at..]].concat()
     };
     let shot = std::fs::read(corpus("bench/screenshot-3456x2234.png")).unwrap();
-    let options = mediagate::gate::AdmitOptions {
-        downsample: false,
-        provider: Provider::Openai,
-        verify: mediagate::gate::Verify::Header,
-        keep_metadata: false,
+    let options = AdmitOptions {
+        downsample: Some(false),
+        provider: Some(Provider::Openai),
+        verify: Some(mediagate::gate::Verify::Header),
+        keep_metadata: Some(false),
     };
     let cases: [(&str, &[u8], mediagate_guest::signature::ImageType, &str); 3] = [
         ("photo-12mp.jpg", &photo, mediagate_guest::signature::ImageType::Jpeg, "image/jpeg"),
@@ -419,7 +423,8 @@ fn remux_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize) -> Vec<Row
     let mut rows = Vec::new();
     for (name, bytes, t, mime) in cases {
         let (native, canonical) = time(runs * 3, || mediagate_guest::remux::canonical(bytes, t, false).unwrap());
-        let (sandbox, verdict) = time(runs * 3, || rt.block_on(gate.admit_image(bytes, mime, options)).unwrap());
+        let input = InputMedia::new(bytes.to_vec(), Some(mime));
+        let (sandbox, verdict) = time(runs * 3, || rt.block_on(gate.admit(&input, options)).unwrap().unwrap().verdict);
         let Verdict::Admitted(a) = verdict else { panic!("{name} is admitted") };
         rows.push(Row {
             figure: format!(
@@ -483,10 +488,9 @@ enum Other {
 /// the same beside the other tool, PSNR between the two outputs composited over white.
 fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes: &mut Vec<String>) -> Vec<Row> {
     let conv = |f: &str| corpus(&format!("convert/{f}"));
-    let openai =
-        mediagate::gate::AdmitOptions { provider: mediagate::gate::Provider::Openai, ..gate.default_options() };
+    let openai = AdmitOptions { provider: Some(mediagate::gate::Provider::Openai), ..gate.default_options() };
     let opts = gate.default_options();
-    let cases: Vec<(&str, PathBuf, &str, mediagate::gate::AdmitOptions, Other)> = vec![
+    let cases: Vec<(&str, PathBuf, &str, AdmitOptions, Other)> = vec![
         ("SVG → PNG: svg-flowchart.svg (corpus)", conv("svg-flowchart.svg"), "image/svg+xml", opts, Other::Sharp),
         (
             "SVG → PNG: svg-chart-gradients.svg (corpus)",
@@ -550,15 +554,11 @@ fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes
     let mut rows = Vec::new();
     for (name, path, mime, options, other) in cases {
         let bytes = std::fs::read(&path).unwrap();
+        let input = InputMedia::new(bytes.clone(), Some(mime)).converting();
+        let input = if mime == "application/pdf" { input.page(1) } else { input };
         let call = || {
-            rt.block_on(async {
-                if mime == "application/pdf" {
-                    let (page, stats) = gate.admit_pdf_page_with_stats(&bytes, 1, options).await.unwrap();
-                    (page.unwrap_or_else(|e| panic!("{name}: {}", e.message())), stats)
-                } else {
-                    gate.admit_image_converting_with_stats(&bytes, mime, options).await.unwrap()
-                }
-            })
+            let (answer, stats) = rt.block_on(gate.admit_with_stats(&input, options)).unwrap();
+            (answer.unwrap_or_else(|e| panic!("{name}: {e:?}")), stats)
         };
         call();
         let mut peak = 0;

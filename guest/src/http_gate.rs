@@ -23,7 +23,7 @@ pub const BODY_IDLE_TIMEOUT_MS: u64 = 5_000;
 /// A body not complete after this long is answered `408`, however it trickles.
 pub const BODY_DEADLINE_MS: u64 = 120_000;
 /// The contract version the answers follow (the WIT package of the gate).
-pub const CONTRACT: &str = "mediagate:gate@0.2.0";
+pub const CONTRACT: &str = "mediagate:gate@0.3.0";
 
 /// One answer: a status and a JSON body (`Allow` set for `405`).
 #[derive(Debug, PartialEq)]

@@ -17,7 +17,7 @@ pub async fn record_tool_result(
     content: &Value,
 ) -> anyhow::Result<()> {
     let name = tool_use["name"].as_str().unwrap_or("tool");
-    let admission = gate.admit_tool_result(name, &content.to_string(), gate.default_options()).await?;
+    let admission = gate.admit_tool_result(name, &content.to_string(), false, gate.default_options()).await?;
     // `None`: no block claims a media type, the content stands as it is. Refused blocks are
     // already replaced in their slots by text blocks the model can read.
     let content = match admission.content {
@@ -44,13 +44,14 @@ pub async fn tool_for_llm(tool: &ReadImageTool) -> anyhow::Result<Value> {
 pub async fn call_read_image(tool: &ReadImageTool, workspace: &Path, input: &Value) -> anyhow::Result<(String, bool)> {
     let path = input["path"].as_str().unwrap_or_default();
     let question = input["question"].as_str();
+    let page: Option<u32> = input["page"].as_u64().and_then(|p| p.try_into().ok()); // a PDF's page to render
     // The sink also gets the model's reasoning, which the answer leaves out: show the answer only.
     let sink = Arc::new(|kind: ChunkKind, text: &str| {
         if kind == ChunkKind::Content {
             eprint!("{text}");
         }
     });
-    Ok(match tool.read_image(workspace, path, question, sink).await? {
+    Ok(match tool.read_image(workspace, path, question, page, sink).await? {
         Ok(answer) => (answer, false),
         Err(tool_error) => (tool_error.message, true), // words the model can act on: is_error
     })

@@ -12,19 +12,18 @@ use wasmtime_wasi::clocks::WasiClocksView;
 use wasmtime_wasi::filesystem::{WasiFilesystemCtx, WasiFilesystemView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::bindings::exports::mediagate::gate0_2_0::tool as wit_tool;
-use crate::bindings::mediagate::gate0_2_0::{output, vlm as wit_vlm};
+use crate::bindings::exports::mediagate::gate::tool as wit_tool;
+use crate::bindings::mediagate::gate::{output, vlm as wit_vlm};
 use crate::bindings::{AgentTool, AgentToolPre};
 use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
-use crate::gate::AdmitOptions;
+use crate::gate::{Admission, AdmitOptions};
 use crate::runtime::{CallState, CallStats, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
 use wasmtime::Store;
 
-pub use crate::bindings::exports::mediagate::gate0_2_0::workspace_admission::ConvertedFile;
-pub use crate::bindings::exports::mediagate::gate0_3_0::workspace_admission::{
+pub use crate::bindings::exports::mediagate::gate::workspace_admission::{
     AdmittedData, FileError, FileErrorCode, WorkspaceFile,
 };
 pub use wit_tool::{ToolDefinition, ToolError, ToolErrorCode};
@@ -39,13 +38,6 @@ fn file_error_code(code: ToolErrorCode) -> FileErrorCode {
         _ => FileErrorCode::Io,
     }
 }
-
-/// What [`ReadImageTool::admit_file`] answers: the contract's 0.1.0 verdict, the admitted bytes
-/// as one base64 string (`data`). The workspace seat exists for wasmtime-py, which lifts a string
-/// in one copy but a `list<u8>` value by value, past its hostcall fuel for a few MB.
-pub use crate::bindings::exports::mediagate::gate0_1_0::admission::{
-    Admitted as FileAdmitted, BlockKind as FileBlockKind, Verdict as FileVerdict,
-};
 
 /// Receives the tool's live output as it arrives.
 pub type Sink = Arc<dyn Fn(ChunkKind, &str) + Send + Sync>;
@@ -214,7 +206,7 @@ impl ReadImageTool {
             .map_err(anyhow::Error::from)?;
         let store = runtime.store(ToolCtx::new(WasiCtxBuilder::new().build(), None, noop_sink()));
         let (defaults, _) = runtime.call_blocking(pre.instance_pre(), store, async |store, instance| {
-            AgentTool::new(&mut *store, &instance)?.mediagate_gate0_2_0_admission().call_default_options(store).await
+            AgentTool::new(&mut *store, &instance)?.mediagate_gate_admission().call_default_options(store).await
         })?;
         Ok(ReadImageTool { runtime, pre, vlm, origin, defaults })
     }
@@ -231,10 +223,12 @@ impl ReadImageTool {
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
         let store = self.store(None, noop_sink());
-        self.call(store, async |tool, store| tool.mediagate_gate0_2_0_tool().call_definition(store).await).await
+        self.call(store, async |tool, store| tool.mediagate_gate_tool().call_definition(store).await).await
     }
 
-    /// Runs `read_image(path, question)` against `workspace`, streaming to `sink`.
+    /// Runs `read_image(path, question, page)` against `workspace`, streaming to `sink`. `page` is
+    /// the tool's `page` argument: the page (1-based, default 1) of a PDF to render; a type no
+    /// provider takes is converted before the model sees it.
     /// `Ok(Err(ToolError))` is the tool's own answer (not found, not an image, VLM failed…);
     /// `Err(CallError)` means the sandbox itself failed (trap, limit).
     pub async fn read_image(
@@ -242,26 +236,14 @@ impl ReadImageTool {
         workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
         question: Option<&str>,
-        sink: Sink,
-    ) -> Result<Result<String, ToolError>, CallError> {
-        self.read_image_page(workspace, path, question, None, sink).await
-    }
-
-    /// [`ReadImageTool::read_image`] with the tool's `page` argument: the page (1-based, default 1)
-    /// of a PDF to render. A type no provider takes is converted before the model sees it.
-    pub async fn read_image_page(
-        &self,
-        workspace: &(impl AsWorkspace + ?Sized),
-        path: &str,
-        question: Option<&str>,
         page: Option<u32>,
         sink: Sink,
     ) -> Result<Result<String, ToolError>, CallError> {
-        self.read_image_page_with_stats(workspace, path, question, page, sink).await.map(|(answer, _)| answer)
+        self.read_image_with_stats(workspace, path, question, page, sink).await.map(|(answer, _)| answer)
     }
 
-    /// [`ReadImageTool::read_image_page`], and what the call cost the sandbox.
-    pub async fn read_image_page_with_stats(
+    /// [`ReadImageTool::read_image`], and what the call cost the sandbox.
+    pub async fn read_image_with_stats(
         &self,
         workspace: &(impl AsWorkspace + ?Sized),
         path: &str,
@@ -276,60 +258,24 @@ impl ReadImageTool {
         };
         let store = self.store(workspace.as_deref(), sink);
         self.call_with_stats(store, async |tool, store| {
-            tool.mediagate_gate0_2_0_tool().call_read_image_page(store, path, question, page).await
+            tool.mediagate_gate_tool().call_read_image(store, path, question, page).await
         })
         .await
     }
 
-    /// The gate on a workspace file, read through the preopen.
-    pub async fn admit_file(
-        &self,
-        workspace: &(impl AsWorkspace + ?Sized),
-        path: &str,
-        claimed_mime: Option<&str>,
-        options: AdmitOptions,
-    ) -> Result<Result<FileVerdict, ToolError>, CallError> {
-        let answer = self
-            .call_in_workspace(workspace, async |tool, store| {
-                tool.mediagate_gate0_2_0_workspace_admission().call_admit_file(store, path, claimed_mime, options).await
-            })
-            .await?;
-        Ok(answer.flatten().map(|file| file.verdict))
-    }
-
-    /// [`ReadImageTool::admit_file`] with conversion: a type no provider takes (SVG, BMP, TIFF,
-    /// ICO, an animated GIF for a profile that refuses animation) is converted and the conversion
-    /// reported; `page` renders that page of a PDF (a page error is a `refused` tool error).
-    pub async fn admit_file_converting(
-        &self,
-        workspace: &(impl AsWorkspace + ?Sized),
-        path: &str,
-        claimed_mime: Option<&str>,
-        options: AdmitOptions,
-        page: Option<u32>,
-    ) -> Result<Result<ConvertedFile, ToolError>, CallError> {
-        let answer = self
-            .call_in_workspace(workspace, async |tool, store| {
-                tool.mediagate_gate0_2_0_workspace_admission()
-                    .call_admit_file_converting(store, path, claimed_mime, options, page)
-                    .await
-            })
-            .await?;
-        Ok(answer.flatten())
-    }
-
-    /// Contract 0.3.0's gate on a workspace file: read through the preopen and judged by the one
-    /// entry `Gate::admit` calls, with its path for a name. The answer carries the JSON every host
+    /// The gate on a workspace file: read through the preopen and judged by the one entry
+    /// `Gate::admit` calls, with its path for a name. The answer carries the JSON every host
     /// prints; with [`AdmittedData::Payload`] an admitted block's payload is always its bytes.
+    /// The seat exists for hosts that lower a `list<u8>` value by value (wasmtime-py).
     pub async fn admit_workspace_file(
         &self,
         workspace: &(impl AsWorkspace + ?Sized),
         file: &WorkspaceFile,
-        options: crate::gate::v3::AdmitOptions,
-    ) -> Result<Result<crate::gate::v3::Admission, FileError>, CallError> {
+        options: AdmitOptions,
+    ) -> Result<Result<Admission, FileError>, CallError> {
         let answer = self
             .call_in_workspace(workspace, async |tool, store| {
-                tool.mediagate_gate0_3_0_workspace_admission().call_admit_file(store, file, options).await
+                tool.mediagate_gate_workspace_admission().call_admit_file(store, file, options).await
             })
             .await?;
         Ok(answer.map_err(|e| FileError { code: file_error_code(e.code), message: e.message }).flatten())

@@ -3,7 +3,7 @@ call, and `admit_file` on the corpus photos.
 
     python bench.py [--runs N] [--list-u8]
 
-`--list-u8` also times `admission.admit-image` with the bytes passed as `list<u8>` (one run):
+`--list-u8` also times `admission.admit` with the bytes passed as `list<u8>` (one run):
 the reason the host uses the path-based `workspace-admission.admit-file`.
 """
 
@@ -96,12 +96,16 @@ def main() -> int:
                                         wall_deadline=1e9)
         instance = gate.linker.instantiate(store, gate.component)
         func = instance.get_func(store, gate.component.get_export_index(
-            "admit-image", gate.component.get_export_index("mediagate:gate/admission@0.1.0")))
+            "admit", gate.component.get_export_index(host.ADMISSION_IFACE)))
+        media = wc.Record()
+        media.bytes, media.name, media.convert, media.page = data, None, False, None
+        setattr(media, "claimed-mime", "image/png")
         options = wc.Record()
         options.downsample, options.provider, options.verify = True, "anthropic", "header"
+        setattr(options, "keep-metadata", None)
         t = time.perf_counter()
-        func(store, data, "image/png", options)
-        print(f"admission.admit-image with {size} bytes as list<u8>: {(time.perf_counter() - t) * 1000:.0f} ms (1 run)")
+        func(store, media, options)
+        print(f"admission.admit with {size} bytes as list<u8>: {(time.perf_counter() - t) * 1000:.0f} ms (1 run)")
         host._current.call = None
     return 0
 

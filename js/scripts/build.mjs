@@ -69,10 +69,9 @@ const TRANSPILE_FLAGS = [
   '--minify',
 ];
 const FLAGS = TRANSPILE_FLAGS.join(' ');
-// The component exports `mediagate:gate/admission` twice (0.2.0, and the frozen 0.1.0 for hosts
-// that pinned it); jco names both `admission` too, a duplicate key TypeScript refuses. The package
-// uses the versioned key only (src/index.js, CONTRACT_EXPORT): the short ones are dropped from the
-// declarations.
+// jco names the export both by its versioned key and by its short one (`admission`). The package
+// uses the versioned key only (src/index.js, CONTRACT_EXPORT), which names the contract it speaks:
+// the short ones are dropped from the declarations.
 // Each core module's `memory.grow` is wrapped in calls to two imports, `memory_grow_pre` and
 // `memory_grow_post` (binaryen's instrument-memory pass, limited to the `memory.grow` instruction), through which src/index.js refuses a grow
 // past the CLI's memory limit and stops the call, as the Rust host's store limiter does. The limits

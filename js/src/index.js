@@ -321,7 +321,7 @@ export async function createGate(options = {}) {
   const memoryLimit = load.memoryLimit ?? MEMORY_LIMIT_BYTES;
   const guard = memoryGuard(memoryLimit);
   const root = await instantiate(getCoreModule, {}, guard.instantiateCore);
-  // The contract this package speaks; the component also exports 0.2.0 and 0.1.0 for hosts that pinned them.
+  // The contract this package speaks, the one the component exports.
   const api = root[CONTRACT_EXPORT];
   if (api == null) throw new GateError(`the component does not export ${CONTRACT_EXPORT}`);
   return new Gate(api, defaults, false, memoryLimit);

@@ -150,7 +150,12 @@ fn webp_vp8x_declaring(side: u32) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 
 fn opts(verify: Verify, downsample: bool, provider: Provider) -> AdmitOptions {
-    AdmitOptions { verify, downsample, provider, keep_metadata: false }
+    AdmitOptions {
+        verify: Some(verify),
+        downsample: Some(downsample),
+        provider: Some(provider),
+        keep_metadata: Some(false),
+    }
 }
 
 fn header() -> AdmitOptions {
@@ -173,7 +178,7 @@ enum Expect {
 }
 
 async fn admit(gate: &Gate, bytes: &[u8], mime: &str, options: AdmitOptions) -> (Result<Verdict, CallError>, usize) {
-    let call = gate.admit_image_with_stats(bytes, mime, options);
+    let call = admit_claimed_with_stats(gate, bytes, mime, options);
     match tokio::time::timeout(HANG_GUARD, call).await.expect("a bomb must not hang the call") {
         Ok((verdict, stats)) => (Ok(verdict), stats.peak_memory),
         Err(e) => (Err(e), 0),
@@ -185,7 +190,7 @@ fn small_png() -> Vec<u8> {
 }
 
 async fn assert_next_call_succeeds(gate: &Gate) {
-    let v = gate.admit_image(&small_png(), "image/png", gate.default_options()).await.unwrap();
+    let v = admit_claimed(gate, &small_png(), "image/png", gate.default_options()).await.unwrap();
     assert!(matches!(v, Verdict::Admitted(_)), "the next call on the same gate succeeds: {v:?}");
 }
 

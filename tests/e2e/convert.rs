@@ -33,6 +33,28 @@ fn exports_of(wasm: &[u8]) -> Vec<String> {
     c.component_type().exports(runtime.engine()).map(|(name, _)| name.split('@').next().unwrap().to_string()).collect()
 }
 
+/// `admission.convertible-types` of a component, called on it directly (a `Gate` runs it on the
+/// `convert` component whatever it was given).
+fn convertible_types_of(wasm: &[u8]) -> Vec<String> {
+    let runtime = runtime();
+    let (component, _) = runtime.load(wasm).unwrap();
+    let pre = wasmtime::component::Linker::new(runtime.engine()).instantiate_pre(&component).unwrap();
+    let store = runtime.store(());
+    let (types, _) = runtime
+        .call_blocking(&pre, store, async |store, instance| {
+            let admission = instance
+                .get_export_index(&mut *store, None, "mediagate:gate/admission@0.3.0")
+                .expect("the component exports admission");
+            let func = instance
+                .get_export_index(&mut *store, Some(&admission), "convertible-types")
+                .expect("admission has convertible-types");
+            let convertible = instance.get_typed_func::<(), (Vec<String>,)>(&mut *store, &func)?;
+            Ok(convertible.call_async(&mut *store, ()).await?.0)
+        })
+        .unwrap();
+    types
+}
+
 const SVG: &str =
     r#"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="red"/></svg>"#;
 
@@ -44,20 +66,19 @@ fn png_bytes(w: u32, h: u32) -> Vec<u8> {
 }
 
 #[test]
-fn the_convert_component_imports_nothing_and_exports_the_conversion_interface() {
+fn the_convert_component_imports_nothing_and_converts_behind_the_same_interface() {
     let imports = crate::gate::imports_of(component::CONVERT);
     assert!(imports.is_empty(), "the convert world declares no import; the component imports {imports:?}");
-    let exports = exports_of(component::CONVERT);
-    assert!(exports.contains(&"mediagate:gate/conversion".to_string()), "{exports:?}");
-    assert!(exports.contains(&"mediagate:gate/admission".to_string()), "{exports:?}");
-    // The agent-tool component carries the converters too (read_image converts by default).
-    assert!(exports_of(component::AGENT_TOOL).contains(&"mediagate:gate/conversion".to_string()));
+    assert_eq!(exports_of(component::CONVERT), ["mediagate:gate/admission"]);
+    assert!(convertible_types_of(component::CONVERT).contains(&"image/svg+xml".to_string()));
+    // The agent-tool component carries the converters too (read_image converts by default): its
+    // workspace entry converts as `Gate::admit` does (entry.rs).
 }
 
 #[test]
 fn the_preflight_component_carries_no_converters_and_stays_small() {
-    let exports = exports_of(component::PREFLIGHT);
-    assert!(!exports.contains(&"mediagate:gate/conversion".to_string()), "{exports:?}");
+    assert_eq!(exports_of(component::PREFLIGHT), ["mediagate:gate/admission"]);
+    assert_eq!(convertible_types_of(component::PREFLIGHT), Vec::<String>::new());
     let gzip = gzip_best(component::PREFLIGHT);
     eprintln!(
         "preflight {} bytes, {gzip} gzip -9; convert {} bytes, {} gzip -9",
@@ -83,7 +104,7 @@ async fn the_convert_component_is_loaded_by_the_first_converting_call_only() {
     // A gate of its own: the shared one may have loaded the converter in another test.
     let gate = mediagate::Gate::new(runtime()).unwrap();
     let png = png_bytes(8, 8);
-    let verdict = gate.admit_image(&png, "image/png", gate.default_options()).await.unwrap();
+    let verdict = admit_claimed(&gate, &png, "image/png", gate.default_options()).await.unwrap();
     assert!(matches!(verdict, mediagate::gate::Verdict::Admitted(_)));
     assert!(!gate.converter_loaded(), "the preflight path never loads the convert component");
     let types = gate.convertible_types().await.unwrap();
@@ -92,7 +113,8 @@ async fn the_convert_component_is_loaded_by_the_first_converting_call_only() {
         assert!(types.contains(&t.to_string()), "{t} in {types:?}");
     }
     // A PNG through the converting call: admitted as by the plain gate, no conversion reported.
-    let converted = gate.admit_image_converting(&png, "image/png", gate.default_options()).await.unwrap();
+    let input = mediagate::gate::InputMedia::new(png, Some("image/png")).converting();
+    let converted = gate.admit(&input, gate.default_options()).await.unwrap().unwrap();
     assert_eq!(converted.verdict, verdict);
     assert_eq!(converted.conversion, None);
     // Clones share the loaded component.
@@ -196,7 +218,8 @@ async fn the_library_admits_the_clis_bytes_for_the_conformance_parity_files() {
         let run = mediagate(&["admit", "--convert", "--mime", mime, "--out", path(&out), path(&file)]);
         assert_eq!(run.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&run.stderr));
         let bytes = std::fs::read(&file).unwrap();
-        let converted = gate.admit_image_converting(&bytes, mime, gate.default_options()).await.unwrap();
+        let input = mediagate::gate::InputMedia::new(bytes.clone(), Some(mime)).converting();
+        let converted = gate.admit(&input, gate.default_options()).await.unwrap().unwrap();
         let mediagate::gate::Verdict::Admitted(admitted) = converted.verdict else { panic!("{name}: refused") };
         assert!(admitted.bytes(&bytes) == std::fs::read(&out).unwrap().as_slice(), "{name}: the same bytes");
     }

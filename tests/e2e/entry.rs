@@ -1,13 +1,12 @@
-//! Contract 0.3.0's one entry per input (`Gate::admit`) through the real components: it agrees with
-//! the frozen 0.2.0 exports verdict for verdict, fills what a caller leaves out with the gate's
-//! defaults, and its JSON is the CLI's.
+//! The one entry per input (`Gate::admit`) through the real components: the type it picks when
+//! none is claimed is the one a caller would claim, it fills what a caller leaves out with the
+//! gate's defaults, and its JSON is the CLI's.
 
 use crate::common::*;
-use mediagate::gate::v3::{self, InputError, InputMedia};
-use mediagate::gate::{RequestApi, Verdict};
+use mediagate::gate::{AdmitOptions, InputError, InputMedia, Payload, Provider, RequestApi, Verdict, Verify};
 
-fn unset() -> v3::AdmitOptions {
-    v3::AdmitOptions { downsample: None, provider: None, verify: None, keep_metadata: None }
+fn unset() -> AdmitOptions {
+    AdmitOptions::UNSET
 }
 
 fn input(bytes: Vec<u8>, name: Option<&str>) -> InputMedia {
@@ -15,40 +14,35 @@ fn input(bytes: Vec<u8>, name: Option<&str>) -> InputMedia {
 }
 
 #[tokio::test]
-async fn the_entry_agrees_with_the_frozen_contract_on_the_corpus() {
+async fn the_type_picked_is_the_one_a_caller_would_claim_on_the_corpus() {
     let gate = gate();
-    let defaults = gate.default_options();
     let mut files = files_in(&corpus().join("pngsuite"), "png");
     files.extend(files_in(&corpus().join("photos"), "png"));
     files.extend(files_in(&corpus().join("pdf"), "pdf"));
     assert!(files.len() > 150);
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
-        let sniffed = gate.sniff(&bytes).await.unwrap();
+        let answer = gate.admit(&input(bytes.clone(), path.to_str()), unset()).await.unwrap().unwrap();
         // The entry's rule, spelt out: the bytes' type when the gate admits it, else the name's.
         let admissible = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
         let by_name = if path.extension().is_some_and(|e| e == "pdf") { "application/pdf" } else { "image/png" };
-        let claim = if admissible.contains(&sniffed.as_str()) { sniffed.as_str() } else { by_name };
-        let old = if claim == "application/pdf" {
-            gate.admit_document(&bytes, claim, defaults).await.unwrap()
-        } else {
-            gate.admit_image(&bytes, claim, defaults).await.unwrap()
-        };
-        let answer = gate.admit(&input(bytes.clone(), path.to_str()), unset()).await.unwrap().unwrap();
-        assert_eq!(answer.sniffed, sniffed, "{}", path.display());
+        let sniffed = answer.sniffed.as_str();
+        let claim = if admissible.contains(&sniffed) { sniffed } else { by_name };
+        let claimed = gate.admit(&InputMedia::new(bytes.clone(), Some(claim)), unset()).await.unwrap().unwrap();
+        assert_eq!(claimed.sniffed, answer.sniffed, "{}", path.display());
         let json: serde_json::Value = serde_json::from_str(&answer.json).unwrap();
-        match (&old, &answer.verdict) {
-            (Verdict::Admitted(o), v3::Verdict::Admitted(n)) => {
+        match (&claimed.verdict, &answer.verdict) {
+            (Verdict::Admitted(o), Verdict::Admitted(n)) => {
                 assert_eq!((o.mime.as_str(), o.base64_len, o.resized), (n.mime.as_str(), n.base64_len, n.resized));
                 assert_eq!(o.bytes(&bytes), n.bytes(&bytes), "{}", path.display());
                 assert_eq!(json["base64_len"], n.base64_len, "{}", path.display());
                 assert_eq!(json["width"].as_u64(), o.dimensions.as_ref().map(|d| u64::from(d.width)));
             }
-            (Verdict::Refused(o), v3::Verdict::Refused(n)) => {
+            (Verdict::Refused(o), Verdict::Refused(n)) => {
                 assert_eq!((o.reason.as_str(), &o.message), (n.reason.as_str(), &n.message), "{}", path.display());
                 assert_eq!(json["reason"], n.reason.as_str());
             }
-            (o, n) => panic!("{}: 0.2.0 {o:?}, 0.3.0 {n:?}", path.display()),
+            (o, n) => panic!("{}: claimed {claim}: {o:?}, picked: {n:?}", path.display()),
         }
     }
 }
@@ -57,18 +51,18 @@ async fn the_entry_agrees_with_the_frozen_contract_on_the_corpus() {
 async fn options_left_out_are_the_gates_defaults() {
     let gate = gate();
     let d = gate.default_options();
-    let named = v3::AdmitOptions {
-        downsample: Some(d.downsample),
-        provider: Some(v3::Provider::Anthropic),
-        verify: Some(v3::Verify::Full),
-        keep_metadata: Some(d.keep_metadata),
+    let named = AdmitOptions {
+        downsample: d.downsample,
+        provider: Some(Provider::Anthropic),
+        verify: Some(Verify::Full),
+        keep_metadata: d.keep_metadata,
     };
-    assert_eq!(d.provider, mediagate::gate::Provider::Anthropic);
+    assert_eq!(d.provider, Some(Provider::Anthropic));
     let photo = std::fs::read(corpus().join("bench/photo-exif-rotated.jpg")).unwrap();
     let left_out = gate.admit(&input(photo.clone(), None), unset()).await.unwrap().unwrap();
     let spelt = gate.admit(&input(photo, None), named).await.unwrap().unwrap();
     assert_eq!(left_out.json, spelt.json);
-    let no_downsample = v3::AdmitOptions { downsample: Some(false), ..unset() };
+    let no_downsample = AdmitOptions { downsample: Some(false), ..unset() };
     let large = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
     let fitted = gate.admit(&input(large.clone(), None), unset()).await.unwrap().unwrap();
     assert!(fitted.json.contains(r#""resized":true"#), "{}", fitted.json);
@@ -80,9 +74,9 @@ async fn options_left_out_are_the_gates_defaults() {
 async fn a_requests_profile_defaults_to_its_api() {
     let gate = gate();
     let request = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
-    let left_out = gate.request_admission(RequestApi::Openai, request, false, unset()).await.unwrap();
-    let openai = v3::AdmitOptions { provider: Some(v3::Provider::Openai), ..unset() };
-    let spelt = gate.request_admission(RequestApi::Openai, request, false, openai).await.unwrap();
+    let left_out = gate.admit_request(RequestApi::Openai, request, false, unset()).await.unwrap();
+    let openai = AdmitOptions { provider: Some(Provider::Openai), ..unset() };
+    let spelt = gate.admit_request(RequestApi::Openai, request, false, openai).await.unwrap();
     assert_eq!(left_out.json, spelt.json);
     assert!(left_out.json.starts_with(r#"{"api":"openai","request":{"model":"m""#), "{}", left_out.json);
 }
@@ -104,7 +98,7 @@ async fn the_name_is_the_hint_and_a_page_needs_a_pdf() {
     let pdf = std::fs::read(corpus().join("pdf").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
     let missing = InputMedia { page: Some(9999), ..input(pdf, None) };
     let answer = gate.admit(&missing, unset()).await.unwrap().unwrap();
-    let v3::Verdict::Refused(r) = &answer.verdict else { panic!("{}", answer.json) };
+    let Verdict::Refused(r) = &answer.verdict else { panic!("{}", answer.json) };
     assert_eq!(r.reason.as_str(), "no_such_page");
     assert_eq!(r.pages.as_ref().map(|p| p.requested), Some(9999));
     assert!(answer.json.contains(r#""reason":"no_such_page","requested":9999"#), "{}", answer.json);
@@ -164,15 +158,15 @@ async fn the_workspace_entry_is_the_entry_on_the_files_bytes_and_name() {
                 let shown = json.as_object_mut().unwrap().remove("data");
                 assert_eq!(json, serde_json::from_str::<serde_json::Value>(&expected.json).unwrap(), "{what}");
                 match (&got.verdict, &expected.verdict) {
-                    (v3::Verdict::Admitted(g), v3::Verdict::Admitted(e)) => {
+                    (Verdict::Admitted(g), Verdict::Admitted(e)) => {
                         let admitted = e.bytes(bytes);
                         match data {
                             AdmittedData::Payload => {
-                                assert_eq!(g.payload, v3::Payload::Bytes(admitted.to_vec()), "{what}");
+                                assert_eq!(g.payload, Payload::Bytes(admitted.to_vec()), "{what}");
                                 assert!(shown.is_none(), "{what}");
                             }
                             AdmittedData::JsonBase64 => {
-                                assert_eq!(g.payload, v3::Payload::Unchanged, "{what}");
+                                assert_eq!(g.payload, Payload::Unchanged, "{what}");
                                 let shown = shown.unwrap_or_else(|| panic!("{what}: no data"));
                                 let decoded =
                                     base64::engine::general_purpose::STANDARD.decode(shown.as_str().unwrap()).unwrap();
@@ -181,7 +175,7 @@ async fn the_workspace_entry_is_the_entry_on_the_files_bytes_and_name() {
                         }
                         assert_eq!(g.base64_len, e.base64_len, "{what}");
                     }
-                    (v3::Verdict::Refused(g), v3::Verdict::Refused(e)) => {
+                    (Verdict::Refused(g), Verdict::Refused(e)) => {
                         assert_eq!(g, e, "{what}");
                         assert!(shown.is_none(), "{what}");
                     }

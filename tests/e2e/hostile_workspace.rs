@@ -14,8 +14,9 @@ use std::time::Duration;
 use crate::common::vlm_server::*;
 use crate::common::*;
 use mediagate::ReadImageTool;
-use mediagate::tool::FileVerdict as Verdict;
-use mediagate::tool::{ToolError, ToolErrorCode};
+use mediagate::gate::{Admission, AdmitOptions};
+use mediagate::tool::{AdmittedData, FileError, FileErrorCode, WorkspaceFile};
+use mediagate::tool::{AsWorkspace, ToolError, ToolErrorCode};
 use mediagate::vlm::{Api, VlmConfig};
 
 /// A hang guard around every call.
@@ -57,7 +58,7 @@ impl Setup {
     }
 
     async fn call(&self, path: &str) -> Result<String, ToolError> {
-        let call = self.tool.read_image(self.ws.path(), path, None, Arc::new(|_, _| {}));
+        let call = self.tool.read_image(self.ws.path(), path, None, None, Arc::new(|_, _| {}));
         tokio::time::timeout(GUARD, call)
             .await
             .unwrap_or_else(|_| panic!("{path:?} hung the tool"))
@@ -80,11 +81,22 @@ impl Setup {
         assert_eq!(self.server.requests().len(), before + 1);
     }
 
-    /// The same path through the other entry point, `admit_file`.
-    async fn admit(&self, path: &str) -> Result<Verdict, ToolError> {
-        let call = self.tool.admit_file(self.ws.path(), path, None, self.tool.default_options());
-        tokio::time::timeout(GUARD, call).await.expect("admit_file hung").expect("the sandbox itself never fails here")
+    /// The same path through the other entry point, `workspace-admission.admit-file`.
+    async fn admit(&self, path: &str) -> Result<Admission, FileError> {
+        admit_in(&self.tool, self.ws.path(), path).await
     }
+}
+
+async fn admit_in(tool: &ReadImageTool, ws: &(impl AsWorkspace + ?Sized), path: &str) -> Result<Admission, FileError> {
+    let file = WorkspaceFile {
+        path: path.into(),
+        claimed_mime: None,
+        convert: false,
+        page: None,
+        data: AdmittedData::Payload,
+    };
+    let call = tool.admit_workspace_file(ws, &file, AdmitOptions::UNSET);
+    tokio::time::timeout(GUARD, call).await.expect("admit_file hung").expect("the sandbox itself never fails here")
 }
 
 fn icon_path() -> PathBuf {
@@ -122,7 +134,7 @@ async fn traversal_and_absolute_paths_outside_are_refused() {
     for path in &paths {
         let err = s.refused(path, OutsideWorkspace).await;
         assert!(err.message.contains("outside the workspace"), "{}", err.message);
-        assert!(matches!(s.admit(path).await, Err(e) if e.code == OutsideWorkspace), "{path}");
+        assert!(matches!(s.admit(path).await, Err(e) if e.code == FileErrorCode::OutsideWorkspace), "{path}");
     }
     // What normalises to a path inside is fine, relative or absolute.
     s.works("sub/../icon.png").await;
@@ -189,7 +201,7 @@ async fn symlinks_out_are_refused_and_links_inside_work() {
         "sub/upup/icon.png",
     ] {
         s.refused(path, OutsideWorkspace).await;
-        assert!(matches!(s.admit(path).await, Err(e) if e.code == OutsideWorkspace), "{path}");
+        assert!(matches!(s.admit(path).await, Err(e) if e.code == FileErrorCode::OutsideWorkspace), "{path}");
     }
     // Inside the workspace, links and chains of links are followed.
     symlink("icon.png", s.at("in1.png")).unwrap();
@@ -235,7 +247,7 @@ async fn links_to_devices_and_process_memory_are_refused_without_reading() {
     symlink(format!("{}proc/self/mem", "../".repeat(depth)), s.at("rel-mem.png")).unwrap();
     for path in ["zero.png", "random.png", "mem.png", "stdin.png", "rel-zero.png", "rel-mem.png"] {
         s.refused(path, OutsideWorkspace).await;
-        assert!(matches!(s.admit(path).await, Err(e) if e.code == OutsideWorkspace), "{path}");
+        assert!(matches!(s.admit(path).await, Err(e) if e.code == FileErrorCode::OutsideWorkspace), "{path}");
     }
 }
 
@@ -248,7 +260,7 @@ async fn special_files_are_refused_without_being_opened() {
     for path in ["pipe.png", "to-pipe.png", "socket.png"] {
         let err = s.refused(path, NotAFile).await;
         assert!(err.message.contains("not a regular file") && err.message.contains("not opened"), "{}", err.message);
-        assert!(matches!(s.admit(path).await, Err(e) if e.code == NotAFile), "{path}");
+        assert!(matches!(s.admit(path).await, Err(e) if e.code == FileErrorCode::NotAFile), "{path}");
     }
     symlink("sub", s.at("subdir-link")).unwrap();
     let root = s.root().display().to_string();
@@ -270,7 +282,7 @@ async fn a_sparse_giant_is_refused_from_its_size_without_reading() {
         }
         let err = s.refused(name, TooLarge).await;
         assert!(err.message.contains(&format!("{size} bytes")) && err.message.contains("not read"), "{}", err.message);
-        assert!(matches!(s.admit(name).await, Err(e) if e.code == TooLarge), "{name}");
+        assert!(matches!(s.admit(name).await, Err(e) if e.code == FileErrorCode::TooLarge), "{name}");
     }
     // Exactly at the cap is read (all of it, zeros) and then judged by its bytes.
     std::fs::File::create(s.at("at-cap.png")).unwrap().set_len(CAP).unwrap();
@@ -363,13 +375,13 @@ async fn a_workspace_whose_own_path_is_not_utf8_is_a_clear_error() {
     let odd = s.at(OsStr::from_bytes(b"ws\xff"));
     std::fs::create_dir(&odd).unwrap();
     std::fs::copy(icon_path(), odd.join("icon.png")).unwrap();
-    let call = s.tool.read_image(&odd, "icon.png", None, Arc::new(|_, _| {}));
+    let call = s.tool.read_image(&odd, "icon.png", None, None, Arc::new(|_, _| {}));
     let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
     assert_eq!(err.code, ToolErrorCode::Io, "{}", err.message);
     assert!(err.message.contains("UTF-8"), "{}", err.message);
     // A workspace that is missing or a file: clear errors too.
     for ws in [s.at("missing"), s.at("icon.png")] {
-        let call = s.tool.read_image(&ws, "icon.png", None, Arc::new(|_, _| {}));
+        let call = s.tool.read_image(&ws, "icon.png", None, None, Arc::new(|_, _| {}));
         let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
         assert_eq!(err.code, ToolErrorCode::Io, "{}", err.message);
     }
@@ -395,15 +407,14 @@ async fn an_opened_workspace_is_not_looked_up_again() {
     symlink(s.outside.path(), &path).unwrap();
 
     let before = s.server.requests().len();
-    let call = s.tool.read_image(&opened, "only-inside.png", None, Arc::new(|_, _| {}));
+    let call = s.tool.read_image(&opened, "only-inside.png", None, None, Arc::new(|_, _| {}));
     assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap(), "fine");
-    let call = s.tool.read_image(&opened, "secret.png", None, Arc::new(|_, _| {}));
+    let call = s.tool.read_image(&opened, "secret.png", None, None, Arc::new(|_, _| {}));
     let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
     assert_eq!(err.code, NotFound, "{}", err.message);
-    let call = s.tool.admit_file(&opened, "secret.png", None, s.tool.default_options());
-    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err().code, NotFound);
+    assert_eq!(admit_in(&s.tool, &opened, "secret.png").await.unwrap_err().code, FileErrorCode::NotFound);
     assert_eq!(s.server.requests().len(), before + 1, "only the file inside reached the VLM");
     // The path looked up now leads elsewhere; the opened workspace never went there.
-    let call = s.tool.read_image(&path, "only-inside.png", None, Arc::new(|_, _| {}));
+    let call = s.tool.read_image(&path, "only-inside.png", None, None, Arc::new(|_, _| {}));
     assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err().code, NotFound);
 }

@@ -120,7 +120,7 @@ fn ms(d: Duration) -> String {
 }
 
 async fn one_call(tool: &ReadImageTool, ws: &Path, kind: Kind, sink: Sink) {
-    let call = tool.read_image(ws, kind.path(), None, sink);
+    let call = tool.read_image(ws, kind.path(), None, None, sink);
     // A hang guard, not a performance assertion.
     let result = tokio::time::timeout(Duration::from_secs(300), call).await.expect("no call hangs");
     let answer = result.unwrap_or_else(|e| panic!("{kind:?}: the sandbox failed: {e}"));

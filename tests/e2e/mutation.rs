@@ -218,18 +218,19 @@ fn mutate(bytes: &[u8], format: Format, k: usize, rng: &mut Rng) -> (String, Vec
 fn options(k: usize, rng: &mut Rng) -> AdmitOptions {
     let providers = [Provider::Anthropic, Provider::Openai, Provider::Gemini, Provider::Ollama];
     AdmitOptions {
-        verify: if rng.below(2) == 0 { Verify::Header } else { Verify::Full },
-        downsample: rng.below(3) != 0,
+        verify: Some(if rng.below(2) == 0 { Verify::Header } else { Verify::Full }),
+        downsample: Some(rng.below(3) != 0),
         // Mostly the default profile; the others in turn.
-        provider: if k.is_multiple_of(3) { providers[rng.below(4)] } else { Provider::Anthropic },
-        keep_metadata: rng.below(4) == 0,
+        provider: Some(if k.is_multiple_of(3) { providers[rng.below(4)] } else { Provider::Anthropic }),
+        keep_metadata: Some(rng.below(4) == 0),
     }
 }
 
-fn limit(provider: Provider) -> u64 {
+/// The provider's base64 limit (none: the gate's default, Anthropic).
+fn limit(provider: Option<Provider>) -> u64 {
     match provider {
-        Provider::Anthropic => 5_242_880,
-        Provider::Openai | Provider::Gemini | Provider::Ollama => 20_000_000,
+        None | Some(Provider::Anthropic) => 5_242_880,
+        Some(Provider::Openai | Provider::Gemini | Provider::Ollama) => 20_000_000,
     }
 }
 
@@ -255,7 +256,7 @@ fn check_verdict(what: &str, verdict: &Verdict, options: AdmitOptions, input: &[
                 Payload::Bytes(_) if !a.reencoded => assert_ne!(bytes, input, "{what}: a re-mux equal to the input"),
                 Payload::Bytes(_) => {}
             }
-            if options.verify == Verify::Full || a.reencoded {
+            if options.verify == Some(Verify::Full) || a.reencoded {
                 let img = image::load_from_memory_with_format(&bytes, Format::image_format(&a.mime))
                     .unwrap_or_else(|e| panic!("{what}: the gate decoded it, so must we: {e}"));
                 let d = a.dimensions.expect("measured dimensions");
@@ -318,7 +319,7 @@ async fn mutated_corpus_files_get_a_verdict_or_a_clean_error_body() {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some((what, bytes, claimed, options, as_tool_result)) = cases.get(i) else { break };
-                    let result = gate.admit_image(bytes, claimed, *options).await;
+                    let result = admit_claimed(&gate, bytes, claimed, *options).await;
                     {
                         let mut t = tally.lock().unwrap();
                         t.calls += 1;
@@ -372,7 +373,7 @@ async fn check_tool_result(gate: &mediagate::Gate, what: &str, bytes: &[u8], cla
         {"type": "image", "data": data, "mimeType": claimed},
         {"type": "text", "text": "after"},
     ]);
-    let admission = match gate.admit_tool_result("mutant", &content.to_string(), options).await {
+    let admission = match gate.admit_tool_result("mutant", &content.to_string(), false, options).await {
         Ok(a) => a,
         Err(e) => {
             assert!(!matches!(e, CallError::Host(_)), "{what} (tool result): the host itself failed: {e}");

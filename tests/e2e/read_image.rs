@@ -49,7 +49,9 @@ impl Recorder {
 }
 
 async fn call(tool: &ReadImageTool, ws: &Path, path: &str, question: Option<&str>) -> Result<String, ToolError> {
-    tool.read_image(ws, path, question, Recorder::default().sink()).await.expect("the sandbox itself never fails here")
+    tool.read_image(ws, path, question, None, Recorder::default().sink())
+        .await
+        .expect("the sandbox itself never fails here")
 }
 
 #[tokio::test]
@@ -76,7 +78,7 @@ async fn a_question_gets_its_answer_openai_dialect() {
     let ws = workspace();
     let rec = Recorder::default();
     let answer = tool(openai(&server))
-        .read_image(ws.path(), "icon.png", Some("What colour is the book?"), rec.sink())
+        .read_image(ws.path(), "icon.png", Some("What colour is the book?"), None, rec.sink())
         .await
         .unwrap()
         .unwrap();
@@ -105,7 +107,7 @@ async fn no_question_asks_for_a_description_anthropic_dialect() {
     config.api_key = Some("sk-ant-secret".into());
     let ws = workspace();
     let rec = Recorder::default();
-    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
     assert_eq!(answer, "An address book icon.");
     assert_eq!(rec.texts(ChunkKind::Reasoning), "Looking closely.");
     let r = &server.requests()[0];
@@ -213,7 +215,8 @@ async fn the_reply_reaches_the_sink_while_it_streams() {
     let ws = workspace();
     let rec = Recorder::default();
     let started = Instant::now();
-    let answer = tool(openai(&server)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    let answer =
+        tool(openai(&server)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
     let returned = Instant::now();
     assert_eq!(answer, "one two three");
     let seen = rec.0.lock().unwrap().clone();
@@ -239,7 +242,8 @@ async fn replies_up_to_the_cap_are_whole_and_longer_ones_cut_in_the_middle() {
         let server = VlmServer::start(vec![openai_reply(&texts, 0)]).await;
         let ws = workspace();
         let rec = Recorder::default();
-        let answer = tool(openai(&server)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+        let answer =
+            tool(openai(&server)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
         assert!(answer.ends_with(&format!("\nthe last line of the {n}-character reply")), "{n}");
         assert_eq!(answer.chars().count(), n.min(200_000), "{n}");
         if n > 200_000 {
@@ -273,7 +277,7 @@ async fn long_reasoning_is_cut_the_same_way_and_kept_out_of_the_answer() {
     config.api_key = Some("sk-ant-test".into());
     let ws = workspace();
     let rec = Recorder::default();
-    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
     assert_eq!(answer, expected_cut(&answer_text, ""));
     assert_eq!(without_notices(&rec.texts(ChunkKind::Reasoning), "reasoning"), expected_cut(&thought, ""));
     assert_eq!(without_notices(&rec.texts(ChunkKind::Content), "answer"), answer);
@@ -365,7 +369,7 @@ async fn each_call_gets_a_fresh_instance_and_calls_run_concurrently() {
     let calls: Vec<_> = (0..8)
         .map(|_| {
             let (t, ws) = (t.clone(), ws.path().to_path_buf());
-            tokio::spawn(async move { t.read_image(&ws, "icon.png", None, Recorder::default().sink()).await })
+            tokio::spawn(async move { t.read_image(&ws, "icon.png", None, None, Recorder::default().sink()).await })
         })
         .collect();
     for c in calls {

@@ -87,7 +87,7 @@ async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_str
     let short = VlmServer::start(vec![openai_reply(&["A small icon."], 0)]).await;
     let tool = ReadImageTool::new(runtime(), Some(config(short.openai_url()))).unwrap();
     let (answer, short_stats) =
-        tool.read_image_page_with_stats(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap();
+        tool.read_image_with_stats(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap();
     assert_eq!(answer.unwrap(), "A small icon.");
 
     let (server, mut written) = endless_server("all work and no play ").await;
@@ -95,7 +95,7 @@ async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_str
     let rec = Recorder::default();
     let started = std::time::Instant::now();
     let (answer, stats) = tool
-        .read_image_page_with_stats(ws.path(), "icon.png", None, None, rec.sink())
+        .read_image_with_stats(ws.path(), "icon.png", None, None, rec.sink())
         .await
         .expect("no deadline: the guest stops pulling instead of running into it");
     let answer = answer.expect("the cut answer, not an error");
@@ -126,7 +126,8 @@ async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_str
     // The next call on the same tool is unaffected.
     let (server2, mut written2) = endless_server("again ").await;
     let tool2 = ReadImageTool::new(runtime(), Some(config(server2.openai_url()))).unwrap();
-    let answer = tool2.read_image(ws.path(), "icon.png", Some("q"), Recorder::default().sink()).await.unwrap().unwrap();
+    let answer =
+        tool2.read_image(ws.path(), "icon.png", Some("q"), None, Recorder::default().sink()).await.unwrap().unwrap();
     assert_eq!(answer, endless_answer("again "));
     hung_up(&mut written2).await;
 }
@@ -182,7 +183,7 @@ async fn a_key_the_model_echoes_is_redacted_in_the_answer_and_the_stream() {
     let ws = workspace();
     let tool = ReadImageTool::new(runtime(), Some(config(server.openai_url()))).unwrap();
     let rec = Recorder::default();
-    let answer = tool.read_image(ws.path(), "icon.png", None, rec.sink()).await.unwrap().unwrap();
+    let answer = tool.read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
     assert_eq!(answer, REDACTED_ANSWER);
     let seen = rec.0.lock().unwrap().clone();
     let all: String = seen.iter().map(|(_, t)| t.as_str()).collect();
@@ -240,7 +241,7 @@ async fn a_reply_still_streaming_at_the_reply_deadline_is_cut_the_same_way() {
     c.max_reply_time = Duration::from_secs(3);
     let ws = workspace();
     let tool = ReadImageTool::new(runtime(), Some(c)).unwrap();
-    let answer = tool.read_image(ws.path(), "icon.png", None, Recorder::default().sink()).await.unwrap().unwrap();
+    let answer = tool.read_image(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap().unwrap();
     let note = "\n\n[mediagate: the reply was cut off (the vision model timed out: the reply took longer than 3s in all); \
                 the answer above is incomplete]";
     let kept = answer.strip_suffix(note).unwrap_or_else(|| panic!("{}", &answer[answer.len() - 300..]));

@@ -65,7 +65,7 @@ impl Seen {
 /// `read_image(icon.png)` within the hang guard; the key appears nowhere in what comes back.
 async fn call_seen(tool: &ReadImageTool, ws: &Path) -> (Result<String, ToolError>, String) {
     let seen = Seen::default();
-    let result = tokio::time::timeout(GUARD, tool.read_image(ws, "icon.png", None, seen.sink()))
+    let result = tokio::time::timeout(GUARD, tool.read_image(ws, "icon.png", None, None, seen.sink()))
         .await
         .expect("the call must end within its hang guard")
         .expect("the sandbox itself never fails here");
@@ -111,7 +111,7 @@ async fn succeeds(tool: &ReadImageTool, ws: &Path, expected: &str) {
 
 /// The tool still answers its other paths at once (for endpoints that can never work).
 async fn tool_still_answers(tool: &ReadImageTool, ws: &Path) {
-    let err = tokio::time::timeout(GUARD, tool.read_image(ws, "notes.png", None, Seen::default().sink()))
+    let err = tokio::time::timeout(GUARD, tool.read_image(ws, "notes.png", None, None, Seen::default().sink()))
         .await
         .unwrap()
         .unwrap()

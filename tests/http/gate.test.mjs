@@ -111,7 +111,7 @@ for (const name of engineNames()) {
       assert.deepEqual(h.json, { status: 'ok' });
       const c = await call(engine.url, '/v1/contract', { method: 'GET' });
       assert.equal(c.status, 200);
-      assert.equal(c.json.contract, 'mediagate:gate@0.2.0');
+      assert.equal(c.json.contract, 'mediagate:gate@0.3.0');
       assert.equal(c.json.world, 'http-gate');
       assert.deepEqual(c.json.defaults, { profile: 'anthropic', downsample: true, verify: 'full' });
       assert.equal(c.json.limits.admit_image_bytes, RAW_CAP_DOWNSAMPLE);

@@ -1,4 +1,5 @@
-//! `guest_profile` (a binary of `mediagate-bench`): where one `admit-image` call spends its time inside wasmtime.
+//! `guest_profile` (a binary of `mediagate-bench`): where one `admit` call (FILE claimed as MIME)
+//! spends its time inside wasmtime.
 //!
 //! A sampling profiler of the guest's own code: the engine's epoch advances every
 //! `--interval-us` (default 1000 µs) while the call runs, and on each tick the epoch callback
@@ -104,8 +105,8 @@ fn main() -> wasmtime::Result<()> {
         });
         let instance = pre.instantiate(&mut store)?;
         let admission = instance
-            .get_export_index(&mut store, None, "mediagate:gate/admission@0.2.0")
-            .expect("the component exports mediagate:gate/admission@0.2.0");
+            .get_export_index(&mut store, None, "mediagate:gate/admission@0.3.0")
+            .expect("the component exports mediagate:gate/admission@0.3.0");
         let func = |store: &mut Store<Samples>, name: &str| {
             let index = instance.get_export_index(&mut *store, Some(&admission), name).expect("export");
             instance.get_func(&mut *store, index).expect("a function")
@@ -113,15 +114,34 @@ fn main() -> wasmtime::Result<()> {
         let default_options = func(&mut store, "default-options");
         let mut options = [Val::Bool(false)];
         default_options.call(&mut store, &[], &mut options)?;
-        let admit = func(&mut store, "admit-image");
-        let params =
-            [Val::List(bytes.iter().map(|b| Val::U8(*b)).collect()), Val::String(mime.clone()), options[0].clone()];
-        let mut verdict = [Val::Bool(false)];
+        let admit = func(&mut store, "admit");
+        let input = Val::Record(vec![
+            ("bytes".into(), Val::List(bytes.iter().map(|b| Val::U8(*b)).collect())),
+            ("claimed-mime".into(), Val::Option(Some(Box::new(Val::String(mime.clone()))))),
+            ("name".into(), Val::Option(None)),
+            ("convert".into(), Val::Bool(false)),
+            ("page".into(), Val::Option(None)),
+        ]);
+        let params = [input, options[0].clone()];
+        let mut answer = [Val::Bool(false)];
         let (before, started, cpu) = (store.data().total, Instant::now(), thread_cpu_time());
-        admit.call(&mut store, &params, &mut verdict)?;
+        admit.call(&mut store, &params, &mut answer)?;
         let (wall, cpu) = (started.elapsed(), thread_cpu_time() - cpu);
         times.push(cpu);
-        let case = if let Val::Variant(case, _) = &verdict[0] { case.as_str() } else { "answered" };
+        let case = match &answer[0] {
+            Val::Result(Ok(Some(admission))) => match &**admission {
+                Val::Record(fields) => fields
+                    .iter()
+                    .find_map(|(name, v)| match v {
+                        Val::Variant(case, _) if name == "verdict" => Some(case.as_str()),
+                        _ => None,
+                    })
+                    .unwrap_or("answered"),
+                _ => "answered",
+            },
+            Val::Result(Err(_)) => "input error",
+            _ => "answered",
+        };
         eprintln!(
             "{case}: {:.1} ms of CPU ({:.1} ms wall), {} samples",
             cpu.as_secs_f64() * 1e3,

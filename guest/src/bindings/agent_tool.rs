@@ -6,10 +6,9 @@ use super::wasi::filesystem::preopens;
 use super::wasi::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
 
 use super::Component;
-use super::exports::mediagate::gate0_2_0::tool as wit;
-use super::exports::mediagate::gate0_2_0::workspace_admission::{AdmittedFile, ConvertedFile};
-use super::exports::mediagate::gate0_3_0::workspace_admission as ws3;
-use super::mediagate::gate0_2_0::{output, vlm};
+use super::exports::mediagate::gate::tool as wit;
+use super::exports::mediagate::gate::workspace_admission as ws;
+use super::mediagate::gate::{output, vlm};
 use crate::tool::{self, EntryType, FsError, VlmError, reply::ChunkKind};
 
 /// Read in pieces so a huge or growing file never lands in one allocation past the cap.
@@ -163,11 +162,7 @@ impl wit::Guest for Component {
         }
     }
 
-    fn read_image(path: String, question: Option<String>) -> Result<String, wit::ToolError> {
-        Self::read_image_page(path, question, None)
-    }
-
-    fn read_image_page(path: String, question: Option<String>, page: Option<u32>) -> Result<String, wit::ToolError> {
+    fn read_image(path: String, question: Option<String>, page: Option<u32>) -> Result<String, wit::ToolError> {
         let run = || {
             let workspace = PreopenWorkspace::open()?;
             tool::read_image(&workspace, &HostVlm, &HostSink, &path, question.as_deref(), page)
@@ -199,71 +194,14 @@ fn tool_error(e: tool::ToolError) -> wit::ToolError {
     wit::ToolError { code, message: e.message }
 }
 
-impl super::exports::mediagate::gate0_2_0::workspace_admission::Guest for Component {
+/// The workspace entry: the file read through the preopen, then `entry.rs`'s one entry with its
+/// path for a name (`entry::admit_file`), answered as `admission.admit` answers.
+impl ws::Guest for Component {
     fn admit_file(
-        path: String,
-        claimed_mime: Option<String>,
-        options: super::wit::AdmitOptions,
-    ) -> Result<AdmittedFile, wit::ToolError> {
-        let workspace = PreopenWorkspace::open().map_err(tool_error)?;
-        let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
-        let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
-        let verdict = if crate::signature::normalize_mime(&mime) == crate::signature::PDF_MIME {
-            crate::admit_document(&bytes, &mime)
-        } else {
-            crate::admit_image(&bytes, &mime, &super::v0_2::options(options))
-        };
-        // The 0.1.0 verdict: the admitted bytes as base64 (the caller has none of its own).
-        let dropped = dropped_of(&verdict);
-        Ok(AdmittedFile { verdict: super::v0_1::verdict(verdict, &bytes), dropped })
-    }
-
-    fn admit_file_converting(
-        path: String,
-        claimed_mime: Option<String>,
-        options: super::wit::AdmitOptions,
-        page: Option<u32>,
-    ) -> Result<ConvertedFile, wit::ToolError> {
-        let workspace = PreopenWorkspace::open().map_err(tool_error)?;
-        let bytes = tool::read_workspace_file(&workspace, &path).map_err(tool_error)?;
-        let mime = claimed_mime.unwrap_or_else(|| crate::sniff(&bytes));
-        let options = super::conversion::converting(options);
-        let is_pdf = crate::signature::normalize_mime(&mime) == crate::signature::PDF_MIME;
-        let verdict = match (page, is_pdf) {
-            (Some(page), true) => Ok(crate::convert::admit_pdf_page(&bytes, page, &options).map_err(|e| {
-                wit::ToolError { code: wit::ToolErrorCode::Refused, message: format!("error: {path}: {}", e.message()) }
-            })?),
-            (Some(_), false) => {
-                return Err(wit::ToolError {
-                    code: wit::ToolErrorCode::Refused,
-                    message: format!("error: a page applies to PDFs; {path} is {mime}"),
-                });
-            }
-            (None, true) => crate::admit_document(&bytes, &mime),
-            (None, false) => super::conversion::admit_image(&bytes, &mime, &options),
-        };
-        let conversion = verdict.as_ref().ok().and_then(super::conversion::made);
-        let dropped = dropped_of(&verdict);
-        Ok(ConvertedFile { verdict: super::v0_1::verdict(verdict, &bytes), conversion, dropped })
-    }
-}
-
-/// The admitted block's `dropped`, for the records that carry it beside a 0.1.0 verdict.
-fn dropped_of(verdict: &crate::verdict::Verdict) -> Vec<String> {
-    match verdict {
-        Ok(a) => a.dropped.iter().map(|d| d.to_string()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Contract 0.3.0's workspace entry: the file read through the preopen, then `entry.rs`'s one
-/// entry with its path for a name (`entry::admit_file`), answered as `admission.admit` answers.
-impl super::exports::mediagate::gate0_3_0::workspace_admission::Guest for Component {
-    fn admit_file(
-        file: ws3::WorkspaceFile,
-        options: super::v0_3::WitAdmitOptions,
-    ) -> Result<super::v0_3::WitAdmission, ws3::FileError> {
-        use super::v0_3::WitPayload as Payload;
+        file: ws::WorkspaceFile,
+        options: super::admission::WitAdmitOptions,
+    ) -> Result<super::admission::WitAdmission, ws::FileError> {
+        use super::admission::WitPayload as Payload;
         use crate::entry::{self, FileError, InputError};
         let workspace = PreopenWorkspace::open().map_err(file_error)?;
         let input = entry::FileInput {
@@ -273,41 +211,41 @@ impl super::exports::mediagate::gate0_3_0::workspace_admission::Guest for Compon
             page: file.page,
         };
         let (answer, bytes) =
-            entry::admit_file(&workspace, input, &super::v0_3::entry_options(options)).map_err(|e| match e {
+            entry::admit_file(&workspace, input, &super::admission::entry_options(options)).map_err(|e| match e {
                 FileError::Unreadable(e) => file_error(e),
-                FileError::Input(InputError::PageOfNonPdf(mime)) => ws3::FileError {
-                    code: ws3::FileErrorCode::PageOfNonPdf,
+                FileError::Input(InputError::PageOfNonPdf(mime)) => ws::FileError {
+                    code: ws::FileErrorCode::PageOfNonPdf,
                     message: format!("error: a page applies to PDFs; {} is {mime}", file.path),
                 },
             })?;
         let input_len = bytes.len() as u64;
         Ok(match file.data {
-            ws3::AdmittedData::Payload => {
+            ws::AdmittedData::Payload => {
                 let json = answer.json_value(input_len).to_string();
                 // The caller has no bytes of its own: the file's are handed back when unchanged.
-                super::v0_3::admission(answer, input_len, json, move |p| match p {
+                super::admission::admission(answer, input_len, json, move |p| match p {
                     Payload::Unchanged => Payload::Bytes(bytes),
                     made => made,
                 })
             }
-            ws3::AdmittedData::JsonBase64 => {
+            ws::AdmittedData::JsonBase64 => {
                 let json = answer.json_value_with_data(&bytes).to_string();
-                super::v0_3::admission(answer, input_len, json, |_| Payload::Unchanged)
+                super::admission::admission(answer, input_len, json, |_| Payload::Unchanged)
             }
         })
     }
 }
 
-/// A workspace read that failed, as the 0.3.0 workspace entry says it.
-fn file_error(e: tool::ToolError) -> ws3::FileError {
+/// A workspace read that failed, as the workspace entry says it.
+fn file_error(e: tool::ToolError) -> ws::FileError {
     use tool::ToolErrorCode as C;
     let code = match e.code {
-        C::NotFound => ws3::FileErrorCode::NotFound,
-        C::NotAFile => ws3::FileErrorCode::NotAFile,
-        C::OutsideWorkspace => ws3::FileErrorCode::OutsideWorkspace,
-        C::TooLarge => ws3::FileErrorCode::TooLarge,
+        C::NotFound => ws::FileErrorCode::NotFound,
+        C::NotAFile => ws::FileErrorCode::NotAFile,
+        C::OutsideWorkspace => ws::FileErrorCode::OutsideWorkspace,
+        C::TooLarge => ws::FileErrorCode::TooLarge,
         // A read answers only the codes above or an I/O error.
-        C::NotAnImage | C::Refused | C::NoVlm | C::VlmFailed | C::Io => ws3::FileErrorCode::Io,
+        C::NotAnImage | C::Refused | C::NoVlm | C::VlmFailed | C::Io => ws::FileErrorCode::Io,
     };
-    ws3::FileError { code, message: e.message }
+    ws::FileError { code, message: e.message }
 }

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use mediagate::gate::v3::{InputError, InputMedia, Verdict};
+use mediagate::gate::{InputError, InputMedia, Verdict};
 
 use super::input::{read_capped, read_stdin_bytes, read_stdin_text};
 use super::report::{block_json, check_json, convert_hint, verdict_line, with_head};
@@ -109,7 +109,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let options = args.gate.entry_options();
+    let options = args.gate.options();
     // Sniff → claim → dispatch happen in the gate, in this one call.
     let input = InputMedia {
         bytes,
@@ -186,7 +186,7 @@ async fn admit_many(args: AdmitArgs) -> u8 {
         Err(code) => return code,
     };
     let bulk = super::bulk::Bulk {
-        options: args.gate.entry_options(),
+        options: args.gate.options(),
         convert: args.gate.convert,
         roots: args.files,
         files_from: args.files_from,
@@ -234,8 +234,8 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let options = args.gate.entry_options();
-    let admission = match gate.tool_result_admission(&args.tool, &input, args.gate.convert, options).await {
+    let options = args.gate.options();
+    let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.convert, options).await {
         Ok(a) => a,
         Err(e) => return fail(e),
     };

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use mediagate::Gate;
-use mediagate::gate::v3::{self, BatchApi, BatchLineInput, BatchLineOutcome};
+use mediagate::gate::{AdmitOptions, BatchApi, BatchFileRule, BatchLineInput, BatchLineOutcome};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -157,7 +157,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         },
         None => Box::new(std::io::sink()),
     };
-    let options = args.gate.entry_options();
+    let options = args.gate.options();
 
     let (sender, mut receiver) = mpsc::channel::<Result<Piece, String>>(READ_AHEAD);
     let reader = std::thread::spawn(move || read_pieces(input, &sender));
@@ -276,7 +276,7 @@ pub async fn admit_batch(args: BatchArgs) -> u8 {
         return report_errors.fail(Code::Io, format!("{e}; nothing was written (an output file is removed)"));
     }
     let rules = if stopped_at.is_none() {
-        match gate.batch_file_rules(api, counts.written, counts.bytes_out).await {
+        match gate.check_batch_file(api, counts.written, counts.bytes_out).await {
             Ok(rules) => rules,
             Err(e) => {
                 output.discard();
@@ -328,7 +328,7 @@ enum JudgedKind {
     },
 }
 
-async fn judge(gate: &Gate, api: BatchApi, piece: Piece, convert: bool, options: v3::AdmitOptions) -> Judged {
+async fn judge(gate: &Gate, api: BatchApi, piece: Piece, convert: bool, options: AdmitOptions) -> Judged {
     let (number, text, around) = match piece {
         Piece::Raw(bytes) => return Judged { bytes_in: bytes.len() as u64, kind: JudgedKind::Raw(bytes) },
         Piece::Request { number, text, around } => (number, text, around),
@@ -354,7 +354,7 @@ async fn judge(gate: &Gate, api: BatchApi, piece: Piece, convert: bool, options:
     };
     let bytes_in = text.len() as u64 + around_len;
     let input = BatchLineInput { api, line: text, number, convert };
-    match gate.batch_line_admission(&input, options).await {
+    match gate.admit_batch_line(&input, options).await {
         Ok(answer) => {
             let report_line = (answer.outcome != BatchLineOutcome::Unchanged).then_some(answer.json);
             let kind = JudgedKind::Request {
@@ -750,7 +750,7 @@ impl Output {
 }
 
 /// The report's last line: `{"summary": {…}}`, its keys in a fixed order (docs/bulk.md).
-fn summary_json(api: BatchApi, c: &Counts, rules: &[v3::BatchFileRule], stopped_at: Option<u64>) -> String {
+fn summary_json(api: BatchApi, c: &Counts, rules: &[BatchFileRule], stopped_at: Option<u64>) -> String {
     let rules: Vec<String> = rules
         .iter()
         .map(|r| {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mediagate::Gate;
-use mediagate::gate::v3::{AdmitOptions, InputMedia, Verdict};
+use mediagate::gate::{AdmitOptions, InputMedia, Verdict};
 use tokio::sync::mpsc;
 
 use super::input::read_capped;

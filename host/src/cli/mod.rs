@@ -14,7 +14,7 @@ mod request;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mediagate::gate::{AdmitOptions, Provider, Verify, v3};
+use mediagate::gate::{AdmitOptions, Provider, Verify};
 
 pub use crate::process::{
     Calls, Code, Exit, Report, fail, gate, gate_for_jobs, gate_reporting, runtime, terminal_text,
@@ -165,22 +165,12 @@ pub struct GateArgs {
 impl GateArgs {
     /// The flags as the gate's options: what no flag sets is left to the gate's own defaults (in
     /// the component), so nothing is read from it first.
-    pub fn entry_options(&self) -> v3::AdmitOptions {
-        v3::AdmitOptions {
-            downsample: self.no_downsample.then_some(false),
-            provider: self.profile.map(ProfileArg::entry_provider),
-            verify: self.verify.map(VerifyArg::entry_verify),
-            keep_metadata: self.keep_metadata.then_some(true),
-        }
-    }
-
-    /// The flags over the gate's own defaults (`Gate::default_options`, from the component).
-    pub fn options(&self, defaults: AdmitOptions) -> AdmitOptions {
+    pub fn options(&self) -> AdmitOptions {
         AdmitOptions {
-            downsample: defaults.downsample && !self.no_downsample,
-            provider: self.profile.map_or(defaults.provider, ProfileArg::provider),
-            verify: self.verify.map_or(defaults.verify, VerifyArg::verify),
-            keep_metadata: defaults.keep_metadata || self.keep_metadata,
+            downsample: self.no_downsample.then_some(false),
+            provider: self.profile.map(ProfileArg::provider),
+            verify: self.verify.map(VerifyArg::verify),
+            keep_metadata: self.keep_metadata.then_some(true),
         }
     }
 }
@@ -212,11 +202,11 @@ pub struct RequestGateArgs {
 impl RequestGateArgs {
     /// The flags as the gate's options; what no flag sets is the gate's default, the profile the
     /// API's own.
-    pub fn entry_options(&self) -> v3::AdmitOptions {
-        v3::AdmitOptions {
+    pub fn options(&self) -> AdmitOptions {
+        AdmitOptions {
             downsample: self.no_downsample.then_some(false),
-            provider: self.profile.map(ProfileArg::entry_provider),
-            verify: self.verify.map(VerifyArg::entry_verify),
+            provider: self.profile.map(ProfileArg::provider),
+            verify: self.verify.map(VerifyArg::verify),
             keep_metadata: self.keep_metadata.then_some(true),
         }
     }
@@ -239,15 +229,6 @@ impl ProfileArg {
             ProfileArg::Ollama => Provider::Ollama,
         }
     }
-
-    pub fn entry_provider(self) -> v3::Provider {
-        match self {
-            ProfileArg::Anthropic => v3::Provider::Anthropic,
-            ProfileArg::Openai => v3::Provider::Openai,
-            ProfileArg::Gemini => v3::Provider::Gemini,
-            ProfileArg::Ollama => v3::Provider::Ollama,
-        }
-    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -261,13 +242,6 @@ impl VerifyArg {
         match self {
             VerifyArg::Header => Verify::Header,
             VerifyArg::Full => Verify::Full,
-        }
-    }
-
-    pub fn entry_verify(self) -> v3::Verify {
-        match self {
-            VerifyArg::Header => v3::Verify::Header,
-            VerifyArg::Full => v3::Verify::Full,
         }
     }
 }

@@ -96,7 +96,7 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         }
         ChunkKind::Reasoning => {}
     });
-    match tool.read_image_page(&args.workspace, &args.path, args.question.as_deref(), args.page, sink).await {
+    match tool.read_image(&args.workspace, &args.path, args.question.as_deref(), args.page, sink).await {
         Ok(Ok(_answer)) => {
             // The answer already streamed; end the line.
             println!();

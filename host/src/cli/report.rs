@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mediagate::gate::v3::{Admitted, Payload, Verdict};
+use mediagate::gate::{Admitted, Payload, Verdict};
 use serde_json::{Value, json};
 
 /// One line a person reads. The admitted size is the bytes' own length (or the input's, when
@@ -32,8 +32,8 @@ pub fn verdict_line(file: &Path, verdict: &Verdict) -> String {
 
 fn kind(a: &Admitted) -> &'static str {
     match a.kind {
-        mediagate::gate::v3::BlockKind::Image => "image",
-        mediagate::gate::v3::BlockKind::Document => "document",
+        mediagate::gate::BlockKind::Image => "image",
+        mediagate::gate::BlockKind::Document => "document",
     }
 }
 

@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use mediagate::gate::RequestApi;
-use mediagate::gate::v3::{RequestChange, RequestRefusal, RequestVerdict};
+use mediagate::gate::{RequestApi, RequestChange, RequestRefusal, RequestVerdict};
 
 use super::admit::read_json_text;
 use super::report::check_json;
@@ -50,8 +49,8 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let options = args.gate.entry_options();
-    let answer = match gate.request_admission(api, &input, args.gate.convert, options).await {
+    let options = args.gate.options();
+    let answer = match gate.admit_request(api, &input, args.gate.convert, options).await {
         Ok(a) => a,
         Err(e) => return errors.fail(Code::Sandbox, e),
     };

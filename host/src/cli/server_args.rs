@@ -88,9 +88,8 @@ pub async fn serve(command: ServerCommand) -> u8 {
                 Ok(g) => g,
                 Err(code) => return code,
             };
-            let options = args.gate.options(gate.default_options());
             let config = ProxyConfig {
-                options,
+                options: args.gate.options(),
                 convert: args.gate.convert,
                 timeout: (args.timeout > 0).then(|| std::time::Duration::from_secs(args.timeout)),
                 max_message: args.max_message,

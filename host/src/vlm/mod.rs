@@ -17,7 +17,7 @@ pub use config::{Api, VlmConfig, vendor_key_variable};
 /// The contract's own types (`mediagate:gate/vlm`), generated from the WIT: the client speaks
 /// them directly, so nothing converts between a host copy and the guest's. `VlmErrorKind` is the
 /// contract's `vlm-error`, what the guest receives; [`VlmError`] carries it and says it in words.
-pub use crate::bindings::mediagate::gate0_2_0::vlm::{Chunk, ChunkKind, ProviderRefusal, VlmError as VlmErrorKind};
+pub use crate::bindings::mediagate::gate::vlm::{Chunk, ChunkKind, ProviderRefusal, VlmError as VlmErrorKind};
 
 /// Why the vision model gave no reply, or no whole one: the contract's `vlm-error`
 /// ([`VlmError::kind`]), and in words by `Display`, for a person or a model. The generated type is

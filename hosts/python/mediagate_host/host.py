@@ -39,13 +39,11 @@ ENV_WASM = facts.ENV_AGENT_TOOL_WASM
 ENV_CACHE_DIR = facts.ENV_CACHE_DIR
 
 #: The contract this host speaks (wit/): its entries answer the verdict's JSON, written once in the
-#: guest, which this host parses and returns as it is. The `agent-tool` world still uses contract
-#: 0.2.0's `tool`, `vlm` and `output` (wit/worlds.wit).
+#: guest, which this host parses and returns as it is.
 CONTRACT = "0.3.0"
-TOOL_CONTRACT = "0.2.0"
-VLM_IFACE = f"mediagate:gate/vlm@{TOOL_CONTRACT}"
-OUTPUT_IFACE = f"mediagate:gate/output@{TOOL_CONTRACT}"
-TOOL_IFACE = f"mediagate:gate/tool@{TOOL_CONTRACT}"
+VLM_IFACE = f"mediagate:gate/vlm@{CONTRACT}"
+OUTPUT_IFACE = f"mediagate:gate/output@{CONTRACT}"
+TOOL_IFACE = f"mediagate:gate/tool@{CONTRACT}"
 WORKSPACE_IFACE = f"mediagate:gate/workspace-admission@{CONTRACT}"
 ADMISSION_IFACE = f"mediagate:gate/admission@{CONTRACT}"
 
@@ -583,7 +581,6 @@ class Mediagate:
         self._exports = {
             "definition": export(TOOL_IFACE, "definition"),
             "read-image": export(TOOL_IFACE, "read-image"),
-            "read-image-page": export(TOOL_IFACE, "read-image-page"),
             "admit-file": export(WORKSPACE_IFACE, "admit-file"),
             "admit-tool-result": export(ADMISSION_IFACE, "admit-tool-result"),
             "admit-request": export(ADMISSION_IFACE, "admit-request"),
@@ -692,10 +689,7 @@ class Mediagate:
         `page` is the page (1-based, default 1) of a PDF to render.
 
         Returns the answer (reasoning removed); raises `ToolError` on a tool error."""
-        if page is None:
-            result = self._call("read-image", str(path), question, on_output=on_output)
-        else:
-            result = self._call("read-image-page", str(path), question, _page(page), on_output=on_output)
+        result = self._call("read-image", str(path), question, _page_or_none(page), on_output=on_output)
         if isinstance(result, str):
             return result
         raise ToolError(result.code, result.message)

@@ -1,5 +1,5 @@
 """Conversion through the Python host: `admit_file(convert=, page=)` over
-`workspace-admission.admit-file`, `read_image(page=)` over `read-image-page`, the converting tool-result and
+`workspace-admission.admit-file`, `read_image(page=)` over `read-image`, the converting tool-result and
 request calls; the exact rules kept when `convert` is off."""
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ pub mod test_images;
 pub mod test_oracles;
 pub mod vlm_server;
 
-use mediagate::{Gate, Runtime, RuntimeConfig};
+use mediagate::gate::{AdmitOptions, CallStats, InputMedia, Verdict};
+use mediagate::{CallError, Gate, Runtime, RuntimeConfig};
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -54,6 +55,35 @@ pub fn runtime() -> Arc<Runtime> {
 pub fn gate() -> Gate {
     static GATE: OnceLock<Gate> = OnceLock::new();
     GATE.get_or_init(|| Gate::new(runtime()).unwrap()).clone()
+}
+
+/// `bytes` claimed as `claimed` (neither converted nor a page) through the one entry,
+/// `Gate::admit`: its verdict.
+pub async fn admit_claimed(
+    gate: &Gate,
+    bytes: &[u8],
+    claimed: &str,
+    options: AdmitOptions,
+) -> Result<Verdict, CallError> {
+    admit_claimed_with_stats(gate, bytes, claimed, options).await.map(|(verdict, _)| verdict)
+}
+
+/// [`admit_claimed`], and what the call cost the sandbox.
+pub async fn admit_claimed_with_stats(
+    gate: &Gate,
+    bytes: &[u8],
+    claimed: &str,
+    options: AdmitOptions,
+) -> Result<(Verdict, CallStats), CallError> {
+    let input = InputMedia::new(bytes.to_vec(), Some(claimed));
+    let (answer, stats) = gate.admit_with_stats(&input, options).await?;
+    Ok((answer.expect("no page is asked").verdict, stats))
+}
+
+/// The type `bytes` carry, as the gate names it (`Admission::sniffed`).
+pub async fn sniff(gate: &Gate, bytes: &[u8]) -> String {
+    let input = InputMedia::new(bytes.to_vec(), None);
+    gate.admit(&input, AdmitOptions::UNSET).await.unwrap().expect("no page is asked").sniffed
 }
 
 pub fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mediagate::ReadImageTool;
-use mediagate::gate::v3;
+use mediagate::gate::{AdmitOptions, BlockKind, Payload, Verdict};
 use mediagate::tool::{AdmittedData, Sink, ToolDefinition, WorkspaceDir, WorkspaceFile};
 use mediagate::vlm::ChunkKind;
 use rmcp::model::{
@@ -371,7 +371,7 @@ impl McpServer {
             None => Arc::new(|_, _| {}),
         };
         let call =
-            self.tool.read_image_page(workspace, &arguments.path, arguments.question.as_deref(), arguments.page, sink);
+            self.tool.read_image(workspace, &arguments.path, arguments.question.as_deref(), arguments.page, sink);
         let result = match progress {
             None => call.await,
             Some(mut progress) => {
@@ -469,12 +469,7 @@ impl McpServer {
                 Err(busy) => return tool_error(busy),
             };
             // Only what the server was told; the rest are the gate's defaults.
-            let options = v3::AdmitOptions {
-                keep_metadata: Some(self.keep_metadata),
-                downsample: None,
-                provider: None,
-                verify: None,
-            };
+            let options = AdmitOptions { keep_metadata: Some(self.keep_metadata), ..AdmitOptions::UNSET };
             // The one entry `mediagate admit --convert FILE` calls, with the file read through the
             // preopen. Converting by default: the purpose of view_image is that the model sees the
             // image.
@@ -513,8 +508,7 @@ impl McpServer {
 /// An admitted image is an `image` block, a PDF an embedded `resource` (`blob`); a refusal is
 /// `isError` with the reason in words and no bytes. The payload is the admitted bytes
 /// (`AdmittedData::Payload`: the server has none of its own).
-fn view_image_result(path: &str, verdict: v3::Verdict) -> CallToolResult {
-    use v3::{BlockKind, Payload, Verdict};
+fn view_image_result(path: &str, verdict: Verdict) -> CallToolResult {
     match verdict {
         Verdict::Admitted(a) if a.payload == Payload::Unchanged => {
             tool_error(format!("error: the gate admitted {path} but handed back no bytes; nothing is shown"))

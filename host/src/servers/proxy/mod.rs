@@ -697,18 +697,13 @@ impl Proxy {
     /// With `--convert` the convert component checks it: SVG, BMP, TIFF, ICO blocks (and an
     /// animated GIF for a profile that refuses animation) are converted instead of replaced.
     async fn admit(&self, label: &str, json: &str) -> Result<ToolResultAdmission, String> {
-        let admitted = if self.convert {
-            self.gate.admit_tool_result_converting(label, json, self.options).await.map(|c| {
-                for made in &c.conversions {
-                    let line =
-                        format!("{label}{} converted from {} to {}: {}", made.path, made.from, made.to, made.note);
-                    eprintln!("mediagate proxy: {}", terminal_text(&line));
-                }
-                c.admission
-            })
-        } else {
-            self.gate.admit_tool_result(label, json, self.options).await
-        };
+        let admitted = self.gate.admit_tool_result(label, json, self.convert, self.options).await;
+        if let Ok(admission) = &admitted {
+            for made in &admission.conversions {
+                let line = format!("{label}{} converted from {} to {}: {}", made.path, made.from, made.to, made.note);
+                eprintln!("mediagate proxy: {}", terminal_text(&line));
+            }
+        }
         admitted.map_err(|e| format!("the gate could not check it ({e})"))
     }
 

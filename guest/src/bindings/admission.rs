@@ -1,8 +1,7 @@
-//! Contract 0.3.0: one entry per input, each answer with its JSON (`verdict_json`). Its types are
-//! its own; the conversions to them are the older versions' (`to_wit!`, `payload_to_wit!` in
-//! `bindings.rs`) over them, but for its optional options and its refusal's page count.
+//! The `admission` interface: one entry per input, each answer with its JSON (`verdict_json`),
+//! and the conversions from the gate's types to the contract's.
 
-use super::exports::mediagate::gate0_3_0::admission as wit;
+use super::exports::mediagate::gate::admission as wit;
 use crate::entry::{self, Refused};
 use crate::profile::BatchApi;
 use crate::verdict::{ConversionMade, Refusal};
@@ -11,8 +10,140 @@ use crate::{Options, Provider, verdict_json};
 #[cfg(feature = "agent-tool")]
 pub(super) use wit::{Admission as WitAdmission, AdmitOptions as WitAdmitOptions, Payload as WitPayload};
 
-to_wit!(ReEncoded);
-payload_to_wit!();
+fn kind(k: crate::verdict::Kind) -> wit::BlockKind {
+    match k {
+        crate::verdict::Kind::Image => wit::BlockKind::Image,
+        crate::verdict::Kind::Document => wit::BlockKind::Document,
+    }
+}
+
+fn dimensions(d: crate::verdict::Dimensions) -> wit::Dimensions {
+    wit::Dimensions { width: d.width, height: d.height }
+}
+
+fn reason(r: crate::verdict::Reason) -> wit::RefusalReason {
+    use crate::verdict::Reason;
+    match r {
+        Reason::Undecodable => wit::RefusalReason::Undecodable,
+        Reason::MimeUnsupported => wit::RefusalReason::MimeUnsupported,
+        Reason::RawTooLarge => wit::RefusalReason::RawTooLarge,
+        Reason::MagicMismatch => wit::RefusalReason::MagicMismatch,
+        Reason::Base64TooLarge => wit::RefusalReason::Base64TooLarge,
+        Reason::DimensionsTooLarge => wit::RefusalReason::DimensionsTooLarge,
+        Reason::RequestLimit => wit::RefusalReason::RequestLimit,
+    }
+}
+
+fn facts(f: crate::walks::request::MediaFacts) -> wit::MediaFacts {
+    wit::MediaFacts { mime: f.mime, bytes: f.bytes, dimensions: f.dimensions.map(dimensions) }
+}
+
+fn change(c: crate::walks::request::Change) -> wit::RequestChange {
+    use crate::walks::request::ChangeKind;
+    wit::RequestChange {
+        path: c.path,
+        block_type: c.block_type,
+        what: match c.what {
+            ChangeKind::Downsampled => wit::ChangeKind::Downsampled,
+            ChangeKind::Reencoded => wit::ChangeKind::ReEncoded,
+            ChangeKind::Normalized => wit::ChangeKind::Normalized,
+            ChangeKind::Refused => wit::ChangeKind::Refused,
+        },
+        before: facts(c.before),
+        after: c.after.map(facts),
+        reason: c.reason.map(reason),
+        limit: c.limit,
+        message: c.message,
+        rule: c.rule.map(str::to_string),
+    }
+}
+
+fn refused_block(r: crate::walks::tool_result::RefusedBlock) -> wit::RefusedBlock {
+    wit::RefusedBlock {
+        index: r.index,
+        path: r.path,
+        block_type: r.block_type,
+        mime: r.mime,
+        reason: reason(r.reason),
+        raw_bytes: r.raw_bytes,
+        limit: r.limit,
+    }
+}
+
+fn request_verdict(v: crate::walks::request::RequestVerdict) -> wit::RequestVerdict {
+    match v {
+        Ok(a) => wit::RequestVerdict::Admitted(wit::AdmittedRequest {
+            request: a.request,
+            changes: a.changes.into_iter().map(change).collect(),
+        }),
+        Err(r) => wit::RequestVerdict::Refused(wit::RequestRefusal {
+            unusable: r.unusable,
+            reason: reason(r.reason),
+            bytes: r.bytes,
+            limit: r.limit,
+            rule: r.rule.map(str::to_string),
+            message: r.message,
+        }),
+    }
+}
+
+fn api_of(api: wit::RequestApi) -> crate::Api {
+    match api {
+        wit::RequestApi::Anthropic => crate::Api::Anthropic,
+        wit::RequestApi::Openai => crate::Api::OpenAi,
+    }
+}
+
+fn provider(p: wit::Provider) -> crate::Provider {
+    match p {
+        wit::Provider::Anthropic => crate::Provider::Anthropic,
+        wit::Provider::Openai => crate::Provider::OpenAi,
+        wit::Provider::Gemini => crate::Provider::Gemini,
+        wit::Provider::Ollama => crate::Provider::Ollama,
+    }
+}
+
+fn verify(v: wit::Verify) -> crate::Verify {
+    match v {
+        wit::Verify::Header => crate::Verify::Header,
+        wit::Verify::Full => crate::Verify::Full,
+    }
+}
+
+/// The admitted block; its payload says `unchanged` when the bytes are the input's own.
+fn admitted(a: crate::verdict::Admitted) -> wit::Admitted {
+    let base64_len = a.base64_len();
+    wit::Admitted {
+        kind: kind(a.kind),
+        mime: a.mime.to_string(),
+        payload: match a.data {
+            crate::verdict::Data::Unchanged => wit::Payload::Unchanged,
+            crate::verdict::Data::Bytes(b) => wit::Payload::Bytes(b),
+        },
+        original_size: a.original_size,
+        dimensions: a.dimensions.map(dimensions),
+        resized: a.resized,
+        reencoded: a.reencoded,
+        base64_len,
+        dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+fn wit_provider(p: crate::Provider) -> wit::Provider {
+    match p {
+        crate::Provider::Anthropic => wit::Provider::Anthropic,
+        crate::Provider::OpenAi => wit::Provider::Openai,
+        crate::Provider::Gemini => wit::Provider::Gemini,
+        crate::Provider::Ollama => wit::Provider::Ollama,
+    }
+}
+
+fn wit_verify(v: crate::Verify) -> wit::Verify {
+    match v {
+        crate::Verify::Header => wit::Verify::Header,
+        crate::Verify::Full => wit::Verify::Full,
+    }
+}
 
 /// The caller's options over the gate's defaults; `provider` defaults to `default_provider`.
 fn options(o: wit::AdmitOptions, convert: bool, default_provider: Provider) -> Options {
@@ -63,7 +194,7 @@ pub(super) fn admission(
     let (verdict, conversion) = match verdict {
         Ok(a) => {
             let conversion = ConversionMade::of("", &a).map(made);
-            let mut a = admitted(a, &[]);
+            let mut a = admitted(a);
             a.payload = payload(a.payload);
             (wit::Verdict::Admitted(a), conversion)
         }
