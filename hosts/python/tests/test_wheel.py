@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PY_HOST, REPO
+from mediagate_host import facts
 from images import SVG, png
 
 
