@@ -166,12 +166,23 @@ impl GateArgs {
     /// The flags as the gate's options: what no flag sets is left to the gate's own defaults (in
     /// the component), so nothing is read from it first.
     pub fn options(&self) -> AdmitOptions {
-        AdmitOptions {
-            downsample: self.no_downsample.then_some(false),
-            provider: self.profile.map(ProfileArg::provider),
-            verify: self.verify.map(VerifyArg::verify),
-            keep_metadata: self.keep_metadata.then_some(true),
-        }
+        flag_options(self.no_downsample, self.profile, self.verify, self.keep_metadata)
+    }
+}
+
+/// The gate's flags as its options, for either set of them: what no flag sets is left to the gate's
+/// own defaults (in the component).
+fn flag_options(
+    no_downsample: bool,
+    profile: Option<ProfileArg>,
+    verify: Option<VerifyArg>,
+    keep_metadata: bool,
+) -> AdmitOptions {
+    AdmitOptions {
+        downsample: no_downsample.then_some(false),
+        provider: profile.map(ProfileArg::provider),
+        verify: verify.map(VerifyArg::verify),
+        keep_metadata: keep_metadata.then_some(true),
     }
 }
 
@@ -203,12 +214,7 @@ impl RequestGateArgs {
     /// The flags as the gate's options; what no flag sets is the gate's default, the profile the
     /// API's own.
     pub fn options(&self) -> AdmitOptions {
-        AdmitOptions {
-            downsample: self.no_downsample.then_some(false),
-            provider: self.profile.map(ProfileArg::provider),
-            verify: self.verify.map(VerifyArg::verify),
-            keep_metadata: self.keep_metadata.then_some(true),
-        }
+        flag_options(self.no_downsample, self.profile, self.verify, self.keep_metadata)
     }
 }
 
