@@ -30,7 +30,7 @@ PY_HOST = HERE.parent / "hosts" / "python"
 sys.path.insert(0, str(PY_HOST))
 sys.path.insert(0, str(PY_HOST / "tests_integrations"))
 if "MEDIAGATE_AGENT_TOOL_WASM" not in os.environ and not (HERE.parent / "target/guest/mediagate-agent-tool.wasm").is_file():
-    os.environ["MEDIAGATE_AGENT_TOOL_WASM"] = str(HERE.parent / "host/components/mediagate-agent-tool.wasm")
+    os.environ["MEDIAGATE_AGENT_TOOL_WASM"] = str(HERE.parent / "lib/components/mediagate-agent-tool.wasm")
 
 # LiteLLM fetches its model cost map at import unless told to use the bundled copy.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -8,5 +8,5 @@ suite=bench
 source scripts/suite.sh
 command -v pdftoppm >/dev/null || apt_install poppler-utils
 (cd bench/sharp && { [ -d node_modules/sharp ] || npm install --no-audit --no-fund --silent; })
-cargo build --release --locked -p mediagate -p mediagate-bench
+cargo build --release --locked -p mediagate-cli -p mediagate-bench
 exec target/release/mediagate-bench "$@"

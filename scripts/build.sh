@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --release --locked -p mediagate
+cargo build --release --locked -p mediagate-cli
 bin=${CARGO_TARGET_DIR:-target}/release/mediagate
 echo "+ $bin admit examples/screenshot.png --json"
 "$bin" admit examples/screenshot.png --json

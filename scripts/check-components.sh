@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The components the `mediagate` crate carries (host/components/, embedded when the crate is built
+# The components the `mediagate` crate carries (lib/components/, embedded when the crate is built
 # from its published tarball, where no guest source is beside it) must be byte for byte what the
-# guest source builds to: this builds the host (host/build.rs builds the guest into target/guest/)
+# guest source builds to: this builds the host (lib/build.rs builds the guest into target/guest/)
 # and compares. Run by scripts/test.sh.
 #   bash scripts/check-components.sh            check; exit 1 naming the stale file
-#   bash scripts/check-components.sh --update   copy the freshly built components into host/components/
+#   bash scripts/check-components.sh --update   copy the freshly built components into lib/components/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 update=0
@@ -14,14 +14,14 @@ case "${1:-}" in
     *) echo "usage: bash scripts/check-components.sh [--update]" >&2; exit 2 ;;
 esac
 target=${CARGO_TARGET_DIR:-target}
-cargo build --release --locked -p mediagate
-mkdir -p host/components
+cargo build --release --locked -p mediagate-cli
+mkdir -p lib/components
 stale=0
 for world in preflight convert agent-tool http-gate; do
     built=$target/guest/mediagate-$world.wasm
-    carried=host/components/mediagate-$world.wasm
+    carried=lib/components/mediagate-$world.wasm
     if [ ! -f "$built" ]; then
-        echo "error: $built was not built (host/build.rs writes it when the guest source is beside the host)" >&2
+        echo "error: $built was not built (lib/build.rs writes it when the guest source is beside the host)" >&2
         exit 1
     fi
     if cmp -s "$built" "$carried"; then
@@ -32,7 +32,7 @@ for world in preflight convert agent-tool http-gate; do
     else
         echo "error: $carried is stale: it differs from $built, which the guest source builds to" >&2
         echo "  (sha256 carried $(sha256sum <"$carried" 2>/dev/null | cut -c1-16 || echo none)…, built $(sha256sum <"$built" | cut -c1-16)…)." >&2
-        echo "  Refresh it with: bash scripts/check-components.sh --update, and commit host/components/." >&2
+        echo "  Refresh it with: bash scripts/check-components.sh --update, and commit lib/components/." >&2
         stale=1
     fi
 done

@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo run --release --locked --quiet -p mediagate-facts --bin gen-facts -- --check
-echo "ok: the generated facts are what host/src/facts.rs and the guest make of them"
+echo "ok: the generated facts are what lib/src/facts.rs and the guest make of them"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the packages to DIST (default dist/), reusing the release build in target/:
-#   crate        DIST/mediagate-<v>.crate (`cargo package`): `cargo install mediagate`, `cargo add mediagate`
+#   crate        DIST/mediagate-<v>.crate, the library (`cargo add mediagate`), and
+#                DIST/mediagate-cli-<v>.crate, the command (`cargo install mediagate-cli`): `cargo package`
 #   cli-wheel    DIST/mediagate-<v>-py3-none-<platform>.whl (maturin, bindings = "bin"):
 #                `pipx install mediagate`, `uvx mediagate mcp`
 #   npm          DIST/mediagate-preflight-<v>.tgz, the npm package @mediagate/preflight (js/)
@@ -10,7 +11,7 @@
 #   bash scripts/package.sh [DIST] [PACKAGE...]   (no PACKAGE: all four)
 #
 # Prints each package's path on stdout when it is written (everything else goes to stderr).
-# The components come from target/guest/ (`cargo build --release -p mediagate` writes them), or
+# The components come from target/guest/ (`cargo build --release -p mediagate-cli` writes them), or
 # MEDIAGATE_PREFLIGHT_WASM, MEDIAGATE_CONVERT_WASM (npm) and MEDIAGATE_AGENT_TOOL_WASM (python-host).
 # tests/packages/test.sh installs the crate and the CLI wheel into clean places and uses them;
 # js/test/package.test.js and hosts/python/tests/test_wheel.py do so for the other two.
@@ -42,15 +43,18 @@ crate_version() {
 package_crate() {
     local version
     version=$(crate_version)
-    say "the Rust crate: mediagate-$version.crate"
+    say "the Rust crates: mediagate-$version.crate (the library), mediagate-cli-$version.crate (the command)"
     bash scripts/setup.sh >&2
-    # --no-verify: cargo's own check would build the unpacked crate from scratch in the dev profile;
-    # tests/packages/test.sh builds it instead, in release, sharing target/'s compiled dependencies.
-    # The carried components are checked by scripts/check-components.sh.
-    cargo package --locked --no-verify --allow-dirty -p mediagate >&2
+    # --no-verify: cargo's own check would build the unpacked crates from scratch in the dev profile;
+    # tests/packages/test.sh builds them instead, in release, sharing target/'s compiled
+    # dependencies. The carried components are checked by scripts/check-components.sh. Both in one
+    # call: cargo resolves the command's dependency on the library, not yet on crates.io, to the
+    # library packaged beside it.
+    cargo package --locked --no-verify --allow-dirty -p mediagate -p mediagate-cli >&2
     rm -f "$dist"/mediagate-*.crate
-    cp "$target/package/mediagate-$version.crate" "$dist/"
+    cp "$target/package/mediagate-$version.crate" "$target/package/mediagate-cli-$version.crate" "$dist/"
     echo "$dist/mediagate-$version.crate"
+    echo "$dist/mediagate-cli-$version.crate"
 }
 
 package_cli_wheel() {
@@ -64,7 +68,7 @@ package_cli_wheel() {
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin==$maturin_version"
     fi
     rm -f "$dist"/mediagate-*.whl
-    "$venv/bin/maturin" build --release --locked --manifest-path host/Cargo.toml --out "$dist" >&2
+    "$venv/bin/maturin" build --release --locked --manifest-path cli/Cargo.toml --out "$dist" >&2
     ls "$dist"/mediagate-*.whl
 }
 
@@ -127,7 +131,7 @@ package_python_host() {
     say "the Python host wheel"
     local here=$root/hosts/python python=${PYTHON:-python3} version wheel
     local wasm=${MEDIAGATE_AGENT_TOOL_WASM:-$target/guest/mediagate-agent-tool.wasm}
-    [ -f "$wasm" ] || die "the component $wasm is missing: build it first (cargo build --release -p mediagate), or set MEDIAGATE_AGENT_TOOL_WASM"
+    [ -f "$wasm" ] || die "the component $wasm is missing: build it first (cargo build --release -p mediagate-cli), or set MEDIAGATE_AGENT_TOOL_WASM"
     [ "$(head -c 8 "$wasm" | od -An -tx1 | tr -d ' \n')" = "0061736d0d000100" ] || die "$wasm is not a WebAssembly component"
     mkdir -p "$stage/python/mediagate_host"
     cp "$here/pyproject.toml" "$here/README.md" "$root/LICENSE" "$stage/python/"

@@ -5,8 +5,8 @@
 //! gate (the `--per-call` row's trivial call), then `Gate::admit` of the component this binary
 //! carries.
 //!
-//!   git show HEAD~1:host/components/mediagate-preflight.wasm > /tmp/before.wasm
-//!   cargo run --release --locked -p mediagate-bench --example per_call_ab -- 5000 /tmp/before.wasm host/components/mediagate-preflight.wasm
+//!   git show HEAD~1:lib/components/mediagate-preflight.wasm > /tmp/before.wasm
+//!   cargo run --release --locked -p mediagate-bench --example per_call_ab -- 5000 /tmp/before.wasm lib/components/mediagate-preflight.wasm
 //!
 //! With `peak FILE MIME` before the components, it gives instead each build's guest peak (linear
 //! memory size) for one `admit` of FILE claimed as MIME with the component's default options.

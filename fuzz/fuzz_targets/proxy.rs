@@ -1,4 +1,4 @@
-//! The proxy's pass over a server message (`host/src/servers/proxy/inspect.rs`, compiled in here as
+//! The proxy's pass over a server message (`cli/src/servers/proxy/inspect.rs`, compiled in here as
 //! it is in the host), in each class of message the proxy gates, against the gate's walk.
 //!
 //! The first byte chooses where the rest (UTF-8, lossily) goes: the whole line; the `result` of an
@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use mediagate_guest::walks::tool_result::scan::with_lone_surrogates_mended;
 use mediagate_guest::{Options, admit_tool_result};
 
-#[path = "../../host/src/servers/proxy/inspect.rs"]
+#[path = "../../cli/src/servers/proxy/inspect.rs"]
 #[allow(dead_code)]
 mod proxy_inspect;
 

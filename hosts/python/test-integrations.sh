@@ -7,7 +7,7 @@
 #                       versions of openai and httpx than the SDK tests use); the tests start
 #                       `.venv-litellm/bin/litellm --config …` from it.
 # Needs the component: target/guest/mediagate-agent-tool.wasm, else the carried
-# host/components/ copy, or $MEDIAGATE_AGENT_TOOL_WASM. Arguments go to pytest.
+# lib/components/ copy, or $MEDIAGATE_AGENT_TOOL_WASM. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 suite=hosts/python/integrations
@@ -17,7 +17,7 @@ for env in integrations litellm; do
 done
 
 if [ -z "${MEDIAGATE_AGENT_TOOL_WASM:-}" ] && [ ! -f ../../target/guest/mediagate-agent-tool.wasm ]; then
-    export MEDIAGATE_AGENT_TOOL_WASM=$PWD/../../host/components/mediagate-agent-tool.wasm
+    export MEDIAGATE_AGENT_TOOL_WASM=$PWD/../../lib/components/mediagate-agent-tool.wasm
 fi
 export MEDIAGATE_CACHE_DIR=${MEDIAGATE_CACHE_DIR:-$PWD/.cache}
 exec .venv-integrations/bin/python -m pytest -q -p no:cacheprovider tests_integrations "$@"

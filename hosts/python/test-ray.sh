@@ -3,7 +3,7 @@
 # machine: a head and a second node, one CPU each, started with `ray start`, then pytest on
 # tests_ray/, then both stopped (`ray stop --force`) whatever happened, and nothing of them left
 # running. .venv-ray is made if missing and given requirements-ray.txt (as test.sh does).
-# Needs the component (target/guest/mediagate-agent-tool.wasm, else the carried host/components/
+# Needs the component (target/guest/mediagate-agent-tool.wasm, else the carried lib/components/
 # copy, or $MEDIAGATE_AGENT_TOOL_WASM) and the CLI ($MEDIAGATE_BIN or target/release/mediagate) for
 # the verdicts the tests compare. Arguments go to pytest.
 set -euo pipefail
@@ -14,7 +14,7 @@ python_venv .venv-ray 11 requirements-ray.txt
 ray=$PWD/.venv-ray/bin/ray
 
 if [ -z "${MEDIAGATE_AGENT_TOOL_WASM:-}" ] && [ ! -f ../../target/guest/mediagate-agent-tool.wasm ]; then
-    export MEDIAGATE_AGENT_TOOL_WASM=$PWD/../../host/components/mediagate-agent-tool.wasm
+    export MEDIAGATE_AGENT_TOOL_WASM=$PWD/../../lib/components/mediagate-agent-tool.wasm
 fi
 export MEDIAGATE_CACHE_DIR=${MEDIAGATE_CACHE_DIR:-$PWD/.cache}
 # The Ray workers start from the nodes' environment: they import mediagate_host (and the tests'

@@ -101,7 +101,7 @@ export class GateError extends Error {
   }
 }
 
-// The CLI's words for a call that did not answer (host/src/error.rs, `CallError`), so a caller
+// The CLI's words for a call that did not answer (lib/src/error.rs, `CallError`), so a caller
 // reads the same sentence from either host.
 const MIB = 1 << 20;
 export function outOfMemoryWords(limitBytes = MEMORY_LIMIT_BYTES) {

@@ -32,7 +32,7 @@ async function cliPage(bytes, name) {
 }
 
 describe('limits: the CLI’s, in Node', () => {
-  it('are the Rust host’s: the memory limit and CPU deadline generated from host/src/facts.rs', () => {
+  it('are the Rust host’s: the memory limit and CPU deadline generated from lib/src/facts.rs', () => {
     // scripts/check-facts.sh holds src/facts.js to the Rust source; the package must export those.
     assert.equal(mediagate.MEMORY_LIMIT_BYTES, facts.MEMORY_LIMIT_BYTES);
     assert.equal(mediagate.CPU_DEADLINE_MS, facts.CPU_DEADLINE_MS);

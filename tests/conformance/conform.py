@@ -410,7 +410,7 @@ def main():
     args = parser.parse_args()
     started = time.monotonic()
     if not Path(args.bin).is_file():
-        raise SystemExit(f"{args.bin} is missing: cargo build --release --locked -p mediagate, or set MEDIAGATE_BIN")
+        raise SystemExit(f"{args.bin} is missing: cargo build --release --locked -p mediagate-cli, or set MEDIAGATE_BIN")
 
     scratch = Path(tempfile.mkdtemp(prefix="mediagate-conformance-"))
     try:

@@ -35,5 +35,5 @@ say "the judge's own tests"
 .venv/bin/python -m unittest -q test_judge
 
 bin=${MEDIAGATE_BIN:-../../target/release/mediagate}
-[ -x "$bin" ] || die "$bin is missing: cargo build --release --locked -p mediagate, or set MEDIAGATE_BIN"
+[ -x "$bin" ] || die "$bin is missing: cargo build --release --locked -p mediagate-cli, or set MEDIAGATE_BIN"
 exec .venv/bin/python conform.py --bin "$(realpath "$bin")" "$@"

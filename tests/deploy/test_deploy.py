@@ -20,7 +20,7 @@ WADM = DEPLOY / "wadm.yaml"
 
 
 def host_memory_bytes() -> int:
-    """The CLI host's per-call memory limit: the facts generated from host/src/facts.rs (read by
+    """The CLI host's per-call memory limit: the facts generated from lib/src/facts.rs (read by
     path: this suite's venv has no Python host installed, and the module imports nothing)."""
     facts = runpy.run_path(str(ROOT / "hosts/python/mediagate_host/facts.py"))
     return facts["MEMORY_LIMIT_BYTES"]

@@ -111,7 +111,7 @@ fn inside_repo(path: &Path) -> Option<PathBuf> {
 /// Repository folders whose paths, named in `code` in prose, must exist (not build output).
 /// (`bench/` is left out: the docs also name corpus files as `bench/photo-12mp.jpg`.)
 const SOURCE_DIRS: &[&str] =
-    &["host/", "guest/", "tests/", "docs/", "js/", "hosts/", "scripts/", "fuzz/", "wit/", "examples/"];
+    &["lib/", "cli/", "guest/", "tests/", "docs/", "js/", "hosts/", "scripts/", "fuzz/", "wit/", "examples/"];
 /// Named in prose but made by a build, a test or a fuzzing run, or a pattern rather than a path.
 fn generated(path: &str) -> bool {
     ["dist", "test-artifacts", ".venv", "node_modules", "target/", "fuzz/corpus", "fuzz/artifacts", "*", "<", "…", "{"]
@@ -284,7 +284,7 @@ fn every_module_architecture_md_names_exists() {
     let text = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
     let paths = architecture_paths(&text);
     // The map and the three module tables (guest, host, Python host) are all read.
-    for expected in ["wit/", "guest/src/gate/image.rs", "host/src/gate.rs", "hosts/python/mediagate_host/host.py"] {
+    for expected in ["wit/", "guest/src/gate/image.rs", "lib/src/gate.rs", "hosts/python/mediagate_host/host.py"] {
         assert!(paths.iter().any(|(_, p)| p == Path::new(expected)), "{expected} is among the paths checked");
     }
     let missing: Vec<String> = paths

@@ -1,7 +1,7 @@
-//! The embedding guide's Rust code is the example `host/examples/agent.rs`, quoted verbatim in
+//! The embedding guide's Rust code is the example `lib/examples/agent.rs`, quoted verbatim in
 //! docs/embedding.md; these tests run it against the real component and a loopback VLM.
 
-#[path = "../../host/examples/agent.rs"]
+#[path = "../../lib/examples/agent.rs"]
 #[allow(dead_code)]
 mod agent;
 
@@ -28,13 +28,13 @@ fn without_blank_lines(text: &str) -> Vec<&str> {
 
 #[test]
 fn the_guide_quotes_the_whole_example_in_order() {
-    let example = std::fs::read_to_string(repo_root().join("host/examples/agent.rs")).unwrap();
+    let example = std::fs::read_to_string(repo_root().join("lib/examples/agent.rs")).unwrap();
     let code: String = example.lines().filter(|l| !l.starts_with("//!")).map(|l| format!("{l}\n")).collect();
     let quoted = guide_blocks("## Rust", "rust").concat();
     assert_eq!(
         without_blank_lines(&quoted),
         without_blank_lines(&code),
-        "docs/embedding.md's Rust blocks must be host/examples/agent.rs (after its //! lines), in order"
+        "docs/embedding.md's Rust blocks must be lib/examples/agent.rs (after its //! lines), in order"
     );
 }
 
@@ -79,10 +79,14 @@ fn the_guides_cargo_toml_names_what_the_example_uses_as_the_crate_builds_it() {
     assert!(toml[0].starts_with("[dependencies]\n"));
     let guide: Vec<_> =
         toml[0].lines().skip(1).map(|l| dependency(l).unwrap_or_else(|| panic!("unread: {l}"))).collect();
-    let manifest = std::fs::read_to_string(repo_root().join("host/Cargo.toml")).unwrap();
-    let section = &manifest[manifest.find("\n[dependencies]\n").unwrap() + 16..];
-    let host: Vec<_> = section[..section.find("\n[").unwrap()]
-        .lines()
+    // The example is built with the library's dependencies and its dev-dependencies.
+    let manifest = std::fs::read_to_string(repo_root().join("lib/Cargo.toml")).unwrap();
+    let host: Vec<_> = ["\n[dependencies]\n", "\n[dev-dependencies]\n"]
+        .iter()
+        .flat_map(|heading| {
+            let section = &manifest[manifest.find(heading).unwrap() + heading.len()..];
+            section[..section.find("\n[").unwrap_or(section.len())].lines()
+        })
         .filter(|l| !l.trim_start().starts_with('#'))
         .filter_map(dependency)
         .collect();
@@ -107,7 +111,7 @@ fn the_guides_cargo_toml_names_what_the_example_uses_as_the_crate_builds_it() {
             assert!(host_features.contains(f), "{name}: feature {f} is not one the crate builds with");
         }
     }
-    let example = std::fs::read_to_string(repo_root().join("host/examples/agent.rs")).unwrap();
+    let example = std::fs::read_to_string(repo_root().join("lib/examples/agent.rs")).unwrap();
     let listed: std::collections::BTreeSet<String> = guide.iter().map(|(n, _, _)| n.replace('-', "_")).collect();
     let used = crates_named(&example);
     assert!(used.contains("mediagate") && used.contains("tokio"), "{used:?}");

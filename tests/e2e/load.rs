@@ -7,7 +7,7 @@
 //!
 //! The suite runs 100 calls (5 of them the screenshot). The full run (1,000 calls, 100 of them the
 //! screenshot), best in release:
-//!   cargo test --release -p mediagate --test e2e load:: -- --ignored --nocapture
+//!   cargo test --release -p mediagate-cli --test e2e load:: -- --ignored --nocapture
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -280,7 +280,7 @@ async fn load_100_calls_mixed_files() {
     run_load(100, 20).await;
 }
 
-/// The full run: `cargo test --release -p mediagate --test e2e load:: -- --ignored --nocapture`.
+/// The full run: `cargo test --release -p mediagate-cli --test e2e load:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the full load run (1,000 calls); run it by name with --ignored"]
 async fn load_1000_calls_mixed_files() {

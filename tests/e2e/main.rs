@@ -1,6 +1,6 @@
 //! The end-to-end tests: the real component through the real host, the real `mediagate` binary,
 //! real loopback servers. One test binary (wasmtime and Cranelift linked once), one module per
-//! subject; run one module with a filter, e.g. `cargo test --release -p mediagate --test e2e cli::`.
+//! subject; run one module with a filter, e.g. `cargo test --release -p mediagate-cli --test e2e cli::`.
 //!
 //! Tests that measure this process (resident memory, open file descriptors) run alone in a child
 //! process of this binary (`common::isolated`), so the tests running beside them do not count.

@@ -377,16 +377,16 @@ fn crate_circles(root_file: &str) -> Vec<String> {
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     let mut found = Vec::new();
-    for root in ["guest/src/lib.rs", "host/src/lib.rs", "host/src/main.rs"] {
+    for root in ["guest/src/lib.rs", "lib/src/lib.rs", "cli/src/main.rs"] {
         found.extend(crate_circles(root));
     }
     assert!(found.is_empty(), "modules that import each other in a circle:\n{}", found.join("\n"));
     // The trees were read: an import each crate is known to make is among those found.
     for (root, from, to) in [
         ("guest/src/lib.rs", "walks", "verdict"),
-        ("host/src/lib.rs", "gate", "runtime"),
-        ("host/src/main.rs", "cli", "servers"),
-        ("host/src/main.rs", "servers", "process"),
+        ("lib/src/lib.rs", "gate", "runtime"),
+        ("cli/src/main.rs", "commands", "servers"),
+        ("cli/src/main.rs", "servers", "process"),
     ] {
         let edges = sibling_imports(&read_crate(&repo_root().join(root)));
         assert!(edges.contains(&(vec![from.to_string()], vec![to.to_string()])), "{root}: {from} imports {to}");
@@ -397,12 +397,52 @@ fn no_module_imports_one_that_imports_it_back() {
 /// never the other way round, so a server can be embedded without the command line.
 #[test]
 fn the_servers_do_not_import_the_command_line() {
-    let edges = sibling_imports(&read_crate(&repo_root().join("host/src/main.rs")));
+    let edges = sibling_imports(&read_crate(&repo_root().join("cli/src/main.rs")));
     let servers_into_cli: Vec<_> = edges
         .iter()
-        .filter(|(from, to)| from.first().is_some_and(|m| m == "servers") && to.first().is_some_and(|m| m == "cli"))
+        .filter(|(from, to)| {
+            from.first().is_some_and(|m| m == "servers") && to.first().is_some_and(|m| m == "commands")
+        })
         .collect();
     assert!(servers_into_cli.is_empty(), "the servers import the command line: {servers_into_cli:?}");
+}
+
+/// The library (`lib/`, crate `mediagate`) is what a program embedding the gate depends on: it
+/// brings no front end's crates, no command line (clap), MCP server (rmcp) or HTTP stack (hyper,
+/// tower); those come with the command (`cli/`, crate `mediagate-cli`), which depends on it.
+#[test]
+fn the_library_depends_on_no_front_end() {
+    let tree = |package: &str| {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "tree",
+                "--offline",
+                "--locked",
+                "-p",
+                package,
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+            ])
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "cargo tree -p {package}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect::<BTreeSet<_>>()
+    };
+    let library = tree("mediagate");
+    assert!(library.contains("wasmtime") && library.contains("tokio"), "the tree was read: {library:?}");
+    let front_ends = ["clap", "rmcp", "hyper", "hyper-util", "tower", "axum", "indicatif", "walkdir", "jiter"];
+    let brought: Vec<_> = front_ends.iter().filter(|n| library.contains(**n)).collect();
+    assert!(brought.is_empty(), "the library depends on a front end's crates: {brought:?}");
+    let command = tree("mediagate-cli");
+    assert!(command.contains("mediagate") && command.contains("clap") && command.contains("rmcp"), "{command:?}");
 }
 
 /// The reader itself: it follows `#[path]`, `use` groups, `super::` and re-exports, leaves test

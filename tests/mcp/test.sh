@@ -17,7 +17,7 @@ if [ -z "${MEDIAGATE_BIN:-}" ]; then
     fi
 fi
 if [ ! -x "$MEDIAGATE_BIN" ]; then
-    echo "error: no mediagate binary at $MEDIAGATE_BIN; run cargo build -p mediagate (or set MEDIAGATE_BIN)" >&2
+    echo "error: no mediagate binary at $MEDIAGATE_BIN; run cargo build --release -p mediagate-cli (or set MEDIAGATE_BIN)" >&2
     exit 2
 fi
 export MEDIAGATE_BIN

@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(cd ../.. && pwd)
 export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$root/target/release/mediagate}
 if [ ! -x "$MEDIAGATE_BIN" ]; then
-    echo "error: no mediagate binary at $MEDIAGATE_BIN; run cargo build --release -p mediagate (or set MEDIAGATE_BIN)" >&2
+    echo "error: no mediagate binary at $MEDIAGATE_BIN; run cargo build --release -p mediagate-cli (or set MEDIAGATE_BIN)" >&2
     exit 2
 fi
 bash install.sh

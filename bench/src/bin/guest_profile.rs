@@ -10,7 +10,7 @@
 //! Function names come from the component's name section, which the carried components strip
 //! (`[profile.guest] strip = true`); profile an unstripped build of the same source (BENCHMARKS.md,
 //! "Where the time goes", has the commands). The code is compiled with the host's own settings
-//! (`host/src/engine_config.rs`), so it is the code the gate runs.
+//! (`lib/src/engine_config.rs`), so it is the code the gate runs.
 //!
 //!     target/release/guest_profile COMPONENT.wasm FILE MIME [--runs N] [--interval-us N] [--top N] [--folded PATH]
 //!
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, Val};
 use wasmtime::{Engine, Store, UpdateDeadline, WasmBacktrace};
 
-#[path = "../../../host/src/engine_config.rs"]
+#[path = "../../../lib/src/engine_config.rs"]
 mod engine_config;
 
 #[derive(Default)]

@@ -1,5 +1,5 @@
 """The host's VLM capability: a streaming client for OpenAI-compatible `/chat/completions` and
-Anthropic `/v1/messages` (the two dialects of the Rust host's `host/src/vlm/`).
+Anthropic `/v1/messages` (the two dialects of the Rust host's `lib/src/vlm/`).
 
 The component imports `mediagate:gate/vlm`: `configured()`, `ask(prompt, image)` returning a `reply`
 resource, and `reply.next-chunk()`. This module is that capability in plain Python (no wasmtime

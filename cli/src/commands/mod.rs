@@ -340,8 +340,8 @@ mod tests {
             .title("mediagate command-line reference".to_string())
             .show_footer(false);
         let generated = format!(
-            "<!-- Generated from host/src/cli by clap-markdown; do not edit. Regenerate: \
-             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate --bin mediagate cli_reference -->\n\n{}",
+            "<!-- Generated from cli/src/commands by clap-markdown; do not edit. Regenerate: \
+             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate-cli --bin mediagate cli_reference -->\n\n{}",
             clap_markdown::help_markdown_custom::<Cli>(&options)
         );
         if std::env::var_os("MEDIAGATE_WRITE_CLI_DOCS").is_some() {
@@ -351,7 +351,7 @@ mod tests {
         assert!(
             current == generated,
             "docs/cli.md is not the reference the clap definitions give. Regenerate it with:\n  \
-             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate --bin mediagate cli_reference"
+             MEDIAGATE_WRITE_CLI_DOCS=1 cargo test --release --locked -p mediagate-cli --bin mediagate cli_reference"
         );
     }
 

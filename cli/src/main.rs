@@ -1,11 +1,11 @@
 //! `mediagate`: check an image or document before it reaches a model, admit a tool's result, and
 //! run the `read_image` tool; serve it over MCP, or put the gate in front of an MCP server.
 
-mod cli;
+mod commands;
 mod process;
 mod servers;
 
-use cli::Command;
+use commands::Command;
 
 fn main() -> std::process::ExitCode {
     // Help, and every command that runs once, end as Unix filters do when their reader goes away
@@ -17,7 +17,7 @@ fn main() -> std::process::ExitCode {
     // server it started and the MCP server to its client, and a peer that goes away is something
     // each reports and survives, not a reason to die.
     closed_pipe_ends_the_process(true);
-    let command = match cli::parse() {
+    let command = match commands::parse() {
         Ok(command) => command,
         Err(code) => return code.into(),
     };
@@ -37,8 +37,8 @@ fn main() -> std::process::ExitCode {
     .expect("tokio runtime");
     let code = rt.block_on(async {
         match command {
-            Command::Once(command) => cli::run(command).await,
-            Command::Server(command) => cli::serve(command).await,
+            Command::Once(command) => commands::run(command).await,
+            Command::Server(command) => commands::serve(command).await,
         }
     });
     code.into()

@@ -5,7 +5,7 @@
 
 wasmtime::component::bindgen!({
     world: "agent-tool",
-    path: "wit", // host/wit -> ../wit in the repository; a copy in the published crate
+    path: "wit", // lib/wit -> ../wit in the repository; a copy in the published crate
     // A host failure in an import (the resource table) traps the call instead of posing as a
     // VLM error; the VLM's own errors are the contract's `vlm-error`.
     imports: { default: async | trappable },

@@ -48,7 +48,7 @@ fn main() {
 }
 
 /// Compiles each embedded component to native code now, so that the binary deserialises it from
-/// its own bytes instead of compiling it (~1.3 s) on first use (`host/src/component.rs`,
+/// its own bytes instead of compiling it (~1.3 s) on first use (`lib/src/component.rs`,
 /// `Runtime::load`). Same code settings as the runtime's engine (`src/engine_config.rs`). Built for
 /// the machine it runs on (no cross-compilation), the code uses this CPU's features, as run-time
 /// compilation would: with the target's baseline features instead (SSE2 only on x86_64), wasm

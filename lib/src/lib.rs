@@ -1,4 +1,6 @@
-//! mediagate's host: runs the guest component once per call in a wasmtime sandbox.
+//! mediagate's library: runs the guest component once per call in a wasmtime sandbox. The
+//! `mediagate` command, its MCP server and its proxy are the `mediagate-cli` crate, built on this
+//! one's public API.
 //!
 //! - [`gate::Gate`]: the admission gate (the `preflight` component).
 //! - [`tool::ReadImageTool`]: the `read_image` tool (the `agent-tool` component).
@@ -7,7 +9,7 @@
 //!
 //! # The first build is long
 //!
-//! A first build of this crate (`cargo install mediagate`, or a project that depends on it)
+//! A first build of this crate (`cargo install mediagate-cli`, or a project that depends on it)
 //! compiles wasmtime and Cranelift, and its build script precompiles the four components it
 //! embeds to native code: 16 minutes on a 2-core machine. Cargo compiles wasmtime twice there: once
 //! optimised for the library, once unoptimised for the build script (cargo's default
