@@ -1014,7 +1014,7 @@ async fn read_image_cli(dir: &Path, url: &str, env: &[(&str, &str)]) -> std::pro
     tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap()
 }
 
-/// With the environment naming a proxy (every variable reqwest and curl read), the key still goes
+/// With the environment naming a proxy (every variable ureq and curl read), the key still goes
 /// straight to the configured URL: the proxy, a loopback listener that counts connections, is
 /// never contacted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1077,7 +1077,8 @@ async fn errors_show_the_url_without_its_credentials() {
     assert!(err.message.contains(&format!("{closed}/v1")), "{}", err.message);
     assert!(!err.message.contains("secret") && !err.message.contains("me@"), "{}", err.message);
 
-    // A peer that hangs up: reqwest's own message names the URL; it is shown without them too.
+    // A peer that hangs up: should the HTTP client's own message name the URL, it is shown without
+    // them too.
     let hangs_up = RawServer::start(|_, stream| async move { drop(stream) }).await;
     let mut c = config(Api::OpenAi, format!("http://me:pw-secret@{}/v1?key=query-secret", hangs_up.addr));
     c.max_retries = 0;

@@ -120,7 +120,7 @@ impl VlmConfig {
 /// (OpenAI dialect), `https://api.anthropic.com` for `ANTHROPIC_API_KEY` (Anthropic dialect), no
 /// user or password in the URL. Any other URL gets a key only from the own key variable.
 pub fn vendor_key_variable(api: Api, url: &str) -> Option<&'static str> {
-    let url = reqwest::Url::parse(url).ok()?;
+    let url = url::Url::parse(url).ok()?;
     let (host, variable) = match api {
         Api::OpenAi => ("api.openai.com", names::OPENAI_API_KEY),
         Api::Anthropic => ("api.anthropic.com", names::ANTHROPIC_API_KEY),

@@ -1,6 +1,7 @@
 //! The VLM capability: a streaming client for OpenAI-compatible `/chat/completions` and Anthropic
-//! `/v1/messages`, on reqwest with `eventsource-stream` for SSE. The guest pulls chunks from a
-//! [`ReplyStream`]; connect and idle timeouts, and a bounded retry before the first byte.
+//! `/v1/messages`, on ureq (blocking, run on tokio's blocking threads) with `eventsource-stream`
+//! for SSE. The guest pulls chunks from a [`ReplyStream`]; connect and idle timeouts, and a bounded
+//! retry before the first byte.
 
 mod anthropic;
 mod config;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
+use ureq::http;
 
 pub use config::{Api, VlmConfig, vendor_key_variable};
 
@@ -81,8 +83,8 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<Body
 /// Why the reply's bytes stopped before the SSE parser saw them.
 #[derive(Debug, thiserror::Error)]
 enum BodyError {
-    #[error("{}", transport_message(.0))]
-    Transport(reqwest::Error),
+    #[error("{}", .0.message)]
+    Transport(Transport),
     #[error("one event exceeded the limit of {0} bytes (max_event_bytes) without ending")]
     Oversize(usize),
     #[error("the stream is not valid UTF-8")]
@@ -179,13 +181,10 @@ impl ReplyStream {
                 }
                 Some(Err(EventStreamError::Transport(BodyError::Transport(e)))) => {
                     self.done = true;
-                    return Err(if e.is_timeout() {
-                        VlmErrorKind::TimedOut(transport_message(&e))
+                    return Err(if e.timed_out {
+                        VlmErrorKind::TimedOut(e.message)
                     } else {
-                        VlmErrorKind::Unreachable(format!(
-                            "the connection broke while streaming: {}",
-                            transport_message(&e)
-                        ))
+                        VlmErrorKind::Unreachable(format!("the connection broke while streaming: {}", e.message))
                     });
                 }
                 Some(Err(EventStreamError::Transport(e))) => {
@@ -213,8 +212,13 @@ impl ReplyStream {
 pub struct VlmClient {
     config: VlmConfig,
     /// The endpoint, built once from the base URL (see [`endpoint_url`]).
-    endpoint: reqwest::Url,
-    http: reqwest::Client,
+    endpoint: url::Url,
+    /// The endpoint as requests name it: without the base URL's user and password, which travel
+    /// in [`Self::basic_auth`] instead.
+    target: String,
+    /// `Authorization: Basic` from the base URL's user and password (see [`split_credentials`]).
+    basic_auth: Option<String>,
+    http: ureq::Agent,
 }
 
 impl VlmClient {
@@ -223,20 +227,41 @@ impl VlmClient {
     /// that is not a URL.
     ///
     /// The client connects to the configured URL and nowhere else: no proxy from the environment
-    /// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are not read, as the Python host does not read
+    /// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are not used, as the Python host does not use
     /// them), so the key goes to the host the URL names, never to whoever the environment says.
     pub fn new(config: VlmConfig) -> Result<Self, VlmError> {
         check_key_transport(&config)?;
         let endpoint = endpoint_url(config.api, &config.base_url)?;
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .connect_timeout(config.connect_timeout)
-            // A redirect would carry the body and `x-api-key` (a custom header reqwest does not
-            // strip) to another host; an API endpoint has no reason to redirect a POST.
-            .redirect(reqwest::redirect::Policy::none())
+        let (target, basic_auth) = split_credentials(&endpoint);
+        // The async side (`ask`, `ReplyStream`) times the exchange; these bounds sit a little
+        // beyond its own so that its messages are the ones seen, and they end a blocking thread the
+        // async side has stopped waiting for (a peer that went silent) instead of leaving it
+        // blocked for good.
+        let idle = config.idle_timeout.saturating_add(BACKSTOP_GRACE);
+        let http = ureq::Agent::config_builder()
+            // ureq's default config takes a proxy from the environment: none replaces it.
+            .proxy(None)
+            // A redirect would carry the body and `x-api-key` (a custom header a client does not
+            // strip) to another host; an API endpoint has no reason to redirect a POST. The 3xx
+            // comes back as a response and is reported with its Location.
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            // A 4xx or 5xx is a response whose body holds the provider's words: not an error that
+            // drops them.
+            .http_status_as_error(false)
+            // No `user-agent` header: the providers need none.
+            .user_agent(ureq::config::AutoHeaderValue::None)
+            // The connect timeout covers the name lookup too: a resolver that hangs is a connect
+            // that hangs.
+            .timeout_resolve(Some(config.connect_timeout))
+            .timeout_connect(Some(config.connect_timeout))
+            .timeout_per_write(Some(idle))
+            .timeout_recv_response(Some(idle))
+            .timeout_per_read(Some(idle))
+            .timeout_global(Some(idle.saturating_add(config.max_reply_time)))
             .build()
-            .map_err(|e| VlmErrorKind::Unreachable(format!("cannot build the HTTP client: {e}")))?;
-        Ok(VlmClient { config, endpoint, http })
+            .new_agent();
+        Ok(VlmClient { config, endpoint, target, basic_auth, http })
     }
 
     pub fn config(&self) -> &VlmConfig {
@@ -272,56 +297,59 @@ impl VlmClient {
             let json = body;
             bytes::Bytes::from(serde_json::to_vec(&json).expect("a JSON value serialises"))
         };
+        // The base URL's credentials go first, as an HTTP client sends them; the key's own header
+        // follows.
+        let mut headers: Vec<(&'static str, String)> = vec![("content-type", "application/json".into())];
+        headers.extend(self.basic_auth.clone().map(|basic| ("authorization", basic)));
+        match self.config.api {
+            Api::OpenAi => {
+                headers.extend(self.config.api_key.as_ref().map(|key| ("authorization", format!("Bearer {key}"))))
+            }
+            Api::Anthropic => {
+                headers.push(("anthropic-version", "2023-06-01".into()));
+                headers.extend(self.config.api_key.clone().map(|key| ("x-api-key", key)));
+            }
+        }
         let mut attempt = 0;
         loop {
-            let mut request = self.http.post(url.clone()).header("content-type", "application/json").body(body.clone());
-            request = match self.config.api {
-                Api::OpenAi => match &self.config.api_key {
-                    Some(key) => request.bearer_auth(key),
-                    None => request,
-                },
-                Api::Anthropic => {
-                    let r = request.header("anthropic-version", "2023-06-01");
-                    match &self.config.api_key {
-                        Some(key) => r.header("x-api-key", key),
-                        None => r,
-                    }
-                }
-            };
-            let sent = tokio::time::timeout(self.config.idle_timeout, request.send()).await;
+            let sent = tokio::time::timeout(self.config.idle_timeout, self.send(&headers, &body)).await;
             let retry_after = match sent {
                 Err(_) => Err(VlmErrorKind::TimedOut(format!("no response within {:?}", self.config.idle_timeout))),
-                Ok(Err(e)) if e.is_connect() && e.is_timeout() => Ok((
+                Ok(Err(e)) if is_connect_timeout(&e) => Ok((
                     VlmErrorKind::TimedOut(format!(
                         "connecting to {} took longer than {:?}: {}",
                         shown_url(&self.config.base_url),
                         self.config.connect_timeout,
-                        transport_message(&e)
+                        transport_message(&e, &self.target)
                     )),
                     None,
                 )),
-                Ok(Err(e)) if e.is_connect() => Ok((
+                Ok(Err(e)) if is_connect_error(&e) => Ok((
                     VlmErrorKind::Unreachable(format!(
                         "cannot connect to {}: {}",
                         shown_url(&self.config.base_url),
-                        transport_message(&e)
+                        transport_message(&e, &self.target)
                     )),
                     None,
                 )),
-                Ok(Err(e)) if e.is_timeout() => Err(VlmErrorKind::TimedOut(transport_message(&e))),
-                Ok(Err(e)) => Err(VlmErrorKind::Unreachable(transport_message(&e))),
+                Ok(Err(e @ ureq::Error::Timeout(_))) => {
+                    Err(VlmErrorKind::TimedOut(transport_message(&e, &self.target)))
+                }
+                Ok(Err(e)) => Err(VlmErrorKind::Unreachable(transport_message(&e, &self.target))),
                 Ok(Ok(response)) => {
-                    let status = response.status();
+                    let (head, body) = response.into_parts();
+                    let status = head.status;
                     if status.is_success() {
-                        return self.stream(response, dialect);
+                        return self.stream(&head.headers, body, dialect);
                     }
-                    let retry_after = parse_retry_after(response.headers(), std::time::SystemTime::now());
+                    let retry_after = parse_retry_after(&head.headers, std::time::SystemTime::now());
                     let location = status
                         .is_redirection()
-                        .then(|| response.headers().get(reqwest::header::LOCATION)?.to_str().ok().map(str::to_string))
+                        .then(|| head.headers.get(http::header::LOCATION)?.to_str().ok().map(str::to_string))
                         .flatten();
                     let mut message = provider_message(
-                        response,
+                        status,
+                        body_chunks(body, Some(MAX_ERROR_BODY as u64), self.target.clone()),
                         self.config.idle_timeout.min(ERROR_BODY_WAIT),
                         self.config.api_key.as_deref(),
                     )
@@ -370,13 +398,34 @@ impl VlmClient {
         }
     }
 
-    fn stream(&self, response: reqwest::Response, dialect: Box<dyn Dialect>) -> Result<ReplyStream, VlmErrorKind> {
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+    /// One attempt on a blocking thread: connecting, sending the request and reading the
+    /// response's head. The caller's timeout may give up on it first; the agent's own timeouts
+    /// then end the thread.
+    async fn send(
+        &self,
+        headers: &[(&'static str, String)],
+        body: &bytes::Bytes,
+    ) -> Result<http::Response<ureq::Body>, ureq::Error> {
+        let (agent, target, headers, body) = (self.http.clone(), self.target.clone(), headers.to_vec(), body.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut request = agent.post(target.as_str());
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            request.send(&body[..])
+        })
+        .await
+        .unwrap_or_else(|e| Err(ureq::Error::Other(Box::new(e))))
+    }
+
+    fn stream(
+        &self,
+        headers: &http::HeaderMap,
+        body: ureq::Body,
+        dialect: Box<dyn Dialect>,
+    ) -> Result<ReplyStream, VlmErrorKind> {
+        let content_type =
+            headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         if !content_type.starts_with("text/event-stream") {
             return Err(VlmErrorKind::MalformedStream(format!(
                 "expected an event stream (text/event-stream), got {}",
@@ -384,7 +433,16 @@ impl VlmClient {
             )));
         }
         let limit = self.config.max_event_bytes;
-        let events = guarded(response.bytes_stream(), limit).eventsource();
+        let chunks = body_chunks(body, None, self.target.clone());
+        let chunks = futures_util::stream::unfold(chunks, |mut rx| async move {
+            let chunk = rx.recv().await?;
+            // A peer flooding bytes that make no event (blank lines) keeps the channel full and
+            // the SSE parser reading: yielding after each chunk lets the deadline around
+            // `events.next()` fire between two chunks.
+            tokio::task::yield_now().await;
+            Some((chunk, rx))
+        });
+        let events = guarded(chunks, limit).eventsource();
         Ok(ReplyStream {
             events: Box::pin(events),
             dialect,
@@ -411,7 +469,7 @@ impl VlmClient {
 /// - a byte-order mark at the start (the parser slices it at a byte that is not a character
 ///   boundary, and panics): leading marks are dropped here.
 fn guarded(
-    bytes: impl Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
+    bytes: impl Stream<Item = Result<bytes::Bytes, Transport>> + Send + 'static,
     limit: usize,
 ) -> impl Stream<Item = Result<bytes::Bytes, BodyError>> + Send + 'static {
     let mut guard = ByteGuard { limit, ..ByteGuard::default() };
@@ -507,27 +565,147 @@ impl ByteGuard {
     }
 }
 
-fn transport_message(e: &reqwest::Error) -> String {
-    // reqwest's Display names the URL, which may carry a user, a password or a key in its query:
-    // it is shown without them. The sources give the cause (never headers or keys).
-    let mut msg = e.to_string();
-    if let Some(url) = e.url() {
-        msg = msg.replace(url.as_str(), &shown_url(url.as_str()));
+/// Chunks read from the body on a thread of its own, at most `limit` bytes, through a bounded
+/// channel: the reader stays a few chunks ahead of the consumer. Dropping the receiver stops the
+/// reader at its next chunk (and drops the connection); a peer that sends nothing more is ended by
+/// the agent's read timeouts (see [`VlmClient::new`]). Not one of tokio's blocking threads: the
+/// runtime waits for those when it shuts down, and a peer that keeps the connection open after the
+/// reply's last event would hold the process's exit for a whole read timeout.
+fn body_chunks(
+    body: ureq::Body,
+    limit: Option<u64>,
+    target: String,
+) -> tokio::sync::mpsc::Receiver<Result<bytes::Bytes, Transport>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(BODY_CHANNEL_CHUNKS);
+    let failed_tx = tx.clone();
+    let reader = std::thread::Builder::new().name("mediagate-vlm-body".into()).spawn(move || {
+        use std::io::Read;
+        let mut reader = body.into_reader().take(limit.unwrap_or(u64::MAX));
+        let mut buf = vec![0; BODY_READ_BYTES];
+        loop {
+            let item = match reader.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => Ok(bytes::Bytes::copy_from_slice(&buf[..n])),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // ureq's reader carries its own error inside the `io::Error`: taken back out, so
+                // a timeout is still told apart.
+                Err(e) => Err(Transport::of(&ureq::Error::from(e), &target)),
+            };
+            let failed = item.is_err();
+            if tx.blocking_send(item).is_err() || failed {
+                return;
+            }
+        }
+    });
+    if let Err(e) = reader {
+        let message = format!("cannot start a thread to read the reply: {e}");
+        let _ = failed_tx.try_send(Err(Transport { timed_out: false, message }));
     }
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        msg = format!("{msg}: {s}");
-        source = s.source();
+    rx
+}
+
+/// Chunks a body reader keeps ready ahead of the SSE parser.
+const BODY_CHANNEL_CHUNKS: usize = 4;
+/// Most bytes one read of the body takes.
+const BODY_READ_BYTES: usize = 8 << 10;
+/// How far the agent's own timeouts lie beyond the async side's (see [`VlmClient::new`]).
+const BACKSTOP_GRACE: Duration = Duration::from_secs(1);
+
+/// A transport failure while the body streamed, in words without the URL's credentials.
+#[derive(Debug)]
+struct Transport {
+    timed_out: bool,
+    message: String,
+}
+
+impl Transport {
+    fn of(e: &ureq::Error, target: &str) -> Self {
+        Transport { timed_out: matches!(e, ureq::Error::Timeout(_)), message: transport_message(e, target) }
+    }
+}
+
+/// A connect that took longer than the connect timeout (the name lookup included).
+fn is_connect_timeout(e: &ureq::Error) -> bool {
+    matches!(e, ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve))
+}
+
+/// A failure to connect: no request went out, so it may be retried. A peer that hangs up after the
+/// request was sent is not one (the request may have been taken).
+fn is_connect_error(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind::*;
+    match e {
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed | ureq::Error::Tls(_) => true,
+        ureq::Error::Rustls(_) => true,
+        ureq::Error::Io(io) => {
+            matches!(
+                io.kind(),
+                ConnectionRefused | HostUnreachable | NetworkUnreachable | NetworkDown | AddrNotAvailable
+            ) || is_lookup_failure(io)
+                || is_tls_failure(io)
+        }
+        _ => false,
+    }
+}
+
+/// The name lookup failed. The standard library says so only in its message (Unix) or in the
+/// Windows Sockets error code; ureq passes its error on as it is.
+fn is_lookup_failure(e: &std::io::Error) -> bool {
+    #[cfg(windows)]
+    if matches!(e.raw_os_error(), Some(11001..=11004)) {
+        return true;
+    }
+    e.raw_os_error().is_none() && e.to_string().starts_with("failed to lookup address information")
+}
+
+/// The TLS handshake failed (a certificate, a peer that does not speak TLS): rustls's error inside
+/// the `io::Error` ureq's handshake returns.
+fn is_tls_failure(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
+}
+
+fn transport_message(e: &ureq::Error, target: &str) -> String {
+    let mut msg = match e {
+        ureq::Error::Io(io) if is_lookup_failure(io) => format!("DNS lookup failed: {io}"),
+        ureq::Error::Io(io) => io.to_string(),
+        ureq::Error::HostNotFound => "DNS lookup failed: the name has no address".into(),
+        ureq::Error::Timeout(which) => format!("the {which} timeout expired"),
+        e => e.to_string(),
+    };
+    // The messages seldom name the URL, but one that does (a bad URI) shows it without its query,
+    // where a key may hide. The sources give the cause (never headers or keys).
+    msg = msg.replace(target, &shown_url(target));
+    if let ureq::Error::Io(io) = e {
+        let mut source = std::error::Error::source(io);
+        while let Some(s) = source {
+            msg = format!("{msg}: {s}");
+            source = s.source();
+        }
     }
     msg
+}
+
+/// The URL without its user and password, and the `Authorization: Basic` header they make
+/// (percent-decoded), as HTTP clients send a URL's credentials: the URL then never carries them
+/// into a request line or an error message.
+fn split_credentials(url: &url::Url) -> (String, Option<String>) {
+    if url.username().is_empty() && url.password().is_none() {
+        return (url.to_string(), None);
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    let credentials = format!("{}:{}", decode(url.username()), url.password().map(decode).unwrap_or_default());
+    let mut bare = url.clone();
+    let _ = bare.set_username("");
+    let _ = bare.set_password(None);
+    let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, credentials);
+    (bare.to_string(), Some(format!("Basic {basic}")))
 }
 
 /// The wait a `Retry-After` header asks for: delay-seconds (fractions tolerated) or an HTTP date.
 /// Never panics: a value too large for a `Duration` (`1e20`, `inf`) is the longest wait there is,
 /// and the caller clamps every wait to `max_retry_wait`; a negative, `NaN` or unreadable value is
 /// ignored (the backoff applies); a date in the past is no wait.
-fn parse_retry_after(headers: &reqwest::header::HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+fn parse_retry_after(headers: &http::HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
         if seconds.is_nan() || seconds < 0.0 {
             return None;
@@ -545,7 +723,7 @@ pub fn check_key_transport(config: &VlmConfig) -> Result<(), VlmError> {
     if config.api_key.is_none() {
         return Ok(());
     }
-    let url = reqwest::Url::parse(&config.base_url).map_err(|e| {
+    let url = url::Url::parse(&config.base_url).map_err(|e| {
         VlmError(VlmErrorKind::Unreachable(format!("the VLM URL {} is not a URL ({e})", shown_url(&config.base_url))))
     })?;
     if url.scheme() != "http" || is_loopback(&url) {
@@ -561,7 +739,7 @@ pub fn check_key_transport(config: &VlmConfig) -> Result<(), VlmError> {
     ))))
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
+fn is_loopback(url: &url::Url) -> bool {
     let Some(host) = url.host_str() else { return false };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     match host.parse::<std::net::IpAddr>() {
@@ -583,15 +761,19 @@ const MAX_PROVIDER_MESSAGE: usize = 500;
 /// [`MAX_ERROR_BODY`] bytes are read, for at most `wait`: an endless body costs nothing. The key is
 /// redacted before anything is cut, and a body cut off is cut again before any start of the key at
 /// its end, so no part of a key survives a cut.
-async fn provider_message(mut response: reqwest::Response, wait: Duration, key: Option<&str>) -> String {
-    let status = response.status();
+async fn provider_message(
+    status: http::StatusCode,
+    mut chunks: tokio::sync::mpsc::Receiver<Result<bytes::Bytes, Transport>>,
+    wait: Duration,
+    key: Option<&str>,
+) -> String {
     let mut body = Vec::new();
     let deadline = tokio::time::Instant::now() + wait;
     let mut whole = false;
     while body.len() < MAX_ERROR_BODY {
-        match tokio::time::timeout_at(deadline, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
-            Ok(Ok(None)) => {
+        match tokio::time::timeout_at(deadline, chunks.recv()).await {
+            Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_BODY - body.len())]),
+            Ok(None) => {
                 whole = true;
                 break;
             }
@@ -602,7 +784,7 @@ async fn provider_message(mut response: reqwest::Response, wait: Duration, key: 
 }
 
 /// [`provider_message`] on the bytes read; `whole` says whether they are the whole body.
-fn message_of(status: reqwest::StatusCode, body: &[u8], whole: bool, key: Option<&str>) -> String {
+fn message_of(status: http::StatusCode, body: &[u8], whole: bool, key: Option<&str>) -> String {
     let mut redactor = KeyRedactor::new(key);
     let mut text: String = redactor
         .push(Chunk { kind: ChunkKind::Content, text: String::from_utf8_lossy(body).into_owned() })
@@ -637,10 +819,10 @@ fn replace_key(text: &str, key: Option<&str>) -> String {
 /// The URL requests go to: the dialect's path (`/chat/completions`, `/v1/messages`) appended to
 /// the base URL's path, before its query, which is kept (`https://h/v1?api-version=1` →
 /// `https://h/v1/chat/completions?api-version=1`); a fragment is dropped.
-pub fn endpoint_url(api: Api, base_url: &str) -> Result<reqwest::Url, VlmError> {
+pub fn endpoint_url(api: Api, base_url: &str) -> Result<url::Url, VlmError> {
     let not_a_url =
         |why: String| VlmError(VlmErrorKind::Unreachable(format!("the VLM URL {} {why}", shown_url(base_url))));
-    let mut url = reqwest::Url::parse(base_url.trim()).map_err(|e| not_a_url(format!("is not a URL ({e})")))?;
+    let mut url = url::Url::parse(base_url.trim()).map_err(|e| not_a_url(format!("is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(not_a_url("is not an http or https URL".into()));
     }
@@ -658,7 +840,7 @@ pub fn endpoint_url(api: Api, base_url: &str) -> Result<reqwest::Url, VlmError> 
 /// for the Anthropic dialect, which appends `/v1/messages`), the base URL to configure instead.
 fn endpoint_hint(api: Api, base_url: &str, url: &str) -> String {
     let base = shown_url(base_url);
-    let path = reqwest::Url::parse(base_url).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default();
+    let path = url::Url::parse(base_url).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default();
     let strip = |suffix: &str| base.strip_suffix(suffix).unwrap_or(&base).to_string();
     let advice = match api {
         Api::OpenAi if path.ends_with("/chat/completions") => Some(format!(
@@ -699,7 +881,7 @@ fn has_version_segment(path: &str) -> bool {
 
 /// A URL as it may be shown: no user, password, query or fragment (where credentials hide).
 pub fn shown_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
+    match url::Url::parse(url) {
         Ok(mut u) => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
@@ -919,8 +1101,8 @@ mod tests {
     fn retry_after_never_panics_and_reads_seconds_and_dates() {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let wait = |v: &str| {
-            let mut h = reqwest::header::HeaderMap::new();
-            h.insert(reqwest::header::RETRY_AFTER, v.parse().unwrap());
+            let mut h = http::HeaderMap::new();
+            h.insert(http::header::RETRY_AFTER, v.parse().unwrap());
             parse_retry_after(&h, now)
         };
         assert_eq!(wait("2"), Some(Duration::from_secs(2)));
@@ -992,7 +1174,7 @@ mod tests {
     #[test]
     fn an_error_body_is_redacted_before_it_is_cut() {
         let key = "sk-0123456789abcdef";
-        let status = reqwest::StatusCode::UNAUTHORIZED;
+        let status = http::StatusCode::UNAUTHORIZED;
         // The key straddles the 500-character cut of a body that is not JSON.
         for at in 480..500 {
             let body = format!("{}{key} and more", "x".repeat(at));
@@ -1008,6 +1190,45 @@ mod tests {
         let m = message_of(status, b"sk-0123", false, Some(key));
         assert_eq!(m, "Unauthorized");
         assert_eq!(message_of(status, b"sk-0123", true, Some(key)), "sk-0123", "a whole body ending so is text");
+    }
+
+    #[test]
+    fn a_urls_credentials_leave_it_for_a_basic_header() {
+        let url = url::Url::parse("http://me%40x:p%3Ass@h:8/v1/chat/completions?key=k").unwrap();
+        let (target, basic) = split_credentials(&url);
+        assert_eq!(target, "http://h:8/v1/chat/completions?key=k");
+        let decoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "me@x:p:ss");
+        assert_eq!(basic, Some(format!("Basic {decoded}")));
+        let (target, basic) = split_credentials(&url::Url::parse("https://h/v1").unwrap());
+        assert_eq!((target.as_str(), basic), ("https://h/v1", None));
+    }
+
+    #[test]
+    fn a_failed_connect_is_told_from_a_connection_that_broke_after_the_request() {
+        use std::io::{Error, ErrorKind};
+        let io = |kind: ErrorKind| ureq::Error::Io(Error::from(kind));
+        for before in [ErrorKind::ConnectionRefused, ErrorKind::NetworkUnreachable, ErrorKind::HostUnreachable] {
+            assert!(is_connect_error(&io(before)), "{before:?}");
+        }
+        for after in [ErrorKind::UnexpectedEof, ErrorKind::ConnectionReset, ErrorKind::BrokenPipe] {
+            assert!(!is_connect_error(&io(after)), "{after:?}");
+        }
+        assert!(is_connect_error(&ureq::Error::HostNotFound));
+        let handshake = Error::new(ErrorKind::InvalidData, rustls::Error::General("bad".into()));
+        assert!(is_connect_error(&ureq::Error::Io(handshake)));
+        assert!(!is_connect_error(&ureq::Error::Io(Error::new(ErrorKind::InvalidData, "bad chunk"))));
+        let lookup = std::net::ToSocketAddrs::to_socket_addrs("mediagate-test-vlm.invalid:443").unwrap_err();
+        let lookup = ureq::Error::Io(lookup);
+        assert!(is_connect_error(&lookup) && transport_message(&lookup, "").starts_with("DNS lookup failed"));
+        assert!(is_connect_timeout(&ureq::Error::Timeout(ureq::Timeout::Connect)));
+        assert!(!is_connect_timeout(&ureq::Error::Timeout(ureq::Timeout::RecvResponse)));
+    }
+
+    #[test]
+    fn a_transport_message_never_shows_the_query() {
+        let target = "https://h/v1/chat/completions?key=query-secret";
+        let m = transport_message(&ureq::Error::BadUri(format!("{target} is odd")), target);
+        assert!(!m.contains("query-secret") && m.contains("https://h/v1/chat/completions"), "{m}");
     }
 
     #[test]
