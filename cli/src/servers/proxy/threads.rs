@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 
 use super::channel::{Budgeted, Receiver, Sender};
+use crate::servers::lines::{self, LineSplitter};
 
 /// One line read from a peer.
 pub(super) enum Line {
@@ -18,56 +19,40 @@ pub(super) enum Line {
 /// they stream past. Blank lines are skipped.
 pub(super) fn read_lines(reader: impl Read, max: usize, tx: Sender<Line>, runtime: &tokio::runtime::Handle) {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let mut line = Vec::new();
-    let mut length: u64 = 0;
+    let mut lines = LineSplitter::new(max);
     loop {
-        let available = match reader.fill_buf() {
-            Ok(b) => b,
+        let (line, at_end) = match reader.fill_buf() {
+            // End of stream: a last line without its newline still counts.
+            Ok([]) => (lines.finish(), true),
+            Ok(available) => {
+                let (used, line) = lines.push(available);
+                reader.consume(used);
+                (line, false)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 let _ = tx.blocking_send(Line::End(Some(e.to_string())), 0, runtime);
                 return;
             }
         };
-        if available.is_empty() {
-            // End of stream: a last line without its newline still counts.
-            if length > 0 && !finish_line(&mut line, &mut length, max, &tx, runtime) {
-                return;
-            }
-            let _ = tx.blocking_send(Line::End(None), 0, runtime);
+        if let Some(line) = line
+            && !forward(line, &tx, runtime)
+        {
             return;
         }
-        let (chunk, ends_line) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..at], true),
-            None => (available, false),
-        };
-        length += chunk.len() as u64;
-        if length <= max as u64 {
-            line.extend_from_slice(chunk);
-        } else if !line.is_empty() {
-            line = Vec::new(); // over the limit: nothing more of it is held
-        }
-        let used = chunk.len() + usize::from(ends_line);
-        reader.consume(used);
-        if ends_line && !finish_line(&mut line, &mut length, max, &tx, runtime) {
+        if at_end {
+            let _ = tx.blocking_send(Line::End(None), 0, runtime);
             return;
         }
     }
 }
 
-/// Sends the line just completed; false when the receiver is gone.
-fn finish_line(
-    line: &mut Vec<u8>,
-    length: &mut u64,
-    max: usize,
-    tx: &Sender<Line>,
-    runtime: &tokio::runtime::Handle,
-) -> bool {
-    let total = std::mem::take(length);
-    let message = std::mem::take(line);
-    if total > max as u64 {
-        return tx.blocking_send(Line::TooLong(total), 0, runtime).is_ok();
-    }
+/// Sends a line just completed; false when the receiver is gone.
+fn forward(line: lines::Line, tx: &Sender<Line>, runtime: &tokio::runtime::Handle) -> bool {
+    let message = match line {
+        lines::Line::TooLong(total) => return tx.blocking_send(Line::TooLong(total), 0, runtime).is_ok(),
+        lines::Line::Whole(message) => message,
+    };
     let trimmed = message.trim_ascii();
     if trimmed.is_empty() {
         return true;
