@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use crate::servers::lines::{Line, LineSplitter};
+
 /// The longest line (one JSON-RPC message) read; longer lines are discarded as they arrive and
 /// answered with a parse error.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -112,42 +114,17 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Rece
     }
 }
 
-/// One line read from stdin.
-enum Line {
-    /// The line (without its end) is in the buffer.
-    Whole,
-    /// The line had this many bytes, more than [`MAX_LINE_BYTES`]; none were kept.
-    TooLong(u64),
-    Eof,
-}
-
-/// Reads the next line into `buf`, keeping at most `max` bytes of it: a longer line is read to
-/// its end and dropped, so memory stays bounded whatever the client writes.
-async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, max: usize, buf: &mut Vec<u8>) -> std::io::Result<Line> {
-    buf.clear();
-    let mut dropped: u64 = 0;
+/// Reads the next line from `input` through `lines`; `None` at the end of the input.
+async fn read_line<R: AsyncBufRead + Unpin>(input: &mut R, lines: &mut LineSplitter) -> std::io::Result<Option<Line>> {
     loop {
         let available = input.fill_buf().await?;
         if available.is_empty() {
-            return Ok(match (buf.is_empty(), dropped) {
-                (true, 0) => Line::Eof,
-                (_, 0) => Line::Whole, // a last line without its newline
-                (_, n) => Line::TooLong(n),
-            });
+            return Ok(lines.finish());
         }
-        let (part, used, ends) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..at], at + 1, true),
-            None => (available, available.len(), false),
-        };
-        if dropped == 0 && buf.len() + part.len() <= max {
-            buf.extend_from_slice(part);
-        } else {
-            dropped += (buf.len() + part.len()) as u64;
-            buf.clear();
-        }
+        let (used, line) = lines.push(available);
         input.consume(used);
-        if ends {
-            return Ok(if dropped == 0 { Line::Whole } else { Line::TooLong(dropped) });
+        if line.is_some() {
+            return Ok(line);
         }
     }
 }
@@ -159,9 +136,9 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
     in_flight: InFlight,
     asked: Asked,
 ) {
-    let mut buf = Vec::new();
+    let mut lines = LineSplitter::new(MAX_LINE_BYTES);
     loop {
-        let line = match read_line(&mut input, MAX_LINE_BYTES, &mut buf).await {
+        let line = match read_line(&mut input, &mut lines).await {
             Ok(line) => line,
             Err(e) => {
                 eprintln!("mediagate mcp: cannot read stdin: {e}; ending the session");
@@ -169,13 +146,13 @@ async fn read_lines<R: AsyncBufRead + Unpin>(
             }
         };
         let verdict = match line {
-            Line::Eof => return, // dropping `to_rmcp` ends the session once rmcp is done
-            Line::TooLong(n) => Err(error_line(
+            None => return, // dropping `to_rmcp` ends the session once rmcp is done
+            Some(Line::TooLong(n)) => Err(error_line(
                 None,
                 PARSE_ERROR,
                 format!("Parse error: the message is {n} bytes, over the limit of {MAX_LINE_BYTES} bytes"),
             )),
-            Line::Whole => check(&buf, &in_flight, &asked),
+            Some(Line::Whole(line)) => check(&line, &in_flight, &asked),
         };
         match verdict {
             Ok(None) => {}
@@ -273,17 +250,14 @@ fn error_line(id: Option<Value>, code: i64, message: String) -> String {
 mod tests {
     use super::*;
 
-    async fn lines(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, u64>> {
+    async fn lines(input: &[u8], max: usize) -> Vec<Line> {
         let mut reader = tokio::io::BufReader::with_capacity(4, input);
-        let mut buf = Vec::new();
+        let mut splitter = LineSplitter::new(max);
         let mut out = Vec::new();
-        loop {
-            match read_line(&mut reader, max, &mut buf).await.unwrap() {
-                Line::Eof => return out,
-                Line::Whole => out.push(Ok(buf.clone())),
-                Line::TooLong(n) => out.push(Err(n)),
-            }
+        while let Some(line) = read_line(&mut reader, &mut splitter).await.unwrap() {
+            out.push(line);
         }
+        out
     }
 
     #[tokio::test]
@@ -291,10 +265,13 @@ mod tests {
         let input = b"short\n0123456789abcdef\n\nlast without newline";
         assert_eq!(
             lines(input, 10).await,
-            [Ok(b"short".to_vec()), Err(16), Ok(vec![]), Err(20)],
+            [Line::Whole(b"short".to_vec()), Line::TooLong(16), Line::Whole(vec![]), Line::TooLong(20)],
             "over the bound: dropped, counted"
         );
-        assert_eq!(lines(b"exactly10!\nx", 10).await, [Ok(b"exactly10!".to_vec()), Ok(b"x".to_vec())]);
+        assert_eq!(
+            lines(b"exactly10!\nx", 10).await,
+            [Line::Whole(b"exactly10!".to_vec()), Line::Whole(b"x".to_vec())]
+        );
     }
 
     #[test]
