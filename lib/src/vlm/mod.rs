@@ -696,7 +696,7 @@ fn split_credentials(url: &url::Url) -> (String, Option<String>) {
     let mut bare = url.clone();
     let _ = bare.set_username("");
     let _ = bare.set_password(None);
-    let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, credentials);
+    let basic = base64_simd::STANDARD.encode_to_string(credentials);
     (bare.to_string(), Some(format!("Basic {basic}")))
 }
 
@@ -1197,7 +1197,7 @@ mod tests {
         let url = url::Url::parse("http://me%40x:p%3Ass@h:8/v1/chat/completions?key=k").unwrap();
         let (target, basic) = split_credentials(&url);
         assert_eq!(target, "http://h:8/v1/chat/completions?key=k");
-        let decoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "me@x:p:ss");
+        let decoded = base64_simd::STANDARD.encode_to_string("me@x:p:ss");
         assert_eq!(basic, Some(format!("Basic {decoded}")));
         let (target, basic) = split_credentials(&url::Url::parse("https://h/v1").unwrap());
         assert_eq!((target.as_str(), basic), ("https://h/v1", None));
