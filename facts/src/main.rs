@@ -12,7 +12,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mediagate::facts::{self, call_error, env, vlm, vlm_retry};
+// The host's facts, read from their source file: `lib/src/facts.rs` holds `const`s only, so the
+// generator needs none of the library's dependencies. As a dependency on the library it compiled
+// wasmtime and Cranelift with its own feature set, a second time beside the command's release build.
+#[path = "../../lib/src/facts.rs"]
+mod facts;
+use facts::{call_error, env, vlm, vlm_retry};
 use mediagate_guest::profile::Provider;
 use mediagate_guest::verdict::Reason;
 use mediagate_guest::verdict_json::PAGE_ERROR_REASONS;
