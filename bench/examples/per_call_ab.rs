@@ -43,12 +43,13 @@ fn main() {
     if let Some((file, mime)) = peak_of {
         let bytes = std::fs::read(&file).unwrap();
         for (pre, path) in pres.iter().zip(paths) {
-            let (_, stats) = rt
+            let stats = rt
                 .block_on(runtime.call(pre, runtime.store(()), async |store, instance| {
                     let input = InputMedia::new(bytes.clone(), Some(&mime));
                     Ok(admit_func(store, &instance)?.call_async(&mut *store, (&input, AdmitOptions::UNSET)).await?.0)
                 }))
-                .unwrap();
+                .unwrap()
+                .stats;
             println!("{path}: {file}: guest peak {} bytes", stats.peak_memory);
         }
         return;
@@ -68,14 +69,14 @@ fn main() {
                             })
                             .await
                             .unwrap()
-                            .0
+                            .answer
                             .expect("no page is asked");
                     })
                     .await,
                 );
             }
             p50s[paths.len()]
-                .push(p50(calls, async || drop(gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap())).await);
+                .push(p50(calls, async || drop(gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer)).await);
         }
     });
     let names = paths.iter().map(String::as_str).chain(["Gate::admit (the carried preflight)"]);

@@ -126,12 +126,12 @@ fn main() {
     let per_call = |gate: &Gate, n: usize| {
         rt.block_on(async {
             for _ in 0..200 {
-                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().unwrap();
+                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
             }
             let mut times = Vec::with_capacity(n);
             for _ in 0..n {
                 let t = Instant::now();
-                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().unwrap();
+                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
                 times.push(t.elapsed());
             }
             (median(times.clone()), percentile(times, 0.99))
@@ -204,7 +204,7 @@ fn main() {
     let opts = gate.default_options();
     let input = InputMedia::new(png3.clone(), Some("image/png"));
     let (sandbox, data) = time(args.runs * 3, || {
-        let v = rt.block_on(gate.admit(&input, opts)).unwrap().unwrap().verdict;
+        let v = rt.block_on(gate.admit(&input, opts)).unwrap().answer.unwrap().verdict;
         let Verdict::Admitted(a) = v else { panic!("the 3 MB PNG is admitted") };
         assert!(!a.reencoded, "the 3 MB PNG passes through");
         a.base64(&png3)
@@ -254,9 +254,9 @@ fn main() {
         let mut peak = 0;
         let input = InputMedia::new(bytes.clone(), Some(mime));
         let (sandbox, verdict) = time(args.runs, || {
-            let (v, stats) = rt.block_on(gate.admit_with_stats(&input, opts)).unwrap();
-            peak = peak.max(stats.peak_memory);
-            v.unwrap().verdict
+            let answered = rt.block_on(gate.admit(&input, opts)).unwrap();
+            peak = peak.max(answered.stats.peak_memory);
+            answered.answer.unwrap().verdict
         });
         let Verdict::Admitted(admitted) = verdict else { panic!("{file} must be admitted") };
         let ours = admitted.bytes(&bytes).to_vec();
@@ -347,7 +347,7 @@ fn main() {
             let tasks: Vec<_> = (0..calls)
                 .map(|_| {
                     let (gate, photo) = (gate.clone(), photo.clone());
-                    tokio::spawn(async move { gate.admit(&photo, opts).await.unwrap().unwrap() })
+                    tokio::spawn(async move { gate.admit(&photo, opts).await.unwrap().answer.unwrap() })
                 })
                 .collect();
             for task in tasks {
@@ -374,7 +374,7 @@ fn main() {
     .unwrap();
     let ws = corpus("bench");
     let (tool_time, answer) = time(args.runs, || {
-        rt.block_on(tool.read_image(&ws, "photo-12mp.jpg", None, None, Arc::new(|_, _| {}))).unwrap().unwrap()
+        rt.block_on(tool.read_image(&ws, "photo-12mp.jpg", None, None, Arc::new(|_, _| {}))).unwrap().answer.unwrap()
     });
     assert_eq!(answer, "ok");
     rows.push(Row {
@@ -424,7 +424,8 @@ fn remux_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize) -> Vec<Row
     for (name, bytes, t, mime) in cases {
         let (native, canonical) = time(runs * 3, || mediagate_guest::remux::canonical(bytes, t, false).unwrap());
         let input = InputMedia::new(bytes.to_vec(), Some(mime));
-        let (sandbox, verdict) = time(runs * 3, || rt.block_on(gate.admit(&input, options)).unwrap().unwrap().verdict);
+        let (sandbox, verdict) =
+            time(runs * 3, || rt.block_on(gate.admit(&input, options)).unwrap().answer.unwrap().verdict);
         let Verdict::Admitted(a) = verdict else { panic!("{name} is admitted") };
         rows.push(Row {
             figure: format!(
@@ -557,8 +558,8 @@ fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes
         let input = InputMedia::new(bytes.clone(), Some(mime)).converting();
         let input = if mime == "application/pdf" { input.page(1) } else { input };
         let call = || {
-            let (answer, stats) = rt.block_on(gate.admit_with_stats(&input, options)).unwrap();
-            (answer.unwrap_or_else(|e| panic!("{name}: {e:?}")), stats)
+            let answered = rt.block_on(gate.admit(&input, options)).unwrap();
+            (answered.answer.unwrap_or_else(|e| panic!("{name}: {e:?}")), answered.stats)
         };
         call();
         let mut peak = 0;

@@ -17,7 +17,7 @@ pub async fn record_tool_result(
     content: &Value,
 ) -> anyhow::Result<()> {
     let name = tool_use["name"].as_str().unwrap_or("tool");
-    let admission = gate.admit_tool_result(name, &content.to_string(), false, gate.default_options()).await?;
+    let admission = gate.admit_tool_result(name, &content.to_string(), false, gate.default_options()).await?.answer;
     // `None`: no block claims a media type, the content stands as it is. Refused blocks are
     // already replaced in their slots by text blocks the model can read.
     let content = match admission.content {
@@ -51,7 +51,7 @@ pub async fn call_read_image(tool: &ReadImageTool, workspace: &Path, input: &Val
             eprint!("{text}");
         }
     });
-    Ok(match tool.read_image(workspace, path, question, page, sink).await? {
+    Ok(match tool.read_image(workspace, path, question, page, sink).await?.answer {
         Ok(answer) => (answer, false),
         Err(tool_error) => (tool_error.message, true), // words the model can act on: is_error
     })

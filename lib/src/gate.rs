@@ -12,7 +12,7 @@ use crate::component::World;
 use crate::error::CallError;
 use crate::runtime::{CallState, Runtime};
 
-pub use crate::runtime::CallStats;
+pub use crate::runtime::{Answered, CallStats};
 pub use admission::{
     Admission, AdmitOptions, Admitted, AdmittedRequest, BatchApi, BatchFileRule, BatchLineAdmission, BatchLineInput,
     BatchLineOutcome, BlockKind, ChangeKind, ConversionMade, Dimensions, InputError, InputMedia, MediaFacts, PageCount,
@@ -178,13 +178,12 @@ impl Gate {
     pub fn default_options(&self) -> AdmitOptions {
         *self.defaults.get_or_init(|| {
             let store = self.runtime.store(());
-            let (defaults, _) = self
-                .runtime
+            self.runtime
                 .call_blocking(&self.pre, store, async |store, instance| {
                     self.indices.load(&mut *store, &instance)?.call_default_options(store).await
                 })
-                .expect("the component answers default-options");
-            defaults
+                .expect("the component answers default-options")
+                .answer
         })
     }
 
@@ -193,21 +192,12 @@ impl Gate {
     /// page). One instantiation: of `preflight`, or of `convert` when the input asks to convert or
     /// for a page. An admitted block's `payload` is `unchanged` when the admitted bytes are the
     /// input's own ([`Admitted::base64`] gives its `data` either way); the answer carries the
-    /// verdict's JSON, the one to print.
+    /// verdict's JSON, the one to print, and what the call cost the sandbox.
     pub async fn admit(
         &self,
         input: &InputMedia,
         options: AdmitOptions,
-    ) -> Result<Result<Admission, InputError>, CallError> {
-        self.admit_with_stats(input, options).await.map(|(answer, _)| answer)
-    }
-
-    /// [`Gate::admit`], and what the call cost the sandbox.
-    pub async fn admit_with_stats(
-        &self,
-        input: &InputMedia,
-        options: AdmitOptions,
-    ) -> Result<(Result<Admission, InputError>, CallStats), CallError> {
+    ) -> Result<Answered<Result<Admission, InputError>>, CallError> {
         let converting = input.convert || input.page.is_some();
         self.call(converting, async |gate, store| gate.call_admit(store, input, options).await).await
     }
@@ -221,11 +211,9 @@ impl Gate {
         content_json: &str,
         convert: bool,
         options: AdmitOptions,
-    ) -> Result<ToolResultAdmission, CallError> {
+    ) -> Result<Answered<ToolResultAdmission>, CallError> {
         let input = ToolResultInput { tool: tool.into(), content_json: content_json.into(), convert };
-        self.call(convert, async |gate, store| gate.call_admit_tool_result(store, &input, options).await)
-            .await
-            .map(|(v, _)| v)
+        self.call(convert, async |gate, store| gate.call_admit_tool_result(store, &input, options).await).await
     }
 
     /// Admit a whole provider request: every block admitted in place or replaced in its slot, and
@@ -236,11 +224,9 @@ impl Gate {
         request_json: &str,
         convert: bool,
         options: AdmitOptions,
-    ) -> Result<RequestAdmission, CallError> {
+    ) -> Result<Answered<RequestAdmission>, CallError> {
         let input = RequestInput { api, request_json: request_json.into(), convert };
-        self.call(convert, async |gate, store| gate.call_admit_request(store, &input, options).await)
-            .await
-            .map(|(v, _)| v)
+        self.call(convert, async |gate, store| gate.call_admit_request(store, &input, options).await).await
     }
 
     /// Admit one request of a Batch API file: its body judged by its endpoint's dialect, spliced
@@ -249,10 +235,8 @@ impl Gate {
         &self,
         input: &BatchLineInput,
         options: AdmitOptions,
-    ) -> Result<BatchLineAdmission, CallError> {
-        self.call(input.convert, async |gate, store| gate.call_admit_batch_line(store, input, options).await)
-            .await
-            .map(|(v, _)| v)
+    ) -> Result<Answered<BatchLineAdmission>, CallError> {
+        self.call(input.convert, async |gate, store| gate.call_admit_batch_line(store, input, options).await).await
     }
 
     /// The Batch API's rules on a whole file that a file of `requests` requests and `bytes` bytes
@@ -265,7 +249,7 @@ impl Gate {
     ) -> Result<Vec<BatchFileRule>, CallError> {
         self.call(false, async |gate, store| gate.call_check_batch_file(store, api, requests, bytes).await)
             .await
-            .map(|(v, _)| v)
+            .map(|a| a.answer)
     }
 
     /// Whether the `convert` component has been loaded (by a converting call).
@@ -276,7 +260,7 @@ impl Gate {
     /// The media types the converting calls convert from (`image/svg+xml`, `image/bmp`, ...).
     /// Runs the `convert` component.
     pub async fn convertible_types(&self) -> Result<Vec<String>, CallError> {
-        self.call(true, async |gate, store| gate.call_convertible_types(store).await).await.map(|(v, _)| v)
+        self.call(true, async |gate, store| gate.call_convertible_types(store).await).await.map(|a| a.answer)
     }
 
     /// The `convert` component, loaded now if no call has yet.
@@ -302,7 +286,7 @@ impl Gate {
         &self,
         converting: bool,
         call: impl AsyncFnOnce(admission::Guest, &mut Store<CallState<()>>) -> wasmtime::Result<R>,
-    ) -> Result<(R, CallStats), CallError> {
+    ) -> Result<Answered<R>, CallError> {
         let (pre, indices) = if converting {
             let c = self.converter()?;
             (&c.pre, &c.indices)

@@ -30,6 +30,6 @@ pub mod vlm;
 
 pub use error::CallError;
 pub use gate::Gate;
-pub use runtime::{Limits, Runtime, RuntimeConfig};
+pub use runtime::{Answered, CallStats, Limits, Runtime, RuntimeConfig};
 pub use tool::ReadImageTool;
 pub use vlm::{Api, VlmConfig};

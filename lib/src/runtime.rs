@@ -134,13 +134,13 @@ impl Runtime {
 
     /// One call into the sandbox, the only way any export is called: `store` (fresh, from
     /// [`Runtime::store`]) → instantiate `pre` → `call` → the error classified, within the
-    /// wall-clock deadline. Returns what the call cost the sandbox too.
+    /// wall-clock deadline. The answer carries what the call cost the sandbox.
     pub async fn call<T: Send + 'static, R>(
         &self,
         pre: &InstancePre<CallState<T>>,
         mut store: Store<CallState<T>>,
         call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
-    ) -> Result<(R, CallStats), CallError> {
+    ) -> Result<Answered<R>, CallError> {
         let turns = self.turns.clone();
         let result = self
             .bounded(async {
@@ -163,19 +163,15 @@ impl Runtime {
         pre: &InstancePre<CallState<T>>,
         mut store: Store<CallState<T>>,
         call: impl AsyncFnOnce(&mut Store<CallState<T>>, Instance) -> wasmtime::Result<R>,
-    ) -> Result<(R, CallStats), CallError> {
+    ) -> Result<Answered<R>, CallError> {
         let result = futures_executor::block_on(invoke(pre, &mut store, call));
         self.finish(result, &store)
     }
 
-    fn finish<T, R>(
-        &self,
-        result: wasmtime::Result<R>,
-        store: &Store<CallState<T>>,
-    ) -> Result<(R, CallStats), CallError> {
+    fn finish<T, R>(&self, result: wasmtime::Result<R>, store: &Store<CallState<T>>) -> Result<Answered<R>, CallError> {
         let stats = CallStats { peak_memory: store.data().peak_memory() };
         match result {
-            Ok(r) => Ok((r, stats)),
+            Ok(answer) => Ok(Answered { answer, stats }),
             Err(e) => Err(CallError::classify(e, self.config.limits.memory_bytes)),
         }
     }
@@ -258,10 +254,25 @@ async fn invoke<T: Send + 'static, R>(
 }
 
 /// What one call cost the sandbox.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallStats {
     /// The largest the guest's linear memory grew to, in bytes.
     pub peak_memory: usize,
+}
+
+/// What a call into the sandbox answered, and what it cost: every call gives both, so a caller
+/// that watches memory asks no second API.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answered<T> {
+    pub answer: T,
+    pub stats: CallStats,
+}
+
+impl<T> Answered<T> {
+    /// The same stats with the answer made into another.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Answered<U> {
+        Answered { answer: f(self.answer), stats: self.stats }
+    }
 }
 
 /// A future that is pending once (waking itself), so the executor runs other tasks in between.

@@ -19,7 +19,7 @@ use crate::cache::Origin;
 use crate::component::World;
 use crate::error::CallError;
 use crate::gate::{Admission, AdmitOptions};
-use crate::runtime::{CallState, CallStats, Runtime};
+use crate::runtime::{Answered, CallState, CallStats, Runtime};
 use crate::vlm::{ChunkKind, ReplyStream, VlmClient, VlmConfig, VlmError};
 use wasmtime::Store;
 
@@ -205,9 +205,11 @@ impl ReadImageTool {
         let pre = AgentToolPre::new(linker.instantiate_pre(&component).map_err(anyhow::Error::from)?)
             .map_err(anyhow::Error::from)?;
         let store = runtime.store(ToolCtx::new(WasiCtxBuilder::new().build(), None, noop_sink()));
-        let (defaults, _) = runtime.call_blocking(pre.instance_pre(), store, async |store, instance| {
-            AgentTool::new(&mut *store, &instance)?.mediagate_gate_admission().call_default_options(store).await
-        })?;
+        let defaults = runtime
+            .call_blocking(pre.instance_pre(), store, async |store, instance| {
+                AgentTool::new(&mut *store, &instance)?.mediagate_gate_admission().call_default_options(store).await
+            })?
+            .answer;
         Ok(ReadImageTool { runtime, pre, vlm, origin, defaults })
     }
 
@@ -223,13 +225,16 @@ impl ReadImageTool {
     /// The tool's name, description and JSON schema, as the component publishes them.
     pub async fn definition(&self) -> Result<ToolDefinition, CallError> {
         let store = self.store(None, noop_sink());
-        self.call(store, async |tool, store| tool.mediagate_gate_tool().call_definition(store).await).await
+        self.call(store, async |tool, store| tool.mediagate_gate_tool().call_definition(store).await)
+            .await
+            .map(|a| a.answer)
     }
 
     /// Runs `read_image(path, question, page)` against `workspace`, streaming to `sink`. `page` is
     /// the tool's `page` argument: the page (1-based, default 1) of a PDF to render; a type no
     /// provider takes is converted before the model sees it.
-    /// `Ok(Err(ToolError))` is the tool's own answer (not found, not an image, VLM failed…);
+    /// `Ok` answers `Err(ToolError)` for the tool's own failure (not found, not an image, VLM
+    /// failed…), with what the call cost the sandbox (nothing when no instance was made);
     /// `Err(CallError)` means the sandbox itself failed (trap, limit).
     pub async fn read_image(
         &self,
@@ -238,26 +243,14 @@ impl ReadImageTool {
         question: Option<&str>,
         page: Option<u32>,
         sink: Sink,
-    ) -> Result<Result<String, ToolError>, CallError> {
-        self.read_image_with_stats(workspace, path, question, page, sink).await.map(|(answer, _)| answer)
-    }
-
-    /// [`ReadImageTool::read_image`], and what the call cost the sandbox.
-    pub async fn read_image_with_stats(
-        &self,
-        workspace: &(impl AsWorkspace + ?Sized),
-        path: &str,
-        question: Option<&str>,
-        page: Option<u32>,
-        sink: Sink,
-    ) -> Result<(Result<String, ToolError>, CallStats), CallError> {
+    ) -> Result<Answered<Result<String, ToolError>>, CallError> {
         // Without a VLM the tool answers so at once: no workspace is opened.
         let workspace = match self.vlm.is_some().then(|| workspace.workspace()).transpose() {
             Ok(w) => w,
-            Err(e) => return Ok((Err(e), CallStats { peak_memory: 0 })),
+            Err(e) => return Ok(Answered { answer: Err(e), stats: CallStats { peak_memory: 0 } }),
         };
         let store = self.store(workspace.as_deref(), sink);
-        self.call_with_stats(store, async |tool, store| {
+        self.call(store, async |tool, store| {
             tool.mediagate_gate_tool().call_read_image(store, path, question, page).await
         })
         .await
@@ -272,28 +265,30 @@ impl ReadImageTool {
         workspace: &(impl AsWorkspace + ?Sized),
         file: &WorkspaceFile,
         options: AdmitOptions,
-    ) -> Result<Result<Admission, FileError>, CallError> {
-        let answer = self
+    ) -> Result<Answered<Result<Admission, FileError>>, CallError> {
+        let answered = self
             .call_in_workspace(workspace, async |tool, store| {
                 tool.mediagate_gate_workspace_admission().call_admit_file(store, file, options).await
             })
             .await?;
-        Ok(answer.map_err(|e| FileError { code: file_error_code(e.code), message: e.message }).flatten())
+        Ok(answered.map(|answer| {
+            answer.map_err(|e| FileError { code: file_error_code(e.code), message: e.message }).flatten()
+        }))
     }
 
     /// One export of the `agent-tool` component with `workspace` opened as its one preopen; a
-    /// workspace that cannot be opened is the tool error, and no instance is made.
+    /// workspace that cannot be opened is the tool error, and no instance is made (nor memory used).
     async fn call_in_workspace<R>(
         &self,
         workspace: &(impl AsWorkspace + ?Sized),
         call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
-    ) -> Result<Result<R, ToolError>, CallError> {
+    ) -> Result<Answered<Result<R, ToolError>>, CallError> {
         let workspace = match workspace.workspace() {
             Ok(w) => w,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Answered { answer: Err(e), stats: CallStats { peak_memory: 0 } }),
         };
         let store = self.store(Some(&workspace), noop_sink());
-        self.call(store, call).await.map(Ok)
+        self.call(store, call).await.map(|answered| answered.map(Ok))
     }
 
     /// A store whose one preopen, if any, is the workspace's directory as it was opened.
@@ -310,15 +305,7 @@ impl ReadImageTool {
         &self,
         store: Store<CallState<ToolCtx>>,
         call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
-    ) -> Result<R, CallError> {
-        self.call_with_stats(store, call).await.map(|(r, _)| r)
-    }
-
-    async fn call_with_stats<R>(
-        &self,
-        store: Store<CallState<ToolCtx>>,
-        call: impl AsyncFnOnce(AgentTool, &mut Store<CallState<ToolCtx>>) -> wasmtime::Result<R>,
-    ) -> Result<(R, CallStats), CallError> {
+    ) -> Result<Answered<R>, CallError> {
         let pre = self.pre.instance_pre();
         self.runtime
             .call(pre, store, async |store, instance| {

@@ -40,7 +40,7 @@ fn convertible_types_of(wasm: &[u8]) -> Vec<String> {
     let (component, _) = runtime.load(wasm).unwrap();
     let pre = wasmtime::component::Linker::new(runtime.engine()).instantiate_pre(&component).unwrap();
     let store = runtime.store(());
-    let (types, _) = runtime
+    runtime
         .call_blocking(&pre, store, async |store, instance| {
             let admission = instance
                 .get_export_index(&mut *store, None, "mediagate:gate/admission@0.3.0")
@@ -51,8 +51,8 @@ fn convertible_types_of(wasm: &[u8]) -> Vec<String> {
             let convertible = instance.get_typed_func::<(), (Vec<String>,)>(&mut *store, &func)?;
             Ok(convertible.call_async(&mut *store, ()).await?.0)
         })
-        .unwrap();
-    types
+        .unwrap()
+        .answer
 }
 
 const SVG: &str =
@@ -114,7 +114,7 @@ async fn the_convert_component_is_loaded_by_the_first_converting_call_only() {
     }
     // A PNG through the converting call: admitted as by the plain gate, no conversion reported.
     let input = mediagate::gate::InputMedia::new(png, Some("image/png")).converting();
-    let converted = gate.admit(&input, gate.default_options()).await.unwrap().unwrap();
+    let converted = gate.admit(&input, gate.default_options()).await.unwrap().answer.unwrap();
     assert_eq!(converted.verdict, verdict);
     assert_eq!(converted.conversion, None);
     // Clones share the loaded component.
@@ -219,7 +219,7 @@ async fn the_library_admits_the_clis_bytes_for_the_conformance_parity_files() {
         assert_eq!(run.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&run.stderr));
         let bytes = std::fs::read(&file).unwrap();
         let input = mediagate::gate::InputMedia::new(bytes.clone(), Some(mime)).converting();
-        let converted = gate.admit(&input, gate.default_options()).await.unwrap().unwrap();
+        let converted = gate.admit(&input, gate.default_options()).await.unwrap().answer.unwrap();
         let mediagate::gate::Verdict::Admitted(admitted) = converted.verdict else { panic!("{name}: refused") };
         assert!(admitted.bytes(&bytes) == std::fs::read(&out).unwrap().as_slice(), "{name}: the same bytes");
     }

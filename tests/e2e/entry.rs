@@ -22,13 +22,13 @@ async fn the_type_picked_is_the_one_a_caller_would_claim_on_the_corpus() {
     assert!(files.len() > 150);
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
-        let answer = gate.admit(&input(bytes.clone(), path.to_str()), unset()).await.unwrap().unwrap();
+        let answer = gate.admit(&input(bytes.clone(), path.to_str()), unset()).await.unwrap().answer.unwrap();
         // The entry's rule, spelt out: the bytes' type when the gate admits it, else the name's.
         let admissible = ["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"];
         let by_name = if path.extension().is_some_and(|e| e == "pdf") { "application/pdf" } else { "image/png" };
         let sniffed = answer.sniffed.as_str();
         let claim = if admissible.contains(&sniffed) { sniffed } else { by_name };
-        let claimed = gate.admit(&InputMedia::new(bytes.clone(), Some(claim)), unset()).await.unwrap().unwrap();
+        let claimed = gate.admit(&InputMedia::new(bytes.clone(), Some(claim)), unset()).await.unwrap().answer.unwrap();
         assert_eq!(claimed.sniffed, answer.sniffed, "{}", path.display());
         let json: serde_json::Value = serde_json::from_str(&answer.json).unwrap();
         match (&claimed.verdict, &answer.verdict) {
@@ -59,14 +59,14 @@ async fn options_left_out_are_the_gates_defaults() {
     };
     assert_eq!(d.provider, Some(Provider::Anthropic));
     let photo = std::fs::read(corpus().join("bench/photo-exif-rotated.jpg")).unwrap();
-    let left_out = gate.admit(&input(photo.clone(), None), unset()).await.unwrap().unwrap();
-    let spelt = gate.admit(&input(photo, None), named).await.unwrap().unwrap();
+    let left_out = gate.admit(&input(photo.clone(), None), unset()).await.unwrap().answer.unwrap();
+    let spelt = gate.admit(&input(photo, None), named).await.unwrap().answer.unwrap();
     assert_eq!(left_out.json, spelt.json);
     let no_downsample = AdmitOptions { downsample: Some(false), ..unset() };
     let large = std::fs::read(corpus().join("bench/photo-12mp.jpg")).unwrap();
-    let fitted = gate.admit(&input(large.clone(), None), unset()).await.unwrap().unwrap();
+    let fitted = gate.admit(&input(large.clone(), None), unset()).await.unwrap().answer.unwrap();
     assert!(fitted.json.contains(r#""resized":true"#), "{}", fitted.json);
-    let kept = gate.admit(&input(large, None), no_downsample).await.unwrap().unwrap();
+    let kept = gate.admit(&input(large, None), no_downsample).await.unwrap().answer.unwrap();
     assert!(kept.json.contains(r#""resized":false"#) && kept.json.contains(r#""width":4000"#), "{}", kept.json);
 }
 
@@ -74,9 +74,9 @@ async fn options_left_out_are_the_gates_defaults() {
 async fn a_requests_profile_defaults_to_its_api() {
     let gate = gate();
     let request = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
-    let left_out = gate.admit_request(RequestApi::Openai, request, false, unset()).await.unwrap();
+    let left_out = gate.admit_request(RequestApi::Openai, request, false, unset()).await.unwrap().answer;
     let openai = AdmitOptions { provider: Some(Provider::Openai), ..unset() };
-    let spelt = gate.admit_request(RequestApi::Openai, request, false, openai).await.unwrap();
+    let spelt = gate.admit_request(RequestApi::Openai, request, false, openai).await.unwrap().answer;
     assert_eq!(left_out.json, spelt.json);
     assert!(left_out.json.starts_with(r#"{"api":"openai","request":{"model":"m""#), "{}", left_out.json);
 }
@@ -86,18 +86,18 @@ async fn the_name_is_the_hint_and_a_page_needs_a_pdf() {
     // A gate of its own: the shared one may have loaded the converter in another test.
     let gate = mediagate::Gate::new(runtime()).unwrap();
     let svg = std::fs::read(fixture("icon-svg.png")).unwrap();
-    let plain = gate.admit(&input(svg.clone(), Some("icon.png")), unset()).await.unwrap().unwrap();
+    let plain = gate.admit(&input(svg.clone(), Some("icon.png")), unset()).await.unwrap().answer.unwrap();
     assert_eq!(plain.convertible.as_deref(), Some("image/svg+xml"), "{}", plain.json);
     assert!(plain.json.contains(r#""reason":"magic_mismatch""#), "{}", plain.json);
     assert!(!gate.converter_loaded(), "a call that does not convert never loads the convert component");
     let converting = InputMedia { convert: true, ..input(svg.clone(), Some("icon.png")) };
-    let converted = gate.admit(&converting, unset()).await.unwrap().unwrap();
+    let converted = gate.admit(&converting, unset()).await.unwrap().answer.unwrap();
     assert_eq!(converted.conversion.as_ref().map(|c| c.from.as_str()), Some("image/svg+xml"), "{}", converted.json);
     let page = InputMedia { page: Some(1), ..input(svg, Some("icon.png")) };
-    assert_eq!(gate.admit(&page, unset()).await.unwrap(), Err(InputError::PageOfNonPdf("image/svg+xml".into())));
+    assert_eq!(gate.admit(&page, unset()).await.unwrap().answer, Err(InputError::PageOfNonPdf("image/svg+xml".into())));
     let pdf = std::fs::read(corpus().join("pdf").read_dir().unwrap().next().unwrap().unwrap().path()).unwrap();
     let missing = InputMedia { page: Some(9999), ..input(pdf, None) };
-    let answer = gate.admit(&missing, unset()).await.unwrap().unwrap();
+    let answer = gate.admit(&missing, unset()).await.unwrap().answer.unwrap();
     let Verdict::Refused(r) = &answer.verdict else { panic!("{}", answer.json) };
     assert_eq!(r.reason.as_str(), "no_such_page");
     assert_eq!(r.pages.as_ref().map(|p| p.requested), Some(9999));
@@ -134,10 +134,10 @@ async fn the_workspace_entry_is_the_entry_on_the_files_bytes_and_name() {
     for (name, bytes) in &files {
         for (convert, page) in [(false, None), (true, None), (true, Some(1))] {
             let direct = InputMedia { convert, page, ..input(bytes.to_vec(), Some(*name)) };
-            let expected = gate.admit(&direct, unset()).await.unwrap();
+            let expected = gate.admit(&direct, unset()).await.unwrap().answer;
             for data in [AdmittedData::Payload, AdmittedData::JsonBase64] {
                 let file = WorkspaceFile { path: name.to_string(), claimed_mime: None, convert, page, data };
-                let got = tool.admit_workspace_file(ws.path(), &file, unset()).await.unwrap();
+                let got = tool.admit_workspace_file(ws.path(), &file, unset()).await.unwrap().answer;
                 let what = format!("{name} convert={convert} page={page:?} {data:?}");
                 let expected = match &expected {
                     Ok(answer) => answer,
@@ -191,9 +191,9 @@ async fn the_workspace_entry_is_the_entry_on_the_files_bytes_and_name() {
         page: None,
         data: AdmittedData::Payload,
     };
-    let e = tool.admit_workspace_file(ws.path(), &missing, unset()).await.unwrap().unwrap_err();
+    let e = tool.admit_workspace_file(ws.path(), &missing, unset()).await.unwrap().answer.unwrap_err();
     assert_eq!(e.code, FileErrorCode::NotFound, "{}", e.message);
     let outside = WorkspaceFile { path: "../x.png".into(), ..missing };
-    let e = tool.admit_workspace_file(ws.path(), &outside, unset()).await.unwrap().unwrap_err();
+    let e = tool.admit_workspace_file(ws.path(), &outside, unset()).await.unwrap().answer.unwrap_err();
     assert_eq!(e.code, FileErrorCode::OutsideWorkspace, "{}", e.message);
 }

@@ -63,6 +63,7 @@ impl Setup {
             .await
             .unwrap_or_else(|_| panic!("{path:?} hung the tool"))
             .unwrap_or_else(|e| panic!("{path:?} broke the sandbox: {e}"))
+            .answer
     }
 
     /// The call is refused with `code`, and no request reaches the VLM.
@@ -96,7 +97,11 @@ async fn admit_in(tool: &ReadImageTool, ws: &(impl AsWorkspace + ?Sized), path: 
         data: AdmittedData::Payload,
     };
     let call = tool.admit_workspace_file(ws, &file, AdmitOptions::UNSET);
-    tokio::time::timeout(GUARD, call).await.expect("admit_file hung").expect("the sandbox itself never fails here")
+    tokio::time::timeout(GUARD, call)
+        .await
+        .expect("admit_file hung")
+        .expect("the sandbox itself never fails here")
+        .answer
 }
 
 fn icon_path() -> PathBuf {
@@ -376,13 +381,13 @@ async fn a_workspace_whose_own_path_is_not_utf8_is_a_clear_error() {
     std::fs::create_dir(&odd).unwrap();
     std::fs::copy(icon_path(), odd.join("icon.png")).unwrap();
     let call = s.tool.read_image(&odd, "icon.png", None, None, Arc::new(|_, _| {}));
-    let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
+    let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().answer.unwrap_err();
     assert_eq!(err.code, ToolErrorCode::Io, "{}", err.message);
     assert!(err.message.contains("UTF-8"), "{}", err.message);
     // A workspace that is missing or a file: clear errors too.
     for ws in [s.at("missing"), s.at("icon.png")] {
         let call = s.tool.read_image(&ws, "icon.png", None, None, Arc::new(|_, _| {}));
-        let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
+        let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().answer.unwrap_err();
         assert_eq!(err.code, ToolErrorCode::Io, "{}", err.message);
     }
     assert!(s.server.requests().is_empty());
@@ -408,13 +413,13 @@ async fn an_opened_workspace_is_not_looked_up_again() {
 
     let before = s.server.requests().len();
     let call = s.tool.read_image(&opened, "only-inside.png", None, None, Arc::new(|_, _| {}));
-    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap(), "fine");
+    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().answer.unwrap(), "fine");
     let call = s.tool.read_image(&opened, "secret.png", None, None, Arc::new(|_, _| {}));
-    let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err();
+    let err = tokio::time::timeout(GUARD, call).await.unwrap().unwrap().answer.unwrap_err();
     assert_eq!(err.code, NotFound, "{}", err.message);
     assert_eq!(admit_in(&s.tool, &opened, "secret.png").await.unwrap_err().code, FileErrorCode::NotFound);
     assert_eq!(s.server.requests().len(), before + 1, "only the file inside reached the VLM");
     // The path looked up now leads elsewhere; the opened workspace never went there.
     let call = s.tool.read_image(&path, "only-inside.png", None, None, Arc::new(|_, _| {}));
-    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().unwrap_err().code, NotFound);
+    assert_eq!(tokio::time::timeout(GUARD, call).await.unwrap().unwrap().answer.unwrap_err().code, NotFound);
 }

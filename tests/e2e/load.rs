@@ -123,7 +123,7 @@ async fn one_call(tool: &ReadImageTool, ws: &Path, kind: Kind, sink: Sink) {
     let call = tool.read_image(ws, kind.path(), None, None, sink);
     // A hang guard, not a performance assertion.
     let result = tokio::time::timeout(Duration::from_secs(300), call).await.expect("no call hangs");
-    let answer = result.unwrap_or_else(|e| panic!("{kind:?}: the sandbox failed: {e}"));
+    let answer = result.unwrap_or_else(|e| panic!("{kind:?}: the sandbox failed: {e}")).answer;
     match (kind, answer) {
         // The tool converts by default: the SVG is rendered and sent.
         (Kind::Good | Kind::Oversize | Kind::Svg, Ok(text)) => assert_eq!(text, ANSWER, "{kind:?}"),

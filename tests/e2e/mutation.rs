@@ -374,7 +374,7 @@ async fn check_tool_result(gate: &mediagate::Gate, what: &str, bytes: &[u8], cla
         {"type": "text", "text": "after"},
     ]);
     let admission = match gate.admit_tool_result("mutant", &content.to_string(), false, options).await {
-        Ok(a) => a,
+        Ok(a) => a.answer,
         Err(e) => {
             assert!(!matches!(e, CallError::Host(_)), "{what} (tool result): the host itself failed: {e}");
             return;

@@ -52,6 +52,7 @@ async fn call(tool: &ReadImageTool, ws: &Path, path: &str, question: Option<&str
     tool.read_image(ws, path, question, None, Recorder::default().sink())
         .await
         .expect("the sandbox itself never fails here")
+        .answer
 }
 
 #[tokio::test]
@@ -81,6 +82,7 @@ async fn a_question_gets_its_answer_openai_dialect() {
         .read_image(ws.path(), "icon.png", Some("What colour is the book?"), None, rec.sink())
         .await
         .unwrap()
+        .answer
         .unwrap();
     assert_eq!(answer, "Snowman: ☃ and 日本, done.");
     assert!(rec.texts(ChunkKind::Reasoning).contains("The user wants the colour."));
@@ -107,7 +109,8 @@ async fn no_question_asks_for_a_description_anthropic_dialect() {
     config.api_key = Some("sk-ant-secret".into());
     let ws = workspace();
     let rec = Recorder::default();
-    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
+    let answer =
+        tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().answer.unwrap();
     assert_eq!(answer, "An address book icon.");
     assert_eq!(rec.texts(ChunkKind::Reasoning), "Looking closely.");
     let r = &server.requests()[0];
@@ -216,7 +219,7 @@ async fn the_reply_reaches_the_sink_while_it_streams() {
     let rec = Recorder::default();
     let started = Instant::now();
     let answer =
-        tool(openai(&server)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
+        tool(openai(&server)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().answer.unwrap();
     let returned = Instant::now();
     assert_eq!(answer, "one two three");
     let seen = rec.0.lock().unwrap().clone();
@@ -242,8 +245,12 @@ async fn replies_up_to_the_cap_are_whole_and_longer_ones_cut_in_the_middle() {
         let server = VlmServer::start(vec![openai_reply(&texts, 0)]).await;
         let ws = workspace();
         let rec = Recorder::default();
-        let answer =
-            tool(openai(&server)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
+        let answer = tool(openai(&server))
+            .read_image(ws.path(), "icon.png", None, None, rec.sink())
+            .await
+            .unwrap()
+            .answer
+            .unwrap();
         assert!(answer.ends_with(&format!("\nthe last line of the {n}-character reply")), "{n}");
         assert_eq!(answer.chars().count(), n.min(200_000), "{n}");
         if n > 200_000 {
@@ -277,7 +284,8 @@ async fn long_reasoning_is_cut_the_same_way_and_kept_out_of_the_answer() {
     config.api_key = Some("sk-ant-test".into());
     let ws = workspace();
     let rec = Recorder::default();
-    let answer = tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
+    let answer =
+        tool(Some(config)).read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().answer.unwrap();
     assert_eq!(answer, expected_cut(&answer_text, ""));
     assert_eq!(without_notices(&rec.texts(ChunkKind::Reasoning), "reasoning"), expected_cut(&thought, ""));
     assert_eq!(without_notices(&rec.texts(ChunkKind::Content), "answer"), answer);
@@ -373,7 +381,7 @@ async fn each_call_gets_a_fresh_instance_and_calls_run_concurrently() {
         })
         .collect();
     for c in calls {
-        assert_eq!(c.await.unwrap().unwrap().unwrap(), "ok");
+        assert_eq!(c.await.unwrap().unwrap().answer.unwrap(), "ok");
     }
     // Eight calls that each wait 100 ms on the VLM overlap instead of queueing.
     assert!(started.elapsed() < Duration::from_millis(8 * 100));

@@ -11,9 +11,9 @@ use std::time::Duration;
 use crate::common::test_oracles::expected_cut;
 use crate::common::vlm_server::*;
 use crate::common::*;
-use mediagate::ReadImageTool;
 use mediagate::tool::Sink;
 use mediagate::vlm::{Api, ChunkKind, VlmConfig};
+use mediagate::{Answered, ReadImageTool};
 use serde_json::json;
 
 const KEY: &str = "sk-runaway-0123456789abcdef";
@@ -86,16 +86,16 @@ async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_str
     // What a short reply costs the guest, to compare the endless one with.
     let short = VlmServer::start(vec![openai_reply(&["A small icon."], 0)]).await;
     let tool = ReadImageTool::new(runtime(), Some(config(short.openai_url()))).unwrap();
-    let (answer, short_stats) =
-        tool.read_image_with_stats(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap();
-    assert_eq!(answer.unwrap(), "A small icon.");
+    let short_call = tool.read_image(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap();
+    assert_eq!(short_call.answer.unwrap(), "A small icon.");
+    let short_stats = short_call.stats;
 
     let (server, mut written) = endless_server("all work and no play ").await;
     let tool = ReadImageTool::new(runtime(), Some(config(server.openai_url()))).unwrap();
     let rec = Recorder::default();
     let started = std::time::Instant::now();
-    let (answer, stats) = tool
-        .read_image_with_stats(ws.path(), "icon.png", None, None, rec.sink())
+    let Answered { answer, stats } = tool
+        .read_image(ws.path(), "icon.png", None, None, rec.sink())
         .await
         .expect("no deadline: the guest stops pulling instead of running into it");
     let answer = answer.expect("the cut answer, not an error");
@@ -126,8 +126,12 @@ async fn an_endless_reply_is_cut_at_the_read_bound_in_bounded_memory_and_the_str
     // The next call on the same tool is unaffected.
     let (server2, mut written2) = endless_server("again ").await;
     let tool2 = ReadImageTool::new(runtime(), Some(config(server2.openai_url()))).unwrap();
-    let answer =
-        tool2.read_image(ws.path(), "icon.png", Some("q"), None, Recorder::default().sink()).await.unwrap().unwrap();
+    let answer = tool2
+        .read_image(ws.path(), "icon.png", Some("q"), None, Recorder::default().sink())
+        .await
+        .unwrap()
+        .answer
+        .unwrap();
     assert_eq!(answer, endless_answer("again "));
     hung_up(&mut written2).await;
 }
@@ -183,7 +187,7 @@ async fn a_key_the_model_echoes_is_redacted_in_the_answer_and_the_stream() {
     let ws = workspace();
     let tool = ReadImageTool::new(runtime(), Some(config(server.openai_url()))).unwrap();
     let rec = Recorder::default();
-    let answer = tool.read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().unwrap();
+    let answer = tool.read_image(ws.path(), "icon.png", None, None, rec.sink()).await.unwrap().answer.unwrap();
     assert_eq!(answer, REDACTED_ANSWER);
     let seen = rec.0.lock().unwrap().clone();
     let all: String = seen.iter().map(|(_, t)| t.as_str()).collect();
@@ -241,7 +245,8 @@ async fn a_reply_still_streaming_at_the_reply_deadline_is_cut_the_same_way() {
     c.max_reply_time = Duration::from_secs(3);
     let ws = workspace();
     let tool = ReadImageTool::new(runtime(), Some(c)).unwrap();
-    let answer = tool.read_image(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap().unwrap();
+    let answer =
+        tool.read_image(ws.path(), "icon.png", None, None, Recorder::default().sink()).await.unwrap().answer.unwrap();
     let note = "\n\n[mediagate: the reply was cut off (the vision model timed out: the reply took longer than 3s in all); \
                 the answer above is incomplete]";
     let kept = answer.strip_suffix(note).unwrap_or_else(|| panic!("{}", &answer[answer.len() - 300..]));

@@ -68,7 +68,8 @@ async fn call_seen(tool: &ReadImageTool, ws: &Path) -> (Result<String, ToolError
     let result = tokio::time::timeout(GUARD, tool.read_image(ws, "icon.png", None, None, seen.sink()))
         .await
         .expect("the call must end within its hang guard")
-        .expect("the sandbox itself never fails here");
+        .expect("the sandbox itself never fails here")
+        .answer;
     let text = match &result {
         Ok(answer) => answer.clone(),
         Err(e) => e.message.clone(),
@@ -115,6 +116,7 @@ async fn tool_still_answers(tool: &ReadImageTool, ws: &Path) {
         .await
         .unwrap()
         .unwrap()
+        .answer
         .unwrap_err();
     assert_eq!(err.code, ToolErrorCode::NotAnImage, "{}", err.message);
 }

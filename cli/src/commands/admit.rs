@@ -118,7 +118,7 @@ pub async fn admit(args: AdmitArgs) -> u8 {
         convert: args.gate.convert,
         page: args.page,
     };
-    let answer = match gate.admit(&input, options).await {
+    let answer = match gate.admit(&input, options).await.map(|a| a.answer) {
         Ok(Ok(answer)) => answer,
         Ok(Err(InputError::PageOfNonPdf(mime))) => {
             return report.fail(Code::Usage, format!("--page applies to PDFs; {} is {mime}", name.display()));
@@ -236,7 +236,7 @@ pub async fn admit_tool_result(args: ToolResultArgs) -> u8 {
     };
     let options = args.gate.options();
     let admission = match gate.admit_tool_result(&args.tool, &input, args.gate.convert, options).await {
-        Ok(a) => a,
+        Ok(a) => a.answer,
         Err(e) => return fail(e),
     };
     // The gate's text is printed as it is: it must be JSON.

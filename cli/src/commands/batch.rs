@@ -354,7 +354,7 @@ async fn judge(gate: &Gate, api: BatchApi, piece: Piece, convert: bool, options:
     };
     let bytes_in = text.len() as u64 + around_len;
     let input = BatchLineInput { api, line: text, number, convert };
-    match gate.admit_batch_line(&input, options).await {
+    match gate.admit_batch_line(&input, options).await.map(|a| a.answer) {
         Ok(answer) => {
             let report_line = (answer.outcome != BatchLineOutcome::Unchanged).then_some(answer.json);
             let kind = JudgedKind::Request {

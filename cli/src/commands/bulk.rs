@@ -289,7 +289,7 @@ async fn judge(bulk: &Bulk, gate: &Gate, written: &std::sync::Mutex<HashSet<u64>
         convert: bulk.convert,
         page: None,
     };
-    let answer = match gate.admit(&input, bulk.options).await {
+    let answer = match gate.admit(&input, bulk.options).await.map(|a| a.answer) {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => return error("usage", format!("{e:?}")),
         Err(e) => return error("sandbox", format!("{}: {e}", path.display())),

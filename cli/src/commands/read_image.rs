@@ -96,7 +96,8 @@ pub async fn read_image(args: ReadImageArgs) -> u8 {
         }
         ChunkKind::Reasoning => {}
     });
-    match tool.read_image(&args.workspace, &args.path, args.question.as_deref(), args.page, sink).await {
+    let answer = tool.read_image(&args.workspace, &args.path, args.question.as_deref(), args.page, sink).await;
+    match answer.map(|a| a.answer) {
         Ok(Ok(_answer)) => {
             // The answer already streamed; end the line.
             println!();

@@ -50,7 +50,7 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         Err(code) => return code,
     };
     let options = args.gate.options();
-    let answer = match gate.admit_request(api, &input, args.gate.convert, options).await {
+    let answer = match gate.admit_request(api, &input, args.gate.convert, options).await.map(|a| a.answer) {
         Ok(a) => a,
         Err(e) => return errors.fail(Code::Sandbox, e),
     };

@@ -76,14 +76,14 @@ pub async fn admit_claimed_with_stats(
     options: AdmitOptions,
 ) -> Result<(Verdict, CallStats), CallError> {
     let input = InputMedia::new(bytes.to_vec(), Some(claimed));
-    let (answer, stats) = gate.admit_with_stats(&input, options).await?;
-    Ok((answer.expect("no page is asked").verdict, stats))
+    let answered = gate.admit(&input, options).await?;
+    Ok((answered.answer.expect("no page is asked").verdict, answered.stats))
 }
 
 /// The type `bytes` carry, as the gate names it (`Admission::sniffed`).
 pub async fn sniff(gate: &Gate, bytes: &[u8]) -> String {
     let input = InputMedia::new(bytes.to_vec(), None);
-    gate.admit(&input, AdmitOptions::UNSET).await.unwrap().expect("no page is asked").sniffed
+    gate.admit(&input, AdmitOptions::UNSET).await.unwrap().answer.expect("no page is asked").sniffed
 }
 
 pub fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {

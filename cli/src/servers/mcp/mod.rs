@@ -401,7 +401,7 @@ impl McpServer {
                 result
             }
         };
-        match result {
+        match result.map(|a| a.answer) {
             Ok(Ok(answer)) => CallToolResult::success(vec![ContentBlock::text(answer)]),
             Ok(Err(refusal)) => tool_error(refusal.message),
             Err(call_error) => {
@@ -480,7 +480,7 @@ impl McpServer {
                 page: arguments.page,
                 data: AdmittedData::Payload,
             };
-            match self.tool.admit_workspace_file(workspace, &file, options).await {
+            match self.tool.admit_workspace_file(workspace, &file, options).await.map(|a| a.answer) {
                 Ok(Ok(answer)) => {
                     let mut result = view_image_result(&arguments.path, answer.verdict);
                     if let Some(c) = answer.conversion {

@@ -433,7 +433,7 @@ impl Proxy {
     /// With `--convert` the convert component checks it: SVG, BMP, TIFF, ICO blocks (and an
     /// animated GIF for a profile that refuses animation) are converted instead of replaced.
     async fn admit(&self, label: &str, json: &str) -> Result<ToolResultAdmission, String> {
-        let admitted = self.gate.admit_tool_result(label, json, self.convert, self.options).await;
+        let admitted = self.gate.admit_tool_result(label, json, self.convert, self.options).await.map(|a| a.answer);
         if let Ok(admission) = &admitted {
             for made in &admission.conversions {
                 let line = format!("{label}{} converted from {} to {}: {}", made.path, made.from, made.to, made.note);
