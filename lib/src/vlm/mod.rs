@@ -233,6 +233,14 @@ impl VlmClient {
         check_key_transport(&config)?;
         let endpoint = endpoint_url(config.api, &config.base_url)?;
         let (target, basic_auth) = split_credentials(&endpoint);
+        // OpenAI's key is itself an `Authorization` header: with the URL's credentials too, the
+        // request would carry two, which a server reads as it likes (one, the other, or a 400).
+        if basic_auth.is_some() && config.api_key.is_some() && config.api == Api::OpenAi {
+            return Err(VlmError(VlmErrorKind::Unreachable(format!(
+                "the VLM URL {} carries a user name and password and an API key is set too: both go in the                  `Authorization` header of the OpenAI dialect; give one of them; nothing was sent",
+                shown_url(&config.base_url)
+            ))));
+        }
         // The async side (`ask`, `ReplyStream`) times the exchange; these bounds sit a little
         // beyond its own so that its messages are the ones seen, and they end a blocking thread the
         // async side has stopped waiting for (a peer that went silent) instead of leaving it
@@ -1201,6 +1209,21 @@ mod tests {
         assert_eq!(basic, Some(format!("Basic {decoded}")));
         let (target, basic) = split_credentials(&url::Url::parse("https://h/v1").unwrap());
         assert_eq!((target.as_str(), basic), ("https://h/v1", None));
+    }
+
+    #[test]
+    fn a_urls_credentials_and_an_openai_key_are_refused_together_not_sent_as_two_authorizations() {
+        let mut both = VlmConfig::new(Api::OpenAi, "https://me:pw@gw.example/v1", "m");
+        both.api_key = Some("sk-key".into());
+        let e = VlmClient::new(both.clone()).err().expect("two Authorization headers are refused");
+        assert!(e.to_string().contains("give one of them"), "{e}");
+        assert!(!e.to_string().contains("pw"), "the password is not shown: {e}");
+        // Each alone is fine; Anthropic's key has its own header, so both go.
+        both.api_key = None;
+        assert!(VlmClient::new(both.clone()).is_ok());
+        let mut anthropic = VlmConfig::new(Api::Anthropic, "https://me:pw@gw.example", "m");
+        anthropic.api_key = Some("sk-key".into());
+        assert!(VlmClient::new(anthropic).is_ok());
     }
 
     #[test]
