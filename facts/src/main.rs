@@ -6,7 +6,8 @@
 //! and the guest (refusal reasons, profiles).
 //!
 //! `gen-facts` writes the files; `gen-facts --check` writes nothing and fails, naming each file,
-//! when one differs from what it would write (scripts/check-facts.sh, run by scripts/test.sh).
+//! when one differs from what it would write (scripts/check-facts.sh; scripts/test.sh runs the same
+//! check as this crate's unit test `the_repository_s_generated_files_are_current`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -394,6 +395,16 @@ mod tests {
         std::fs::create_dir_all(dir.join("js/src")).unwrap();
         std::fs::create_dir_all(dir.join("hosts/python/mediagate_host")).unwrap();
         dir
+    }
+
+    /// The check itself, on the repository: scripts/test.sh runs it inside `cargo test --workspace`,
+    /// whose build this crate shares (`cargo run -p mediagate-facts` alone unifies the guest's
+    /// dependencies' features another way and compiles them a second time).
+    #[test]
+    fn the_repository_s_generated_files_are_current() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let stale = run(repo, true).unwrap();
+        assert!(stale.is_empty(), "{stale:?} are not what the facts make of them: run `{COMMAND}` and commit it");
     }
 
     #[test]
