@@ -17,7 +17,7 @@ if [ -z "${MEDIAGATE_BIN:-}" ] && [ -x "$root/target/release/mediagate" ]; then
 fi
 export MEDIAGATE_BIN=${MEDIAGATE_BIN:-}
 # The wasmtime CLI for the documented `wasmtime serve` line: $WASMTIME, else the project's pinned
-# build (scripts/wasmtime-cli.sh prints its path; cached after the first build).
+# one (scripts/wasmtime-cli.sh prints its path; cached after the first install).
 if [ -z "${WASMTIME:-}" ] && [ -f "$root/scripts/wasmtime-cli.sh" ]; then
     WASMTIME=$(bash "$root/scripts/wasmtime-cli.sh" | tail -n 1)
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The http-gate component (the gate as a wasi:http/proxy service) under two engines, each started
-# here on a free 127.0.0.1 port: `wasmtime serve` (the wasmtime CLI of the host's wasmtime version,
-# from scripts/wasmtime-cli.sh, which installs it once into a per-user cache) and `jco serve` (Node,
+# here on a free 127.0.0.1 port: `wasmtime serve` (the wasmtime CLI of the host's 48.x line, from
+# scripts/wasmtime-cli.sh, which installs it once into a per-user cache) and `jco serve` (Node,
 # jco from js/node_modules). Behaviour tests (node:test), then the load test under each engine.
 #   MEDIAGATE_BIN        the mediagate CLI (parity, and the component it carries); default target/release
 #   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
