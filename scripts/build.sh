@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds everything (the guest components, the host CLI) and runs the main job on a bundled
-# example: the gate on a screenshot, as JSON and as a line.
+# Builds everything (the guest components, the host CLI, the test binaries) and runs the main job
+# on a bundled example: the gate on a screenshot, as JSON and as a line. The test binaries are built
+# here (compiled, not run) so that `scripts/test.sh`, and its `--quick` tier, compile nothing of Rust.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,3 +11,7 @@ echo "+ $bin admit examples/screenshot.png --json"
 "$bin" admit examples/screenshot.png --json
 echo "+ $bin admit examples/screenshot.png"
 "$bin" admit examples/screenshot.png
+# The same two commands scripts/test.sh runs, with its feature sets (scripts/check-features.sh).
+echo "+ cargo test --release --locked --workspace --no-run; the guest's converters' unit tests, --no-run"
+cargo test --release --locked --workspace --no-run
+cargo test --release --locked -p mediagate-guest --features convert --lib --no-run

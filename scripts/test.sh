@@ -2,18 +2,17 @@
 # Runs the whole test suite: the guest's unit tests, the end-to-end tests of the real component
 # through the real host and CLI, the other hosts (Python, JavaScript), the http-gate component under
 # two engines, the deployment manifests, and the packages built and installed into clean places.
-# Installs what is missing. Reuses the release build of scripts/build.sh (one feature set:
+# Installs what is missing. Reuses the release build and test binaries of scripts/build.sh (one feature set:
 # scripts/check-features.sh); the packages reuse it too (scripts/package.sh).
 #
 # Where the time goes on a fresh 2-core machine, and how this keeps it short: the Rust build is
-# CPU-bound and runs alone; the wasmtime CLI (a separate program, built once per machine) builds
-# from the start at the lowest priority, on the core the Rust build leaves idle (its fat-LTO guest
-# builds and links are single-threaded); the suites that mostly wait on processes, browsers and
+# CPU-bound and runs alone; the tools it checks with are release binaries fetched once per machine
+# (the wasmtime CLI, cargo-deny), not built; the suites that mostly wait on processes, browsers and
 # I/O run side by side, each into its own log (target/test-logs/), printed whole when it ends.
 # Any section or side-by-side suite that fails fails the script.
 #
 # `--quick`: a tier for a change in progress, a few minutes on 2 cores once scripts/build.sh has
-# built (no dependency compiled: the same `--workspace` feature set): the guest's unit tests, the
+# built (which builds the test binaries too): the unit tests of the guest and the library, the
 # end-to-end tests of the CLI and the gate, one test file per other host (Python, JavaScript). The
 # whole suite, above, is what CI runs; nothing here replaces it.
 set -euo pipefail
@@ -77,8 +76,10 @@ stop_lanes() {
 trap stop_lanes EXIT
 
 if $quick; then
-  section "Quick: the guest's unit tests"
-  cargo test --release --locked -p mediagate-guest --lib
+  # `--workspace`: the feature set scripts/build.sh built the test binaries with (`-p mediagate-guest`
+  # alone compiles the guest's dependencies again, and `--bins` the library and the command).
+  section "Quick: the guest's and the library's unit tests"
+  cargo test --release --locked --workspace --lib
   # The core of the end-to-end tests: the CLI's commands, inputs, walks and edges, the component's
   # entry and verdicts on the corpus, conversion, bulk runs, the docs' links and the module graph.
   # The long ones (bombs, mutation, load, the VLM faults, the MCP server's memory) are the full run's.
@@ -92,21 +93,21 @@ if $quick; then
   exit 0
 fi
 
-# The wasmtime CLI for `wasmtime serve` (tests/http, tests/deploy) is cached per machine by
-# scripts/wasmtime-cli.sh; when it is not cached yet (a fresh machine) it builds from here on at
-# nice 19, taking only the CPU the Rust build below leaves idle.
-lane wasmtime-cli "The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)" nice -n 19 bash scripts/wasmtime-cli.sh
+# The wasmtime CLI for `wasmtime serve` (tests/http, tests/deploy), cached per machine by
+# scripts/wasmtime-cli.sh: a download on Linux x86_64 and aarch64; elsewhere a build from source, which
+# then runs beside the Rust build below (wherever it waits on a single-threaded link).
+lane wasmtime-cli "The wasmtime CLI for wasmtime serve (scripts/wasmtime-cli.sh)" bash scripts/wasmtime-cli.sh
 
 section "The tests carry their data (tests/corpus/), nothing outside the clone"
 bash scripts/check-self-contained.sh
 bash scripts/vendor-wit.sh --check # wit/deps is the WASI WIT of the pinned wasmtime crates
-section "The facts other languages repeat are what the Rust sources generate (facts/)"
-bash scripts/check-facts.sh
 section "One feature set: the tests reuse the release build's dependencies (this builds the release build)"
 bash scripts/check-features.sh
 section "cargo deny: licenses, bans, sources (offline, no advisory database)"
 bash scripts/check-deny.sh
-section "Rust: guest unit tests, host end-to-end tests (release build)"
+# The workspace's tests include facts/'s check that the files other languages read are what the Rust
+# sources generate (scripts/check-facts.sh runs it alone).
+section "Rust: guest unit tests, host end-to-end tests, the generated facts (release build)"
 cargo test --release --locked --workspace
 # The workspace builds the guest natively without its converters (the preflight feature set); their
 # unit tests (SVG, BMP/TIFF/ICO, GIF frames, PDF pages, the hostile files) need the feature.
