@@ -237,7 +237,8 @@ impl VlmClient {
         // request would carry two, which a server reads as it likes (one, the other, or a 400).
         if basic_auth.is_some() && config.api_key.is_some() && config.api == Api::OpenAi {
             return Err(VlmError(VlmErrorKind::Unreachable(format!(
-                "the VLM URL {} carries a user name and password and an API key is set too: both go in the                  `Authorization` header of the OpenAI dialect; give one of them; nothing was sent",
+                "the VLM URL {} carries a user name and password and an API key is set too: both go in the \
+                 `Authorization` header of the OpenAI dialect; give one of them; nothing was sent",
                 shown_url(&config.base_url)
             ))));
         }
@@ -1216,7 +1217,7 @@ mod tests {
         let mut both = VlmConfig::new(Api::OpenAi, "https://me:pw@gw.example/v1", "m");
         both.api_key = Some("sk-key".into());
         let e = VlmClient::new(both.clone()).err().expect("two Authorization headers are refused");
-        assert!(e.to_string().contains("give one of them"), "{e}");
+        assert!(e.to_string().contains("both go in the `Authorization` header"), "{e}");
         assert!(!e.to_string().contains("pw"), "the password is not shown: {e}");
         // Each alone is fine; Anthropic's key has its own header, so both go.
         both.api_key = None;
