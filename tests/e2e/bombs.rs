@@ -178,9 +178,9 @@ enum Expect {
 }
 
 async fn admit(gate: &Gate, bytes: &[u8], mime: &str, options: AdmitOptions) -> (Result<Verdict, CallError>, usize) {
-    let call = admit_claimed_with_stats(gate, bytes, mime, options);
+    let call = admit_claimed_answered(gate, bytes, mime, options);
     match tokio::time::timeout(HANG_GUARD, call).await.expect("a bomb must not hang the call") {
-        Ok((verdict, stats)) => (Ok(verdict), stats.peak_memory),
+        Ok(answered) => (Ok(answered.answer), answered.stats.peak_memory),
         Err(e) => (Err(e), 0),
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::common::*;
-use mediagate::gate::{AdmitOptions, RefusalReason, Verdict, Verify};
+use mediagate::gate::{AdmitOptions, Answered, RefusalReason, Verdict, Verify};
 use mediagate::{CallError, Gate, Limits, Runtime, RuntimeConfig};
 
 /// The gate's own defaults (from the component's `default-options`).
@@ -568,7 +568,8 @@ async fn small_calls_run_in_the_initial_memory_without_growing_it() {
     let mut peaks = Vec::new();
     for name in ["pngsuite/basn0g01.png", "photos/Transparency.png"] {
         let bytes = std::fs::read(corpus().join(name)).unwrap();
-        let (verdict, stats) = admit_claimed_with_stats(&gate, &bytes, "image/png", full()).await.unwrap();
+        let Answered { answer: verdict, stats } =
+            admit_claimed_answered(&gate, &bytes, "image/png", full()).await.unwrap();
         assert!(matches!(verdict, Verdict::Admitted(_)), "{name}: {verdict:?}");
         peaks.push(stats.peak_memory);
     }

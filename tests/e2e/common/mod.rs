@@ -21,7 +21,7 @@ pub mod test_images;
 pub mod test_oracles;
 pub mod vlm_server;
 
-use mediagate::gate::{AdmitOptions, CallStats, InputMedia, Verdict};
+use mediagate::gate::{AdmitOptions, Answered, InputMedia, Verdict};
 use mediagate::{CallError, Gate, Runtime, RuntimeConfig};
 
 pub fn repo_root() -> PathBuf {
@@ -65,19 +65,18 @@ pub async fn admit_claimed(
     claimed: &str,
     options: AdmitOptions,
 ) -> Result<Verdict, CallError> {
-    admit_claimed_with_stats(gate, bytes, claimed, options).await.map(|(verdict, _)| verdict)
+    admit_claimed_answered(gate, bytes, claimed, options).await.map(|a| a.answer)
 }
 
-/// [`admit_claimed`], and what the call cost the sandbox.
-pub async fn admit_claimed_with_stats(
+/// [`admit_claimed`], with what the call cost the sandbox.
+pub async fn admit_claimed_answered(
     gate: &Gate,
     bytes: &[u8],
     claimed: &str,
     options: AdmitOptions,
-) -> Result<(Verdict, CallStats), CallError> {
+) -> Result<Answered<Verdict>, CallError> {
     let input = InputMedia::new(bytes.to_vec(), Some(claimed));
-    let answered = gate.admit(&input, options).await?;
-    Ok((answered.answer.expect("no page is asked").verdict, answered.stats))
+    Ok(gate.admit(&input, options).await?.map(|answer| answer.expect("no page is asked").verdict))
 }
 
 /// The type `bytes` carry, as the gate names it (`Admission::sniffed`).
