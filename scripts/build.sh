@@ -11,7 +11,7 @@ echo "+ $bin admit examples/screenshot.png --json"
 "$bin" admit examples/screenshot.png --json
 echo "+ $bin admit examples/screenshot.png"
 "$bin" admit examples/screenshot.png
-# The same two commands scripts/test.sh runs, with its feature sets (scripts/check-features.sh).
-echo "+ cargo test --release --locked --workspace --no-run; the guest's converters' unit tests, --no-run"
+# The command scripts/test.sh runs, with its feature set (scripts/check-features.sh); the guest's
+# unit tests in it carry the converters' (facts/Cargo.toml).
+echo "+ cargo test --release --locked --workspace --no-run"
 cargo test --release --locked --workspace --no-run
-cargo test --release --locked -p mediagate-guest --features convert --lib --no-run

@@ -105,14 +105,11 @@ section "One feature set: the tests reuse the release build's dependencies (this
 bash scripts/check-features.sh
 section "cargo deny: licenses, bans, sources (offline, no advisory database)"
 bash scripts/check-deny.sh
-# The workspace's tests include facts/'s check that the files other languages read are what the Rust
-# sources generate (scripts/check-facts.sh runs it alone).
+# The workspace's tests include the guest's unit tests with its converters (the workspace builds the
+# guest natively with them: facts/Cargo.toml) and facts/'s check that the files other languages read
+# are what the Rust sources generate (scripts/check-facts.sh runs it alone).
 section "Rust: guest unit tests, host end-to-end tests, the generated facts (release build)"
 cargo test --release --locked --workspace
-# The workspace builds the guest natively without its converters (the preflight feature set); their
-# unit tests (SVG, BMP/TIFF/ICO, GIF frames, PDF pages, the hostile files) need the feature.
-section "Rust: the guest's converters' unit tests (feature convert)"
-cargo test --release --locked -p mediagate-guest --features convert --lib
 section "The components the crate carries are what the guest source builds to"
 bash scripts/check-components.sh
 

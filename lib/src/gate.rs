@@ -302,3 +302,42 @@ impl Gate {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeConfig;
+
+    const SVG: &[u8] = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>"#;
+
+    /// The preflight component (what browsers download) carries no converter: a converting call
+    /// that reaches it anyway (a `Gate` sends those to `convert`; other hosts may not) is refused in
+    /// words that name the component that converts. Asked of the built component, not of the guest's
+    /// source, which the workspace tests natively with its converters.
+    #[test]
+    fn the_preflight_component_names_the_component_that_converts() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let gate = Gate::new(runtime.clone()).unwrap();
+        let ask = |input: InputMedia| {
+            let store = runtime.store(());
+            runtime
+                .call_blocking(&gate.pre, store, async |store, instance| {
+                    gate.indices.load(&mut *store, &instance)?.call_admit(store, &input, AdmitOptions::UNSET).await
+                })
+                .unwrap()
+                .answer
+        };
+        let refusal = |admission: Result<Admission, InputError>| match admission.unwrap().verdict {
+            Verdict::Refused(r) => r,
+            Verdict::Admitted(_) => panic!("admitted by the preflight component"),
+        };
+        let svg = refusal(ask(InputMedia::new(SVG.to_vec(), Some("image/svg+xml")).converting()));
+        assert_eq!(svg.reason, RefusalReason::MimeUnsupported);
+        assert!(svg.message.contains("`convert` component") && svg.message.contains("preflight"), "{}", svg.message);
+        let page = refusal(ask(InputMedia::new(b"%PDF-1.7\n".to_vec(), Some("application/pdf")).page(1)));
+        assert!(page.message.contains("`convert` component"), "{}", page.message);
+        // Without `convert`, the same SVG gets the plain gate's refusal, which names no component.
+        let plain = refusal(ask(InputMedia::new(SVG.to_vec(), Some("image/svg+xml"))));
+        assert!(!plain.message.contains("`convert` component"), "{}", plain.message);
+    }
+}

@@ -87,20 +87,6 @@ fn page_errors_have_their_own_words() {
     assert!(PageError::Blank { page: 2 }.message().contains("page 2"));
 }
 
-#[cfg(not(feature = "convert"))]
-#[test]
-fn the_preflight_build_says_which_component_converts() {
-    assert!(convertible_types().is_empty());
-    let r = admit_image(&bmp_by_hand(8, 8), "image/bmp", &converting(Provider::Anthropic)).unwrap_err();
-    assert_eq!(r.reason, Reason::MimeUnsupported);
-    assert!(r.message.contains("`convert` component") && r.message.contains("preflight"), "{}", r.message);
-    // A still GIF under OpenAI is the plain gate's, as before.
-    let gif = crate::test_images::encode(&crate::test_images::gradient(4, 4), image::ImageFormat::Gif);
-    assert!(admit_image(&gif, "image/gif", &converting(Provider::OpenAi)).is_ok());
-    let e = admit_pdf_page(b"%PDF-1.7\n", 1, &Options::default()).unwrap_err();
-    assert!(e.message().contains("`convert` component"), "{}", e.message());
-}
-
 #[cfg(feature = "convert")]
 mod converters;
 
