@@ -1,57 +1,71 @@
 #!/usr/bin/env bash
-# One feature set: every crate that `cargo build -p mediagate-cli` (scripts/build.sh, `cargo install
-# mediagate-cli`, the CLI wheel) compiles must be compiled with the same features by `cargo test
-# --workspace` (scripts/test.sh), so the tests reuse the release build's wasmtime and cranelift
-# instead of compiling them again. Cargo unifies features over what a command builds; the test build
-# adds dev-dependencies and the guest's and bench's native builds, which can turn on a feature of a
-# crate the host depends on (and so change the hash of everything above it). The pins in
-# cli/Cargo.toml keep the sets equal; this fails, naming the crate and the features, when they drift.
-# Second check (below): build.rs and the binary share one wasmtime.
+# One build of each dependency. Every library that `cargo build -p mediagate-cli` (scripts/build.sh,
+# `cargo install mediagate-cli`, the CLI wheel) compiles must be the very artifact `cargo test
+# --workspace` (scripts/test.sh) links, so the tests reuse the release build's wasmtime and
+# cranelift instead of compiling them a second time; and lib/build.rs (which precompiles the
+# components) must share the binary's wasmtime.
+#
+# Cargo unifies features over what one command builds: the test build adds dev-dependencies and the
+# guest's and bench's native builds, which can turn on a feature of a crate the host depends on, and
+# that changes the hash of every crate above it. The pins in cli/Cargo.toml (and, for the build
+# script, lib/Cargo.toml [build-dependencies]) keep the sets equal. Comparing feature lists is not
+# enough (a crate built twice, once per side, shows both lists in either command), so this compares
+# what cargo names the artifacts: the hash in a file name covers features, profile and every
+# dependency. After scripts/build.sh both commands are fresh and this compiles nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=$(cargo tree --locked -p mediagate-cli -e normal,build --prefix none -f '{p}|{f}')
-tests=$(cargo tree --locked --workspace -e normal,build,dev --prefix none -f '{p}|{f}')
+build=$(mktemp)
+tests=$(mktemp)
+trap 'rm -f "$build" "$tests"' EXIT
+cargo build --release --locked -p mediagate-cli --message-format=json >"$build"
+cargo test --release --locked --workspace --no-run --message-format=json >"$tests"
 python3 - "$build" "$tests" <<'EOF'
-import sys
-from collections import defaultdict
+import collections, json, sys
 
-def sets(text):
-    out = defaultdict(set)
-    for line in text.splitlines():
-        line = line.removesuffix(" (*)").strip()
-        if "|" not in line:
-            continue
-        pkg, features = line.split("|", 1)
-        out[pkg.strip()].add(features.strip())
+def libraries(path):
+    """(package, target) -> {artifact file names: features} for every library compiled."""
+    out = collections.defaultdict(dict)
+    with open(path) as f:
+        for line in f:
+            m = json.loads(line)
+            if m.get("reason") != "compiler-artifact" or m["profile"]["test"]:
+                continue
+            if not set(m["target"]["kind"]) - {"bin", "test", "bench", "example", "custom-build"}:
+                continue
+            name = m["package_id"].rsplit("#", 1)[-1] + " " + m["target"]["name"]
+            out[name][tuple(sorted(m["filenames"]))] = m["features"]
     return out
 
-build, tests = sets(sys.argv[1]), sets(sys.argv[2])
-drift = [(p, build[p], tests[p]) for p in sorted(build) if p in tests and not build[p] <= tests[p]]
-if drift:
-    print("error: the test build compiles these crates with other features than `cargo build -p mediagate-cli`,", file=sys.stderr)
-    print("so scripts/test.sh would compile them (and everything above them) a second time:", file=sys.stderr)
-    for p, b, t in drift:
-        print(f"  {p}\n    build: {sorted(b)}\n    tests: {sorted(t)}", file=sys.stderr)
-    print("Pin the tests' features in cli/Cargo.toml [dependencies] (see the comment there).", file=sys.stderr)
-    sys.exit(1)
-print(f"one feature set: the {len(build)} crates of the release build are built alike by the tests")
-EOF
+build, tests = libraries(sys.argv[1]), libraries(sys.argv[2])
+failed = False
 
-# The build script's wasmtime (lib/build.rs precompiles the components) must be the binary's: the
-# same features (the [build-dependencies] pins in lib/Cargo.toml) and profile ([profile.release.
-# build-override]), so that cargo compiles wasmtime and Cranelift once. Cargo lists the release
-# build's artifacts (all fresh after scripts/build.sh: this compiles nothing new); a crate of
-# wasmtime's built twice fails here, named.
-cargo build --release --locked -p mediagate-cli --message-format=json 2>/dev/null | python3 -c '
-import collections, json, sys
-libs = collections.Counter()
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and "lib" in m["target"]["kind"]:
-        libs[m["target"]["name"]] += 1
-twice = sorted(n for n, c in libs.items() if c > 1 and n.startswith(("wasmtime", "cranelift", "wasmparser")))
+twice = sorted(n for n, arts in build.items() if len(arts) > 1)
 if twice:
-    sys.exit("error: built twice, once for build.rs and once for the binary: " + ", ".join(twice)
-             + ". Pin their features in lib/Cargo.toml [build-dependencies] (see the comment there).")
-print("one wasmtime: build.rs and the binary share wasmtime and Cranelift (each compiled once)")
-'
+    failed = True
+    print("error: the release build compiles these twice, once for lib/build.rs and once for the binary:",
+          file=sys.stderr)
+    for n in twice:
+        print(f"  {n}: " + " | ".join(",".join(f) or "(no features)" for f in build[n].values()), file=sys.stderr)
+    print("Pin the binary's features in lib/Cargo.toml [build-dependencies] (see the comment there).", file=sys.stderr)
+
+again = sorted(n for n, arts in build.items() if n in tests and not set(arts) <= set(tests[n]))
+if again:
+    failed = True
+    # The crates whose own features differ are the cause; the rest are compiled again because a
+    # dependency was.
+    cause = [n for n in again
+             if {tuple(f) for f in build[n].values()} != {tuple(f) for f in tests[n].values()}]
+    print(f"error: `cargo test --workspace` compiles {len(again)} of the release build's libraries a second time.",
+          file=sys.stderr)
+    for n in cause:
+        print(f"  {n}\n    build: {sorted(map(sorted, build[n].values()))}\n    tests: {sorted(map(sorted, tests[n].values()))}",
+              file=sys.stderr)
+    print("  and so, above them: " + ", ".join(n for n in again if n not in cause), file=sys.stderr)
+    print("Pin the tests' features in cli/Cargo.toml [dependencies] (and lib/Cargo.toml", file=sys.stderr)
+    print("[build-dependencies] if build.rs's side needs them too; see the comments there).", file=sys.stderr)
+
+if failed:
+    sys.exit(1)
+print(f"one build of each dependency: the tests link the release build's {len(build)} libraries,"
+      " and build.rs shares the binary's wasmtime")
+EOF
