@@ -4,11 +4,12 @@
 //!
 //! What is kept is what a decoder needs to show the pixels as meant — PNG: the critical chunks,
 //! `tRNS` and the colour information (`sRGB`, `gAMA`, `cHRM`, `cICP`, an `iCCP` that inflates
-//! within bounds); JPEG: the frame, tables, scans, JFIF `APP0`, a well-formed Adobe `APP14` (it
-//! decides CMYK/YCCK) and a complete ICC profile; GIF: the screen, colour tables, frames, graphic
-//! control and the looping extension; WebP: the image, alpha, animation and ICC chunks. Everything
-//! else — EXIF, XMP, IPTC, comments, text, APNG animation chunks, unknown chunks, bytes between or
-//! after the structure — is dropped, and named in [`Canonical::dropped`].
+//! within bounds); JPEG: the frame, tables, scans, JFIF `APP0` (its thumbnail is metadata), the
+//! 12 bytes of a well-formed Adobe `APP14` (it decides CMYK/YCCK) and a complete ICC profile; GIF:
+//! the screen, colour tables, frames, graphic control and the looping extension's count; WebP: the
+//! image, alpha, animation and ICC chunks. Everything else — EXIF, XMP, IPTC, comments, text,
+//! APNG animation chunks, unknown chunks, bytes between or after the structure — is dropped, and
+//! named in [`Canonical::dropped`].
 //!
 //! An EXIF orientation other than upright is not lost with its EXIF block: a minimal EXIF block
 //! holding only the orientation takes its place, so an image the ladder does not rotate (the
@@ -115,6 +116,10 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let (x, y) = (a.chunks_exact(16), b.chunks_exact(16));
     a.len() == b.len() && x.remainder() == y.remainder() && x.zip(y).all(|(p, q)| word(p) == word(q))
 }
+
+/// The JFIF `APP0` payload without a thumbnail; the Adobe `APP14` payload (libjpeg's lengths).
+const JFIF_HEADER: usize = 14;
+const ADOBE_LEN: usize = 12;
 
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
 /// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
@@ -533,13 +538,31 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         saw_sof |= is_sof(marker);
         at += 2 + len;
         match marker {
+            // JFIF: "JFIF", version, units, densities, thumbnail size — 14 bytes — then the
+            // thumbnail's pixels, which no decoder shows: metadata, and a place for any bytes.
             0xE0 if payload.starts_with(b"JFIF\0") && out.bytes.len() == 2 => {
-                out.bytes.extend_from_slice(segment);
+                if out.keep_metadata || (payload.len() == JFIF_HEADER && payload[12..14] == [0, 0]) {
+                    out.bytes.extend_from_slice(segment);
+                } else if payload.len() >= JFIF_HEADER {
+                    out.bytes.extend_from_slice(&[0xFF, 0xE0, 0, 2 + JFIF_HEADER as u8]);
+                    out.bytes.extend_from_slice(&payload[..12]);
+                    out.bytes.extend_from_slice(&[0, 0]);
+                    out.drop("other-metadata");
+                } else {
+                    // Too short for libjpeg to read as JFIF: it decides nothing.
+                    out.drop("other-metadata");
+                }
                 exif_at = out.bytes.len();
             }
             // Adobe: "Adobe", version, flags0, flags1, transform — 12 bytes; a shorter one libjpeg
-            // reads as no Adobe segment at all.
-            0xEE if payload.starts_with(b"Adobe") && payload.len() >= 12 => out.bytes.extend_from_slice(segment),
+            // reads as no Adobe segment at all, and bytes after the 12 none reads at all.
+            0xEE if payload.starts_with(b"Adobe") && payload.len() >= ADOBE_LEN => {
+                out.bytes.extend_from_slice(&[0xFF, 0xEE, 0, 2 + ADOBE_LEN as u8]);
+                out.bytes.extend_from_slice(&payload[..ADOBE_LEN]);
+                if payload.len() > ADOBE_LEN {
+                    out.drop("other-metadata");
+                }
+            }
             0xE2 if payload.starts_with(b"ICC_PROFILE\0") => {
                 if out.keep_metadata {
                     out.bytes.extend_from_slice(segment);

@@ -9,7 +9,9 @@
 //! - a later frame whose LZW data is defective is dropped (`broken-frames`); a defective first
 //!   frame keeps what decodes, the rest transparent, as the viewers show it;
 //! - an extension with a label no GIF version defines is skipped (giflib, Pillow, libvips and
-//!   Chromium skip it; the `gif` crate stops on it), with or without `keep_metadata`.
+//!   Chromium skip it; the `gif` crate stops on it), with or without `keep_metadata`;
+//! - a looping extension is written as its loop count alone: its other sub-blocks (a buffering
+//!   size, anything) and the bytes after the count are read by no viewer.
 //!
 //! A frame declaring more than [`DECODE_MAX_PIXELS`] (the 4.3-gigapixel frame in a 64×64 screen)
 //! is refused before anything is decoded, and so is a GIF whose frames hold more than
@@ -85,6 +87,23 @@ fn lzw_decode(decoder: &mut Decoder, blocks: &[&[u8]], pixels: usize, mut into: 
 /// The rows of an interlaced frame, in the order they are stored.
 fn interlaced_rows(height: usize) -> impl Iterator<Item = usize> {
     [(0, 8), (4, 8), (2, 4), (1, 2)].into_iter().flat_map(move |(start, step)| (start..height).step_by(step))
+}
+
+/// A looping extension (`sub_blocks`: its identifier's, which starts with the 11-byte name, and
+/// the rest) written as the name and its first loop sub-block's count (sub-block id 1, what Pillow
+/// reads and the count browsers repeat by); one without a count is left out.
+fn looping(out: &mut Out, sub_blocks: &[&[u8]]) {
+    let (identifier, rest) = sub_blocks.split_first().expect("the caller matched the identifier");
+    let Some(count) = rest.iter().find(|b| b.len() >= 3 && b[0] & 7 == 1) else {
+        out.drop("other-metadata");
+        return;
+    };
+    out.bytes.extend_from_slice(&[EXTENSION, 0xFF, 11]);
+    out.bytes.extend_from_slice(&identifier[..11]);
+    out.bytes.extend_from_slice(&[3, 1, count[1], count[2], 0]);
+    if identifier.len() > 11 || rest.len() > 1 || count.len() > 3 {
+        out.drop("other-metadata");
+    }
 }
 
 /// The LZW data of `indices` in sub-blocks with their terminator, after the minimum code size.
@@ -168,10 +187,14 @@ pub(super) fn gif(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                         control = Some(out.bytes.len());
                         out.bytes.extend_from_slice(block);
                     }
+                    // The name is the identifier sub-block's first 11 bytes (a shorter sub-block
+                    // only looks like it, its next one read into it).
                     Some(0xFF)
-                        if block.get(3..14) == Some(b"NETSCAPE2.0") || block.get(3..14) == Some(b"ANIMEXTS1.0") =>
+                        if block[2] >= 11
+                            && (block.get(3..14) == Some(b"NETSCAPE2.0")
+                                || block.get(3..14) == Some(b"ANIMEXTS1.0")) =>
                     {
-                        out.bytes.extend_from_slice(block)
+                        looping(&mut out, &run.blocks)
                     }
                     Some(0xFF) if block.get(3..14) == Some(b"XMP DataXMP") => out.metadata(block, "xmp"),
                     Some(0xFE) => out.metadata(block, "comment"),

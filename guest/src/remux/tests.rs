@@ -295,6 +295,45 @@ fn what_libjpeg_repairs_is_repaired() {
     assert_eq!((out, dropped), (plain, vec!["trailing-bytes"]));
 }
 
+#[test]
+fn a_jfif_thumbnail_and_an_adobe_tail_carry_nothing_through() {
+    let plain = jpeg_plain();
+    // A JFIF APP0 with a 2x1 thumbnail whose pixels spell the secret, as the first segment.
+    let mut jfif = b"JFIF\0\x01\x02\x01\x00\x48\x00\x48\x02\x01".to_vec();
+    jfif.extend_from_slice(&SECRET[..6]);
+    let own_app0 =
+        if plain[2..4] == [0xFF, 0xE0] { 4 + usize::from(u16::from_be_bytes([plain[4], plain[5]])) } else { 2 };
+    let mut thumbnailed = plain[..2].to_vec();
+    thumbnailed.extend_from_slice(&segment(0xE0, &jfif));
+    thumbnailed.extend_from_slice(&plain[own_app0..]);
+    let (out, dropped) = made(&thumbnailed, ImageType::Jpeg);
+    assert!(!contains(&out, &SECRET[..6]), "the thumbnail's bytes are gone");
+    assert_eq!(dropped, ["other-metadata"]);
+    let mut expected = plain[..2].to_vec();
+    expected.extend_from_slice(&segment(0xE0, b"JFIF\0\x01\x02\x01\x00\x48\x00\x48\x00\x00"));
+    expected.extend_from_slice(&plain[own_app0..]);
+    assert_eq!(out, expected, "the JFIF header kept (version, density), the thumbnail size zero");
+    assert_eq!(decoded(&out, ImageFormat::Jpeg), decoded(&plain, ImageFormat::Jpeg));
+    // The thumbnail is metadata: kept when asked.
+    assert_eq!(canonical(&thumbnailed, ImageType::Jpeg, true).unwrap().bytes, None);
+    // A JFIF segment too short to be read as one decides nothing and goes.
+    let mut short = plain[..2].to_vec();
+    short.extend_from_slice(&segment(0xE0, b"JFIF\0\x01"));
+    short.extend_from_slice(&plain[own_app0..]);
+    let (out, dropped) = made(&short, ImageType::Jpeg);
+    assert_eq!((out, dropped), ([&plain[..2], &plain[own_app0..]].concat(), vec!["other-metadata"]));
+
+    // An Adobe APP14 is 12 bytes; what follows them is read by no decoder and goes, asked or not.
+    let adobe = b"Adobe\0\x64\0\0\0\0\x01".to_vec();
+    let mut long = adobe.clone();
+    long.extend_from_slice(SECRET);
+    for keep in [false, true] {
+        let c = canonical(&jpeg_with(&[segment(0xEE, &long)]), ImageType::Jpeg, keep).unwrap();
+        assert_eq!(c.bytes, Some(jpeg_with(&[segment(0xEE, &adobe)])));
+        assert_eq!(c.dropped, ["other-metadata"]);
+    }
+}
+
 fn gif_plain() -> Vec<u8> {
     encode(&gradient(16, 8), ImageFormat::Gif)
 }
@@ -317,6 +356,48 @@ fn gif_comments_and_unknown_extensions_are_dropped() {
     let (out, dropped) = made(&gif_with(&comment), ImageType::Gif);
     assert_eq!((out, dropped), (gif_plain(), vec!["comment"]));
     assert_eq!(canonical(&gif_plain(), ImageType::Gif, false), Ok(Canonical::default()));
+}
+
+#[test]
+fn a_gif_looping_extension_keeps_its_loop_count_alone() {
+    let looping = |sub_blocks: &[&[u8]]| {
+        let mut b = b"\x21\xFF\x0BNETSCAPE2.0".to_vec();
+        for sub in sub_blocks {
+            b.push(sub.len() as u8);
+            b.extend_from_slice(sub);
+        }
+        b.push(0);
+        b
+    };
+    let plain = looping(&[b"\x01\x05\x00"]);
+    assert_eq!(canonical(&gif_with(&plain), ImageType::Gif, false), Ok(Canonical::default()));
+    // More sub-blocks (a buffering size, any text), or a loop sub-block longer than its 3 bytes.
+    let mut secret_sub = b"\x02".to_vec();
+    secret_sub.extend_from_slice(SECRET);
+    let mut long_loop = b"\x01\x05\x00".to_vec();
+    long_loop.extend_from_slice(SECRET);
+    for smuggling in
+        [looping(&[b"\x01\x05\x00", &secret_sub]), looping(&[&secret_sub, b"\x01\x05\x00"]), looping(&[&long_loop])]
+    {
+        for keep in [false, true] {
+            let c = canonical(&gif_with(&smuggling), ImageType::Gif, keep).unwrap();
+            assert_eq!(c.bytes, Some(gif_with(&plain)));
+            assert_eq!(c.dropped, ["other-metadata"]);
+        }
+    }
+    // No loop count in it: nothing a decoder reads is left, and it goes whole.
+    let (out, dropped) = made(&gif_with(&looping(&[&secret_sub])), ImageType::Gif);
+    assert_eq!((out, dropped), (gif_plain(), vec!["other-metadata"]));
+    // An identifier sub-block longer than the name: the name kept, the rest of it not.
+    let mut long_name = plain.clone();
+    long_name[2] = 12;
+    long_name.insert(14, b'X');
+    let c = canonical(&gif_with(&long_name), ImageType::Gif, false).unwrap();
+    assert_eq!((c.bytes, c.dropped), (Some(gif_with(&plain)), vec!["other-metadata"]));
+    // A shorter one whose next sub-block completes the name is no looping extension.
+    let short_name = b"\x21\xFF\x08NETSCAPE\x032.0\x03\x01\x05\x00\x00";
+    let (out, dropped) = made(&gif_with(short_name), ImageType::Gif);
+    assert_eq!((out, dropped), (gif_plain(), vec!["other-metadata"]));
 }
 
 #[test]
