@@ -394,9 +394,12 @@ fn a_gif_looping_extension_keeps_its_loop_count_alone() {
     long_name.insert(14, b'X');
     let c = canonical(&gif_with(&long_name), ImageType::Gif, false).unwrap();
     assert_eq!((c.bytes, c.dropped), (Some(gif_with(&plain)), vec!["other-metadata"]));
-    // A shorter one whose next sub-block completes the name is no looping extension.
-    let short_name = b"\x21\xFF\x08NETSCAPE\x032.0\x03\x01\x05\x00\x00";
-    let (out, dropped) = made(&gif_with(short_name), ImageType::Gif);
+    // A shorter one whose next sub-block completes the name (its size byte is the '2') is no
+    // looping extension.
+    let mut short_name = b"\x21\xFF\x08NETSCAPE2.0".to_vec();
+    short_name.extend_from_slice(&[0x5A; b'2' as usize - 2]);
+    short_name.extend_from_slice(b"\x03\x01\x05\x00\x00");
+    let (out, dropped) = made(&gif_with(&short_name), ImageType::Gif);
     assert_eq!((out, dropped), (gif_plain(), vec!["other-metadata"]));
 }
 
