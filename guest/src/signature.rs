@@ -157,17 +157,18 @@ pub fn normalize_mime(mime: &str) -> String {
     mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
-/// The media type the bytes carry. Never defaults to an image type: unrecognised UTF-8 text is
-/// `text/plain` (or SVG/HTML when it looks like it), anything else `application/octet-stream`.
-pub fn sniff(bytes: &[u8]) -> String {
-    // The strict signatures first, so sniff and gate never disagree on the four image types.
+/// The type of bytes that start with the signature of a type the gate judges or converts, by
+/// checks strict enough that text is never taken for one (`None` otherwise; SVG is text, and is
+/// not among them).
+pub fn strict_signature(bytes: &[u8]) -> Option<&'static str> {
+    // The four image types first, so sniff and gate never disagree on them.
     for t in [ImageType::Png, ImageType::Jpeg, ImageType::Gif, ImageType::WebP] {
         if t.matches(bytes) {
-            return t.mime().to_string();
+            return Some(t.mime());
         }
     }
     if is_pdf(bytes) {
-        return PDF_MIME.to_string();
+        return Some(PDF_MIME);
     }
     // The types the converters take, by the same strict checks the converters apply, under their
     // canonical names (infer calls an icon `image/x-icon` and HEIC `image/heif`).
@@ -178,7 +179,13 @@ pub fn sniff(bytes: &[u8]) -> String {
         (heif_kind(bytes) == Some(Heif::Heic), "image/heic"),
         (heif_kind(bytes) == Some(Heif::Avif), "image/avif"),
     ];
-    if let Some((_, mime)) = convertible.iter().find(|(hit, _)| *hit) {
+    convertible.iter().find(|(hit, _)| *hit).map(|(_, mime)| *mime)
+}
+
+/// The media type the bytes carry. Never defaults to an image type: unrecognised UTF-8 text is
+/// `text/plain` (or SVG/HTML when it looks like it), anything else `application/octet-stream`.
+pub fn sniff(bytes: &[u8]) -> String {
+    if let Some(mime) = strict_signature(bytes) {
         return mime.to_string();
     }
     // Before infer: it would try each of its ~200 matchers through a function pointer, and each

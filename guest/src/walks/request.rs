@@ -11,11 +11,47 @@
 
 use jiter::{Jiter, Peek};
 
+use super::tool_result::scan::Object;
 use super::tool_result::{Block, Ruled, Rules, placeholder_text, readable, scan, shape, walk};
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
 use crate::signature::ImageType;
 use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal, Unit};
+
+/// The endpoints whose request bodies the SDK wrappers admit, by the end of the URL's path (a
+/// gateway, Azure or Vertex puts anything before it; `*` is one path segment), and the dialect
+/// each body is read in: `openai` (Chat Completions), `anthropic` (Messages, also on Vertex), or
+/// `responses` (Responses and Conversations items: in [`responses_envelope`]). `gen-facts` writes
+/// them into the JavaScript and Python hosts; no host keeps a list of its own.
+pub const ENDPOINTS: [(&str, &str); 10] = [
+    ("/chat/completions", "openai"),
+    ("/responses", "responses"),
+    ("/responses/input_tokens", "responses"),
+    ("/responses/compact", "responses"),
+    ("/conversations", "responses"),
+    ("/conversations/*/items", "responses"),
+    // Anthropic's carry the `/v1` its SDK always writes, so OpenAI's `/threads/{id}/messages` is
+    // not taken for one.
+    ("/v1/messages", "anthropic"),
+    ("/v1/messages/count_tokens", "anthropic"),
+    (":rawPredict", "anthropic"),
+    (":streamRawPredict", "anthropic"),
+];
+
+/// How a host hands an OpenAI Responses request to this walk (the contract's dialects are Chat
+/// Completions and Messages): the body as the one block of one user message. Every media block
+/// anywhere in it (`input_image`, `input_file`, a computer-use screenshot, in any item) is then
+/// judged under the OpenAI request rules, refused ones in the Responses API's own `input_text`;
+/// the walk keeps the text byte for byte outside the changed blocks, so the body is cut back out
+/// of the answer exactly. `gen-facts` writes these into the JavaScript and Python hosts.
+pub mod responses_envelope {
+    /// What goes before the body.
+    pub const PREFIX: &str = r#"{"messages":[{"role":"user","content":[{"responses_request":"#;
+    /// What goes after it.
+    pub const SUFFIX: &str = "}]}]}";
+    /// Where the body sits: the start of every change's path in it.
+    pub const POINTER: &str = "/messages/0/content/0/responses_request";
+}
 
 /// Room kept for each block not yet judged, in case it is replaced by a placeholder: the words of
 /// a refusal are a few hundred bytes. The final length is checked against the cap regardless.
@@ -115,9 +151,10 @@ fn admit_request_under(
     if let Err(why) = check_shape(api, &readable) {
         return unusable(Reason::Undecodable, raw, None, format!("not an {} request: {why}", api_title(api)));
     }
+    // Audio is not media the gate judges: it goes to the provider as it is.
     let blocks: Vec<Block> = shape::media_blocks(&readable, &scanned)
         .into_iter()
-        .filter(|b| in_messages(&scanned.objects[b.object].pointer))
+        .filter(|b| judged_where_it_sits(&scanned.objects[b.object]) && !b.is_audio())
         .collect();
 
     // The images the request will carry (those the gate can judge, and URLs the provider fetches:
@@ -268,16 +305,17 @@ fn api_title(api: Api) -> &'static str {
     }
 }
 
-/// Blocks in the request's messages, at any depth (Anthropic `tool_result` content, documents),
-/// except inside a `tool_use` block's `input`: that is the arguments of an earlier call, JSON the
-/// model reads as text, not media.
-fn in_messages(pointer: &str) -> bool {
-    let mut segments = pointer.split('/').skip(1);
-    if segments.next() != Some("messages") {
-        return false;
-    }
+/// Typed blocks are judged in the request's messages, at any depth (Anthropic `tool_result`
+/// content, documents): elsewhere a `"type": "image"` is a schema's words, not a block. A string
+/// that carries media by itself is judged wherever it sits: whatever the shape around it, the
+/// provider may read it. Neither is judged inside a `tool_use` block's `input`: that is the
+/// arguments of an earlier call, JSON the model reads as text, not media.
+fn judged_where_it_sits(object: &Object) -> bool {
+    let mut segments = object.pointer.split('/').skip(1);
+    let first = segments.next();
     let rest: Vec<&str> = segments.collect();
-    !(rest.len() > 3 && rest[1] == "content" && rest[3] == "input")
+    let in_tool_input = first == Some("messages") && rest.len() > 3 && rest[1] == "content" && rest[3] == "input";
+    (first == Some("messages") || object.loose.is_some()) && !in_tool_input
 }
 
 struct RequestSeat {

@@ -261,8 +261,7 @@ pub(crate) fn walk(
             Ok((admitted, changed))
         });
         if let Err((refusal, _)) = &verdict {
-            let placeholder =
-                json!({"type": block.placeholder_type(), "text": rules.placeholder(block, refusal)}).to_string();
+            let placeholder = block.placeholder(&rules.placeholder(block, refusal));
             rules.replaced(placeholder.len());
             edits.push((object.span.clone(), placeholder));
         }

@@ -268,3 +268,66 @@ fn an_image_labelled_as_another_image_type_is_relabelled_and_the_change_says_so(
     // A PNG labelled `image/jpg` is relabelled too; `image/jpg` for a JPEG would only be respelt.
     assert_eq!(a.changes[1].message, "relabelled: the bytes are image/png, not image/jpg");
 }
+
+#[test]
+fn audio_goes_to_the_provider_as_it_is() {
+    let text = json!({"model": "gpt-4o-audio-preview", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "what is said?"},
+        {"type": "input_audio", "input_audio": {"data": "UklGRiQAAABXQVZFZm10IBAAAAABAAEA", "format": "wav"}},
+    ]}]})
+    .to_string();
+    let a = admitted(admit_request(Api::OpenAi, &text, &Options::default()));
+    assert_eq!(a, AdmittedRequest { request: None, changes: vec![], conversions: vec![] });
+}
+
+#[test]
+fn media_outside_the_known_shapes_is_judged_wherever_the_provider_may_read_it() {
+    let svg = b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>");
+    let good = b64(&png(8, 8));
+    // Ollama's OpenAI-compatible messages carry bare base64 in `images`.
+    let text = json!({"model": "llava", "metadata": {"preview": format!("data:image/png;base64,{svg}")},
+    "messages": [
+        {"role": "user", "content": "what is this?", "images": [good, svg]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n",
+            "input": {"arg": format!("data:image/png;base64,{svg}")}}]},
+    ]})
+    .to_string();
+    let a = admitted(admit_request(Api::OpenAi, &text, &Options::default()));
+    let got: Vec<_> = a.changes.iter().map(|c| (c.path.as_str(), c.block_type.as_str(), c.reason)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("/messages/0/images/1", "base64", Some(Reason::MimeUnsupported)),
+            ("/metadata/preview", "data_url", Some(Reason::MagicMismatch)),
+        ]
+    );
+    let out = request_value(&a);
+    assert_eq!(out["messages"][0]["images"][0], good);
+    assert!(out["messages"][0]["images"][1].as_str().unwrap().starts_with("[mediagate] The base64 (image/svg+xml)"));
+    assert_eq!(
+        out["messages"][1]["content"][0]["input"]["arg"],
+        format!("data:image/png;base64,{svg}"),
+        "the arguments of an earlier call are text to the model"
+    );
+}
+
+#[test]
+fn a_responses_computer_use_screenshot_is_judged_as_an_image_of_the_request() {
+    // The Responses request as the SDK wrappers hand it over: the body as one block of one message.
+    let svg = b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>");
+    let body = json!({"model": "computer-use-preview", "input": [
+        {"type": "computer_call_output", "call_id": "c1",
+         "output": {"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{svg}")}},
+        {"role": "user", "content": [{"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&png(2, 2)))}]},
+    ]});
+    let (prefix, suffix) = (responses_envelope::PREFIX, responses_envelope::SUFFIX);
+    let text = format!("{prefix}{body}{suffix}");
+    let a = admitted(admit_request(Api::OpenAi, &text, &Options::default()));
+    let got: Vec<_> = a.changes.iter().map(|c| (c.path.as_str(), c.reason)).collect();
+    let screenshot = format!("{}/input/0/output", responses_envelope::POINTER);
+    assert_eq!(got, vec![(screenshot.as_str(), Some(Reason::MagicMismatch))]);
+    let out = a.request.unwrap();
+    let cut: Value = serde_json::from_str(&out[prefix.len()..out.len() - suffix.len()]).unwrap();
+    assert_eq!(cut["input"][0]["output"]["type"], "input_text");
+    assert_eq!(cut["input"][1], body["input"][1]);
+}

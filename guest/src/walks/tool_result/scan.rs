@@ -1,20 +1,31 @@
 //! One pass over a tool result's JSON text that keeps what the seat needs and nothing else: every
 //! object that has a key a media block uses, with the byte spans of those members, the keys it
-//! repeats, and where it sits. Values are not copied; a block's fields are decoded from their
-//! spans when the block is judged, and the gated result is the input with only those spans
-//! replaced.
+//! repeats, and where it sits; and every string that carries media by itself (a `data:` URL, or
+//! base64 whose bytes start with an image or PDF signature), wherever it sits but in a `text`
+//! member, so no shape the walk does not know carries media past it. Values are not copied; a block's fields are decoded
+//! from their spans when the block is judged, and the gated result is the input with only those
+//! spans replaced.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use jiter::{Jiter, Peek};
 
+use super::url;
+use crate::convert::SVG_MIME;
 use crate::limits::TOOL_RESULT_MAX_DEPTH;
+use crate::signature::{is_svg, strict_signature};
 
 /// Keys that say where a block keeps its type and its bytes, in every shape the seat reads.
-const MEDIA_KEYS: [&str; 13] = [
+const MEDIA_KEYS: [&str; 17] = [
     "type",
+    "file_url",
+    "inline_data",
+    "inlineData",
+    "mime_type",
     "data",
     "mimeType",
     "source",
@@ -55,6 +66,64 @@ pub struct Object {
     pub members: Vec<Member>,
     /// Keys (any key) that appear more than once.
     pub repeated_keys: Vec<String>,
+    /// Set when this is not an object but a string that carries media ([`Loose`]); its span is
+    /// the string literal's, and it has no members.
+    pub loose: Option<Loose>,
+}
+
+/// A string that carries media by itself, wherever it sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loose {
+    /// A `data:` URL of any type but text and audio (neither is media the gate judges).
+    DataUrl,
+    /// Base64 whose first bytes are the signature of `mime` (an image or PDF type the gate
+    /// judges or converts): text is never taken for it.
+    Base64 { mime: &'static str },
+}
+
+/// Bytes of a string literal read to tell whether it carries media: a data URL's scheme and type,
+/// or enough base64 for every signature [`loose_media`] checks (an SVG's prologue included).
+const LOOSE_PREFIX: usize = 256;
+
+/// What a string literal (`literal`, quotes included) carries, read from its first bytes.
+pub fn loose_media(literal: &str) -> Option<Loose> {
+    let inner = literal.get(1..literal.len().saturating_sub(1))?;
+    let mut cut = inner.len().min(LOOSE_PREFIX);
+    while !inner.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let decoded;
+    let head = if let Some(escape) = inner[..cut].find('\\') {
+        // Escapes: read the string as a client would (rare in the strings that carry media),
+        // unless what comes before the first one already rules both forms out (prose, code).
+        let before = &inner[..escape];
+        let trimmed = before.trim_start_matches(' ').as_bytes();
+        let may_be_data_url = b"data:"[..trimmed.len().min(5)].eq_ignore_ascii_case(&trimmed[..trimmed.len().min(5)]);
+        let may_be_base64 = before.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b' '));
+        if !may_be_data_url && !may_be_base64 {
+            return None;
+        }
+        decoded = string_at(literal, &(0..literal.len()))?;
+        let mut cut = decoded.len().min(LOOSE_PREFIX);
+        while !decoded.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        &decoded[..cut]
+    } else {
+        &inner[..cut]
+    };
+    if url::is_data_url(head) {
+        let declared = url::declared_type(head).unwrap_or_default();
+        let not_media = declared.starts_with("text/") || declared.starts_with("audio/");
+        return (!not_media).then_some(Loose::DataUrl);
+    }
+    let compact: Vec<u8> = head.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let whole = compact.len() / 4 * 4;
+    if whole < 8 {
+        return None;
+    }
+    let bytes = STANDARD.decode(&compact[..whole]).ok()?;
+    strict_signature(&bytes).or_else(|| is_svg(&bytes).then_some(SVG_MIME)).map(|mime| Loose::Base64 { mime })
 }
 
 impl Object {
@@ -82,7 +151,7 @@ impl Scan {
 pub struct ScanError(pub String);
 
 pub fn scan(text: &str) -> Result<Scan, ScanError> {
-    let mut walker = Walker { jiter: Jiter::new(text.as_bytes()), scan: Scan::default(), path: Vec::new() };
+    let mut walker = Walker { jiter: Jiter::new(text.as_bytes()), text, scan: Scan::default(), path: Vec::new() };
     let peek = walker.jiter.peek().map_err(|e| walker.error(e))?;
     walker.value(peek, 0, 0)?;
     walker.jiter.finish().map_err(|e| walker.error(e))?;
@@ -133,6 +202,7 @@ pub fn string_at(text: &str, span: &Range<usize>) -> Option<String> {
 
 struct Walker<'j> {
     jiter: Jiter<'j>,
+    text: &'j str,
     scan: Scan,
     /// Pointer segments (escaped) from the root to the current value.
     path: Vec<String>,
@@ -165,6 +235,19 @@ impl Walker<'_> {
             }
             Peek::String => {
                 self.jiter.known_skip(peek).map_err(|e| self.error(e))?;
+                let span = start..self.jiter.current_index();
+                // A `text` member is read as text by every API (never fetched or decoded).
+                let text_member = self.path.last().is_some_and(|key| key == "text");
+                if let Some(loose) = (!text_member).then(|| loose_media(&self.text[span.clone()])).flatten() {
+                    self.scan.objects.push(Object {
+                        span,
+                        pointer: pointer(&self.path),
+                        index,
+                        members: Vec::new(),
+                        repeated_keys: Vec::new(),
+                        loose: Some(loose),
+                    });
+                }
                 Value::String
             }
             _ => {
@@ -205,6 +288,7 @@ impl Walker<'_> {
             index,
             members,
             repeated_keys: repeated,
+            loose: None,
         });
         Ok(Value::Object(self.scan.objects.len() - 1))
     }
@@ -252,6 +336,38 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(with_lone_surrogates_mended(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_string_carries_media_by_its_scheme_or_its_signature() {
+        use base64::Engine as _;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let png = crate::test_images::png(2, 2);
+        let literal = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+        let cases: Vec<(String, Option<Loose>)> = vec![
+            (literal("data:image/png;base64,AAAA"), Some(Loose::DataUrl)),
+            (literal("\n DaTa:image/png,<svg/>"), Some(Loose::DataUrl)),
+            (r#""data:image/png;base64,AAAA""#.into(), Some(Loose::DataUrl)),
+            (literal("data:application/octet-stream;base64,AAAA"), Some(Loose::DataUrl)),
+            (literal("data:text/plain;base64,aGk="), None),
+            (literal("data:audio/wav;base64,UklGRg=="), None),
+            (literal(&b64(&png)), Some(Loose::Base64 { mime: "image/png" })),
+            (literal(&b64(&png)).replace('/', "\\/"), Some(Loose::Base64 { mime: "image/png" })),
+            (literal(&b64(b"%PDF-1.7\n")), Some(Loose::Base64 { mime: "application/pdf" })),
+            (
+                literal(&b64(b"<?xml version=\"1.0\"?>\n<svg xmlns=\"x\"/>")),
+                Some(Loose::Base64 { mime: "image/svg+xml" }),
+            ),
+            // Text: prose, code, a token that happens to be base64 of no signature, a short one.
+            (literal("Hello, world\n and more"), None),
+            (literal("QkFTRTY0IHRleHQgb2Ygbm8gc2lnbmF0dXJl"), None),
+            (literal(&b64(b"BM not a bitmap header at all, just text")), None),
+            (literal("iVBOR"), None),
+            (literal(""), None),
+        ];
+        for (literal, expected) in cases {
+            assert_eq!(loose_media(&literal), expected, "{literal:.60}");
         }
     }
 

@@ -7,7 +7,15 @@
 //! | MCP `{"type":"resource","resource":{"blob","mimeType"}}` | `resource.blob` |
 //! | Anthropic `{"type":"image"\|"document","source":{"type":"base64","media_type","data"}}` | `source.data` |
 //! | OpenAI Chat `{"type":"image_url","image_url":{"url":"data:…"}}`, `{"type":"file","file":{"file_data"}}` | a data URL |
-//! | OpenAI Responses `{"type":"input_image","image_url":"data:…"}`, `{"type":"input_file","file_data"}` | a data URL |
+//! | OpenAI Responses `{"type":"input_image","image_url":"data:…"}`, `{"type":"input_file","file_data"\|"file_url"}` | a data URL |
+//! | OpenAI Responses computer use `{"type":"computer_screenshot","image_url":"data:…"}` | a data URL |
+//! | Gemini part `{"inline_data"\|"inlineData":{"mime_type"\|"mimeType","data"}}` | `inline_data.data` |
+//! | any other string but a `text` member: a `data:` URL (not text or audio), or base64 that starts with an image or PDF signature | the string |
+//!
+//! A string of the last row inside a block of another row is that block's payload, or the block
+//! carries media in two places and is refused whole. One standing alone is judged where it sits:
+//! admitted, it is written back in its own form (a data URL, or bare base64); refused, it becomes
+//! a string of the refusal's words (no shape around it is known to hold a text block).
 //!
 //! Types are matched without regard to case (`"Image"`, `"Base64"`): a lenient client may accept
 //! them, so the gate must check them. Blocks that carry no bytes (a URL, a file id, a text
@@ -15,11 +23,11 @@
 
 use std::ops::Range;
 
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
-use super::scan::{Object, Scan, Value, string_at};
+use super::scan::{Loose, Object, Scan, Value, string_at};
 use super::url::{self, MediaUrl};
-use crate::signature::PDF_MIME;
+use crate::signature::{PDF_MIME, normalize_mime};
 use crate::verdict::{Admitted, Reason, Refusal};
 
 pub enum Payload {
@@ -27,6 +35,8 @@ pub enum Payload {
     Base64 { object: usize, key: &'static str },
     /// A `data:` URL string member of object `object`.
     DataUrl { object: usize, key: &'static str },
+    /// A string that carries media by itself ([`Loose`]): object `object` is the string.
+    Loose { object: usize, data_url: bool },
     /// A URL the provider fetches: no bytes to judge; the block stands, counted as an image.
     Fetched,
     /// The block cannot be judged: refused as it is.
@@ -45,15 +55,36 @@ pub struct Block {
     mime_at: Option<(usize, &'static str)>,
     /// A `source.type` to rewrite as `"base64"` (it was given in another case).
     source_type_at: Option<usize>,
+    /// What replaces the block when it is refused.
+    placeholder: Placeholder,
+}
+
+/// The form of the text that replaces a refused block, in the vocabulary of the shape it had.
+#[derive(Clone, Copy)]
+enum Placeholder {
+    /// A block `{"type": …, "text": …}` of this type.
+    Typed(&'static str),
+    /// A Gemini part `{"text": …}`.
+    Part,
+    /// A JSON string: the words alone.
+    String,
 }
 
 impl Block {
+    /// Whether the block's shape says it is typed by its bytes' claim alone (a Gemini part, a
+    /// loose string) rather than by its block type.
+    fn typed_by_mime(&self) -> bool {
+        !matches!(self.placeholder, Placeholder::Typed(_))
+    }
+
     pub fn is_document(&self) -> bool {
         matches!(self.block_type.to_ascii_lowercase().as_str(), "document" | "file" | "input_file")
+            || (self.typed_by_mime() && self.mime.as_deref().is_some_and(|m| normalize_mime(m) == PDF_MIME))
     }
 
     pub fn is_audio(&self) -> bool {
         matches!(self.block_type.to_ascii_lowercase().as_str(), "audio" | "input_audio")
+            || (self.typed_by_mime() && self.mime.as_deref().is_some_and(|m| normalize_mime(m).starts_with("audio/")))
     }
 
     /// An image a provider counts (one per request rule, the tool-result cap): an image block the
@@ -62,10 +93,21 @@ impl Block {
         !self.is_document() && !self.is_audio() && !matches!(self.payload, Payload::Refused(_))
     }
 
-    /// The type of the text block that replaces a refused one, in the same API's vocabulary.
-    pub fn placeholder_type(&self) -> &'static str {
-        if self.block_type.to_ascii_lowercase().starts_with("input_") { "input_text" } else { "text" }
+    /// The JSON text that replaces the block when it is refused, carrying `words`.
+    pub fn placeholder(&self, words: &str) -> String {
+        match self.placeholder {
+            Placeholder::Typed(kind) => json!({"type": kind, "text": words}).to_string(),
+            Placeholder::Part => json!({"text": words}).to_string(),
+            Placeholder::String => Json::String(words.to_string()).to_string(),
+        }
     }
+}
+
+/// The text block type of the API whose block type this is (Responses types start `input_`, and
+/// its computer-use screenshot sits where its input items do).
+fn text_type_beside(block_type: &str) -> &'static str {
+    let t = block_type.to_ascii_lowercase();
+    if t.starts_with("input_") || t == "computer_screenshot" { "input_text" } else { "text" }
 }
 
 /// The media blocks of a scanned result, outermost first in document order. A media block that
@@ -78,6 +120,10 @@ pub fn media_blocks(text: &str, scan: &Scan) -> Vec<Block> {
         if let Some(outer) = blocks.last_mut() {
             let outer_span = &scan.objects[outer.object].span;
             if object.span.start < outer_span.end {
+                // The string the block's own payload is: judged with it.
+                if object.loose.is_some() && payload_span(scan, &outer.payload) == Some(&object.span) {
+                    continue;
+                }
                 if !matches!(outer.payload, Payload::Refused(_)) {
                     outer.payload = Payload::Refused(Refusal::new(
                         Reason::Undecodable,
@@ -92,6 +138,17 @@ pub fn media_blocks(text: &str, scan: &Scan) -> Vec<Block> {
         blocks.push(block);
     }
     blocks
+}
+
+/// The span of the string a payload reads its bytes from.
+fn payload_span<'s>(scan: &'s Scan, payload: &Payload) -> Option<&'s Range<usize>> {
+    match payload {
+        Payload::Base64 { object, key } | Payload::DataUrl { object, key } => {
+            scan.objects[*object].member(key).map(|m| &m.span)
+        }
+        Payload::Loose { object, .. } => Some(&scan.objects[*object].span),
+        Payload::Fetched | Payload::Refused(_) => None,
+    }
 }
 
 fn refused(message: impl Into<String>) -> Payload {
@@ -113,6 +170,9 @@ fn object_member(object: &Object, key: &str) -> Option<usize> {
 
 fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
     let object = &scan.objects[id];
+    if let Some(loose) = object.loose {
+        return Some(loose_block(text, id, &object.span, loose));
+    }
     // Every `type` the object gives (it may repeat it): media if any of them is.
     let types: Vec<String> = object
         .members
@@ -120,7 +180,9 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
         .filter(|m| m.key == "type" && matches!(m.value, Value::String))
         .filter_map(|m| string_at(text, &m.span))
         .collect();
-    let block_type = types.iter().find(|t| is_media_type(t))?.clone();
+    let Some(block_type) = types.iter().find(|t| is_media_type(t)).cloned() else {
+        return inline_part(text, scan, id);
+    };
     let mut block = Block {
         object: id,
         block_type: block_type.clone(),
@@ -128,6 +190,7 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
         payload: refused(""),
         mime_at: None,
         source_type_at: None,
+        placeholder: Placeholder::Typed(text_type_beside(&block_type)),
     };
     if let Err(payload) = unrepeated(scan, id, "block") {
         block.payload = payload;
@@ -147,7 +210,7 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
             block.mime_at = Some((holder, "mimeType"));
             block.payload = Payload::Base64 { object: holder, key: "blob" };
         }
-        "image_url" | "input_image" => {
+        "image_url" | "input_image" | "computer_screenshot" => {
             // Chat: {"image_url": {"url": …}}; Responses: {"image_url": "…"} or {"file_id": …}.
             let (holder, key) = match object.member("image_url").map(|m| &m.value) {
                 Some(Value::Object(holder)) => (*holder, "url"),
@@ -173,10 +236,15 @@ fn classify(text: &str, scan: &Scan, id: usize) -> Option<Block> {
             }
             file_data(text, scan, holder, &mut block);
         }
-        "input_file" => {
-            object.member("file_data")?;
-            file_data(text, scan, id, &mut block);
-        }
+        "input_file" => match (object.member("file_data"), object.member("file_url")) {
+            (Some(_), Some(_)) => {
+                block.payload = refused("the block carries a file both in `file_data` and in `file_url`")
+            }
+            (Some(_), None) => file_data(text, scan, id, &mut block),
+            // A URL the provider fetches, or the bytes themselves as a data: URL.
+            (None, Some(_)) => media_url(text, scan, id, "file_url", &mut block),
+            (None, None) => return None,
+        },
         "input_audio" => {
             block.mime = Some("audio".into());
             block.payload = Payload::Refused(Refusal::new(
@@ -215,7 +283,85 @@ fn is_media_type(t: &str) -> bool {
             | "file"
             | "input_file"
             | "input_audio"
+            | "computer_screenshot"
     )
+}
+
+/// A Gemini part with inline bytes (`inline_data`, or `inlineData` in the JSON mapping's
+/// spelling): its `data` judged under its `mime_type`; refused, the part becomes a text part.
+fn inline_part(text: &str, scan: &Scan, id: usize) -> Option<Block> {
+    let object = &scan.objects[id];
+    let key = ["inline_data", "inlineData"].into_iter().find(|k| object.member(k).is_some())?;
+    let mut block = Block {
+        object: id,
+        block_type: key.to_string(),
+        mime: None,
+        payload: refused(""),
+        mime_at: None,
+        source_type_at: None,
+        placeholder: Placeholder::Part,
+    };
+    let holder = match object.member(key).map(|m| &m.value) {
+        Some(Value::Object(holder)) => *holder,
+        _ => {
+            block.payload = refused(format!("the part's `{key}` is not an object the gate can check"));
+            return Some(block);
+        }
+    };
+    if let Err(payload) = unrepeated(scan, id, "part").and_then(|()| unrepeated(scan, holder, "part's inline data")) {
+        block.payload = payload;
+        return Some(block);
+    }
+    let inline = &scan.objects[holder];
+    let mime_key = match (inline.member("mime_type"), inline.member("mimeType")) {
+        (Some(_), Some(_)) => {
+            block.payload = refused("the part's inline data names its type both as `mime_type` and as `mimeType`");
+            return Some(block);
+        }
+        (_, Some(_)) => "mimeType",
+        _ => "mime_type",
+    };
+    block.mime = string_member(text, inline, mime_key);
+    block.mime_at = Some((holder, mime_key));
+    block.payload = match inline.member("data") {
+        Some(_) => Payload::Base64 { object: holder, key: "data" },
+        None => refused("the part's inline data has no `data`"),
+    };
+    Some(block)
+}
+
+/// A string that carries media by itself: a data URL judged under the type it declares, bare
+/// base64 under the type its signature names.
+fn loose_block(text: &str, id: usize, span: &Range<usize>, loose: Loose) -> Block {
+    let mut block = Block {
+        object: id,
+        block_type: String::new(),
+        mime: None,
+        payload: Payload::Loose { object: id, data_url: false },
+        mime_at: None,
+        source_type_at: None,
+        placeholder: Placeholder::String,
+    };
+    match loose {
+        Loose::Base64 { mime } => {
+            block.block_type = "base64".into();
+            block.mime = Some(mime.into());
+        }
+        Loose::DataUrl => {
+            block.block_type = "data_url".into();
+            match string_at(text, span).map(|url| url::classify(&url)) {
+                Some(MediaUrl::Data { mime, .. }) => {
+                    block.mime = Some(mime);
+                    block.payload = Payload::Loose { object: id, data_url: true };
+                }
+                Some(MediaUrl::Refused(why)) => block.payload = refused(why),
+                Some(MediaUrl::Fetched) | None => {
+                    block.payload = refused("the string is not a data: URL the gate can read")
+                }
+            }
+        }
+    }
+    block
 }
 
 /// MCP inline (`data` + `mimeType`) or Anthropic (`source`); `None` when the block carries no
@@ -320,6 +466,16 @@ pub fn payload_text(text: &str, scan: &Scan, payload: &Payload) -> Option<String
             MediaUrl::Data { base64, .. } => Some(base64),
             _ => None,
         },
+        Payload::Loose { object, data_url } => {
+            let string = string_at(text, &scan.objects[*object].span)?;
+            if !data_url {
+                return Some(string);
+            }
+            match url::classify(&string) {
+                MediaUrl::Data { base64, .. } => Some(base64),
+                _ => None,
+            }
+        }
         Payload::Fetched | Payload::Refused(_) => None,
     }
 }
@@ -336,6 +492,10 @@ pub fn rebuilt(scan: &Scan, block: &Block, admitted: &Admitted) -> Vec<(Range<us
         Payload::DataUrl { object, key } => {
             let url = format!("data:{};base64,{data}", admitted.mime);
             edits.extend(at(*object, key).map(|s| (s, quoted(&url))));
+        }
+        Payload::Loose { object, data_url } => {
+            let value = if *data_url { format!("data:{};base64,{data}", admitted.mime) } else { data };
+            edits.push((scan.objects[*object].span.clone(), quoted(&value)));
         }
         Payload::Fetched | Payload::Refused(_) => {}
     }

@@ -535,3 +535,109 @@ fn an_image_labelled_as_another_image_type_is_relabelled_to_its_bytes_type() {
     ]));
     assert_eq!(refused.iter().map(|r| r.reason).collect::<Vec<_>>(), vec![Reason::MagicMismatch; 2]);
 }
+
+#[test]
+fn media_in_a_shape_the_walk_does_not_know_is_judged_where_it_sits() {
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"/>";
+    let good = png(8, 8);
+    let input = json!({
+        "first": {"kind": "picture", "payload": format!("data:image/png;base64,{}", b64(svg))},
+        "images": [b64(&good), b64(svg)],
+        "pdf": b64(&crate::test_images::pdf(0)),
+        "note": "kept",
+    });
+    let a = admit_text(&input.to_string());
+    let got: Vec<_> = a.refused.iter().map(|r| (r.path.as_str(), r.block_type.as_str(), r.reason)).collect();
+    assert_eq!(
+        got,
+        vec![("/first/payload", "data_url", Reason::MagicMismatch), ("/images/1", "base64", Reason::MimeUnsupported)]
+    );
+    let content: Value = serde_json::from_str(&a.content.unwrap()).unwrap();
+    // A refused string becomes the refusal's words, a string where the string was; never the bytes.
+    let words = content["first"]["payload"].as_str().unwrap();
+    assert!(
+        words.starts_with("[mediagate] The data_url (image/png) returned by tool") && words.contains("magic_mismatch")
+    );
+    assert!(content["images"][1].as_str().unwrap().contains("image/svg+xml"), "{}", content["images"][1]);
+    assert!(!content.to_string().contains(&b64(svg)));
+    // What passed stands in its own form; the rest is kept.
+    assert_eq!(content["images"][0], b64(&good));
+    assert_eq!(content["pdf"], input["pdf"]);
+    assert_eq!(content["note"], "kept");
+}
+
+#[test]
+fn strings_that_carry_no_media_are_not_judged() {
+    for input in [
+        json!({"text": "data:text/plain;base64,aGVsbG8=", "audio": "data:audio/wav;base64,UklGRiQAAABXQVZF"}),
+        json!({"token": "QkFTRTY0IHRleHQ=", "hash": "iVBORw", "prose": "iVBOR is how a PNG starts"}),
+        json!({"words": "a data: URL is written data:<type>;base64,<data>"}),
+        // A `text` member is text to every API, whatever it spells.
+        json!([{"type": "text", "text": format!("data:image/png;base64,{}", b64(b"<svg/>"))}]),
+    ] {
+        assert_eq!(admit(&input), (None, vec![]), "{input}");
+    }
+}
+
+#[test]
+fn a_media_string_inside_a_block_is_its_payload_or_the_block_is_refused() {
+    let good = format!("data:image/png;base64,{}", b64(&png(8, 8)));
+    // The payload itself: judged once, as the block.
+    let (content, refused) = admit(&json!([{"type": "image_url", "image_url": {"url": good}}]));
+    assert_eq!((content.is_some(), refused), (true, vec![]));
+    // Media beside the payload: which of the two a client reads is not defined.
+    let (content, refused) =
+        admit(&json!([{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}, "alt": good}]));
+    assert_eq!(
+        refused.iter().map(|r| (r.path.as_str(), r.reason)).collect::<Vec<_>>(),
+        vec![("/0", Reason::Undecodable)]
+    );
+    assert_eq!(content.unwrap()[0]["type"], "text");
+}
+
+#[test]
+fn a_gemini_part_is_judged_and_a_refused_one_becomes_a_text_part() {
+    let good = png(8, 8);
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+    let input = json!({"contents": [{"role": "user", "parts": [
+        {"text": "look"},
+        {"inline_data": {"mime_type": "image/jpg", "data": b64(&encode(&gradient(8, 8), image::ImageFormat::Jpeg))}},
+        {"inlineData": {"mimeType": "image/png", "data": b64(svg)}},
+        {"inline_data": {"mime_type": "image/png", "data": b64(&good)}},
+    ]}]});
+    let (content, refused) = admit(&input);
+    assert_eq!(
+        refused.iter().map(|r| (r.path.as_str(), r.reason)).collect::<Vec<_>>(),
+        vec![("/contents/0/parts/2", Reason::MagicMismatch)]
+    );
+    let parts = content.unwrap()["contents"][0]["parts"].clone();
+    assert_eq!(parts[1]["inline_data"]["mime_type"], "image/jpeg", "the canonical type");
+    let placeholder = parts[2].as_object().unwrap();
+    assert_eq!(placeholder.keys().collect::<Vec<_>>(), vec!["text"], "a part, in Gemini's own shape");
+    assert!(placeholder["text"].as_str().unwrap().contains("magic_mismatch"));
+    assert_eq!(parts[3]["inline_data"]["data"], b64(&good));
+    // Its type named twice: which one a client reads is not defined.
+    let twice = json!([{"inline_data": {"mime_type": "image/png", "mimeType": "image/png", "data": b64(&good)}}]);
+    assert_eq!(admit(&twice).1[0].reason, Reason::Undecodable);
+}
+
+#[test]
+fn a_computer_screenshot_and_a_file_url_are_judged() {
+    let svg = b64(b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>");
+    let input = json!([
+        {"type": "computer_call_output", "call_id": "c1",
+         "output": {"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{svg}")}},
+        {"type": "input_file", "filename": "a.pdf", "file_url": "data:application/pdf;base64,JVBERi0xLjQ="},
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+    ]);
+    let (content, refused) = admit(&input);
+    let got: Vec<_> = refused.iter().map(|r| (r.path.as_str(), r.block_type.as_str(), r.reason)).collect();
+    assert_eq!(
+        got,
+        vec![("/0/output", "computer_screenshot", Reason::MagicMismatch), ("/1", "input_file", Reason::Undecodable),]
+    );
+    let content = content.unwrap();
+    assert_eq!(content[0]["output"]["type"], "input_text", "the Responses API's text type");
+    assert_eq!(content[1]["type"], "input_text");
+    assert_eq!(content[2], input[2], "a URL the provider fetches stands");
+}

@@ -43,6 +43,24 @@ pub fn classify(url: &str) -> MediaUrl {
     }
 }
 
+/// Whether a URL parser reads `text` as a `data:` URL (the scheme after its stripping steps),
+/// whatever follows the scheme.
+pub fn is_data_url(text: &str) -> bool {
+    let head: String =
+        text.trim_start_matches(c0_or_space).chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).take(5).collect();
+    head.eq_ignore_ascii_case("data:")
+}
+
+/// The media type a `data:` URL declares (lower case, without parameters), read as the data-URL
+/// processor reads it; also for one the gate cannot read as plain base64.
+pub fn declared_type(text: &str) -> Option<String> {
+    let cleaned: String = text.trim_matches(c0_or_space).chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+    let rest = cleaned.get(5..).filter(|_| is_data_url(&cleaned))?;
+    let head = rest.split(',').next()?;
+    let mime = head.split(';').next()?.trim_matches(|c: char| c.is_ascii_whitespace());
+    (!mime.is_empty()).then(|| mime.to_ascii_lowercase())
+}
+
 /// A URL rather than bare base64: it has a `:` (base64's alphabet has none).
 pub fn is_url(text: &str) -> bool {
     text.contains(':')
