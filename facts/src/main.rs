@@ -22,6 +22,7 @@ use facts::{call_error, env, vlm, vlm_retry};
 use mediagate_guest::profile::Provider;
 use mediagate_guest::verdict::Reason;
 use mediagate_guest::verdict_json::PAGE_ERROR_REASONS;
+use mediagate_guest::walks::request::{ENDPOINTS, responses_envelope};
 
 const COMMAND: &str = "cargo run --release --locked -p mediagate-facts --bin gen-facts";
 
@@ -176,6 +177,8 @@ fn js() -> String {
     let _ =
         writeln!(s, "/** The CLI's limits of one call: its instance's memory, its CPU and wall-clock deadlines. */");
     let _ = writeln!(s, "export const MEMORY_LIMIT_BYTES = {};", facts::MEMORY_BYTES);
+    let _ = writeln!(s, "/** Memory for all calls' instances together, by default, where calls run side by side. */");
+    let _ = writeln!(s, "export const MEMORY_BUDGET_BYTES = {};", facts::MEMORY_BUDGET_BYTES);
     let _ = writeln!(s, "export const CPU_DEADLINE_MS = {};", facts::CPU_DEADLINE_SECS * 1000);
     let _ = writeln!(s, "export const WALL_DEADLINE_MS = {};", facts::WALL_DEADLINE_SECS * 1000);
     let _ = writeln!(s, "/** The environment variables the hosts read. */");
@@ -192,7 +195,31 @@ fn js() -> String {
         vlm_retry::INITIAL_BACKOFF_MS,
         vlm_retry::MAX_WAIT_MS
     );
+    let _ = writeln!(
+        s,
+        "/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */"
+    );
+    let _ = writeln!(s, "export const REQUEST_ENDPOINTS = Object.freeze([");
+    for (path, dialect) in ENDPOINTS {
+        let _ = writeln!(s, "  Object.freeze([{}, {}]),", json_string(path), json_string(dialect));
+    }
+    let _ = writeln!(s, "]);");
+    let _ =
+        writeln!(s, "/** How a Responses request is handed to admit-request's OpenAI walk: the body between these. */");
+    let _ = writeln!(
+        s,
+        "export const RESPONSES_ENVELOPE = Object.freeze({{ prefix: {}, suffix: {}, pointer: {} }});",
+        json_string(responses_envelope::PREFIX),
+        json_string(responses_envelope::SUFFIX),
+        json_string(responses_envelope::POINTER)
+    );
     s
+}
+
+/// A printable ASCII string as a string literal that JavaScript and Python read alike.
+fn json_string(text: &str) -> String {
+    assert!(text.bytes().all(|b| (b' '..=b'~').contains(&b)), "only printable ASCII is written: {text}");
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 fn ts_union(items: &[&str]) -> String {
@@ -210,6 +237,7 @@ fn js_types() -> String {
     let kinds: Vec<String> = call_error_kinds().iter().map(|(k, v)| format!("{k}: '{v}'")).collect();
     let _ = writeln!(s, "export const CALL_ERROR_KIND: Readonly<{{ {} }}>;", kinds.join("; "));
     let _ = writeln!(s, "export const MEMORY_LIMIT_BYTES: number;");
+    let _ = writeln!(s, "export const MEMORY_BUDGET_BYTES: number;");
     let _ = writeln!(s, "export const CPU_DEADLINE_MS: number;");
     let _ = writeln!(s, "export const WALL_DEADLINE_MS: number;");
     let keys: Vec<String> = env_names().iter().map(|(k, n)| format!("{k}: '{n}'")).collect();
@@ -217,6 +245,14 @@ fn js_types() -> String {
     let _ = writeln!(
         s,
         "export const VLM_RETRY: Readonly<{{ maxRetries: number; initialBackoffMs: number; maxWaitMs: number }}>;"
+    );
+    let _ = writeln!(
+        s,
+        "export const REQUEST_ENDPOINTS: readonly (readonly [string, 'openai' | 'responses' | 'anthropic'])[];"
+    );
+    let _ = writeln!(
+        s,
+        "export const RESPONSES_ENVELOPE: Readonly<{{ prefix: string; suffix: string; pointer: string }}>;"
     );
     s
 }
@@ -246,6 +282,8 @@ fn python() -> String {
     }
     let _ = writeln!(s, "\n#: The CLI's limits of one call: its instance's memory, its CPU and wall-clock deadlines.");
     let _ = writeln!(s, "MEMORY_LIMIT_BYTES = {}", facts::MEMORY_BYTES);
+    let _ = writeln!(s, "#: Memory for all calls' instances together, by default, where calls run side by side.");
+    let _ = writeln!(s, "MEMORY_BUDGET_BYTES = {}", facts::MEMORY_BUDGET_BYTES);
     let _ = writeln!(s, "CPU_DEADLINE_S = {}", seconds(facts::CPU_DEADLINE_SECS * 1000));
     let _ = writeln!(s, "WALL_DEADLINE_S = {}", seconds(facts::WALL_DEADLINE_SECS * 1000));
     let _ = writeln!(s, "\n#: The environment variables the hosts read.");
@@ -265,6 +303,21 @@ fn python() -> String {
     let _ = writeln!(s, "VLM_MAX_RETRIES = {}", vlm_retry::MAX_RETRIES);
     let _ = writeln!(s, "VLM_INITIAL_BACKOFF_S = {}", seconds(vlm_retry::INITIAL_BACKOFF_MS));
     let _ = writeln!(s, "VLM_MAX_WAIT_S = {}", seconds(vlm_retry::MAX_WAIT_MS));
+    let _ = writeln!(
+        s,
+        "\n#: The endpoints whose bodies the wrappers admit: (the end of the URL's path (`*`: one segment),"
+    );
+    let _ = writeln!(s, "#: its dialect).");
+    let _ = writeln!(s, "REQUEST_ENDPOINTS = (");
+    for (path, dialect) in ENDPOINTS {
+        let _ = writeln!(s, "    ({}, {}),", json_string(path), json_string(dialect));
+    }
+    let _ = writeln!(s, ")");
+    let _ =
+        writeln!(s, "\n#: How a Responses request is handed to admit-request's OpenAI walk: the body between these.");
+    let _ = writeln!(s, "RESPONSES_PREFIX = {}", json_string(responses_envelope::PREFIX));
+    let _ = writeln!(s, "RESPONSES_SUFFIX = {}", json_string(responses_envelope::SUFFIX));
+    let _ = writeln!(s, "RESPONSES_POINTER = {}", json_string(responses_envelope::POINTER));
     s
 }
 

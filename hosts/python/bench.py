@@ -2,6 +2,11 @@
 call, and `admit_file` on the corpus photos.
 
     python bench.py [--runs N] [--list-u8]
+    python bench.py --concurrent N [--budget-mib M]
+
+`--concurrent N` admits the 12 MP JPEG from N threads at once under the memory budget (default
+the host's, `--budget-mib` another) and prints the calls that ran at once and the process's peak
+RSS, then exits.
 
 `--list-u8` also times `admission.admit` with the bytes passed as `list<u8>` (one run):
 the reason the host uses the path-based `workspace-admission.admit-file`.
@@ -15,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import wasmtime
 from wasmtime import component as wc
@@ -42,8 +48,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--list-u8", action="store_true")
+    ap.add_argument("--concurrent", type=int, default=0)
+    ap.add_argument("--budget-mib", type=int, default=None)
     args = ap.parse_args()
     runs = args.runs
+    if args.concurrent:
+        return concurrent(args.concurrent, args.budget_mib)
 
     print(f"wasmtime-py {host._wasmtime_version()}, httpx {httpx.__version__}, Python {sys.version.split()[0]}")
     wasm = host.default_wasm_path()
@@ -107,6 +117,31 @@ def main() -> int:
         func(store, media, options)
         print(f"admission.admit with {size} bytes as list<u8>: {(time.perf_counter() - t) * 1000:.0f} ms (1 run)")
         host._current.call = None
+    return 0
+
+
+def peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def concurrent(n: int, budget_mib: Optional[int]) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    options = {} if budget_mib is None else {"memory_budget": budget_mib << 20}
+    gate = Mediagate(workspace=BIG.parent, vlm=False, **options)
+    gate.admit_file(BIG.name, "image/jpeg")
+    before = peak_rss_mib()
+    t = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        verdicts = list(pool.map(lambda _: gate.admit_file(BIG.name, "image/jpeg"), range(n)))
+    seconds = time.perf_counter() - t
+    assert all(v["ok"] and v["resized"] for v in verdicts), verdicts
+    budget = gate.calls_at_once * gate.memory_limit >> 20
+    print(f"{n} concurrent admit_file {BIG.name}: budget {budget} MiB ({gate.calls_at_once} calls at once), "
+          f"peak calls at once {gate.peak_calls}, peak RSS {before:.0f} MiB after one call -> "
+          f"{peak_rss_mib():.0f} MiB, {seconds:.1f} s")
     return 0
 
 

@@ -168,9 +168,18 @@ export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder',
     copyOf(slot.holder)[slot.index] =
       admitted.text !== undefined
         ? { type: 'text', text: admitted.text }
-        : { ...slot.part, mediaType: admitted.mediaType, data: { type: 'data', data: admitted.base64 } };
+        : { ...slot.part, mediaType: admitted.mediaType, data: inTheFormOf(slot.part.data, admitted.base64) };
   }
   return { prompt: rebuild(prompt, copies), changes: answer.changed };
+}
+
+/**
+ * The admitted bytes as the part gave its own: tagged (`{ type: 'data', data }`, the v4 models of
+ * `ai` 7) or bare base64 text (the v3 models of `ai` 6, whose adapters take `data` as bytes, base64
+ * text or a URL, and would write a tagged object as `[object Object]`).
+ */
+function inTheFormOf(original, base64) {
+  return original?.type === 'data' ? { ...original, data: base64 } : base64;
 }
 
 function slotIndex(path) {

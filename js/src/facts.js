@@ -16,6 +16,8 @@ export const CALL_ERROR_KIND = Object.freeze({
 });
 /** The CLI's limits of one call: its instance's memory, its CPU and wall-clock deadlines. */
 export const MEMORY_LIMIT_BYTES = 536870912;
+/** Memory for all calls' instances together, by default, where calls run side by side. */
+export const MEMORY_BUDGET_BYTES = 2147483648;
 export const CPU_DEADLINE_MS = 20000;
 export const WALL_DEADLINE_MS = 900000;
 /** The environment variables the hosts read. */
@@ -31,3 +33,18 @@ export const ENV = Object.freeze({
 });
 /** How the VLM client retries before the first byte (connect errors, 429, 5xx). */
 export const VLM_RETRY = Object.freeze({ maxRetries: 2, initialBackoffMs: 500, maxWaitMs: 30000 });
+/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */
+export const REQUEST_ENDPOINTS = Object.freeze([
+  Object.freeze(["/chat/completions", "openai"]),
+  Object.freeze(["/responses", "responses"]),
+  Object.freeze(["/responses/input_tokens", "responses"]),
+  Object.freeze(["/responses/compact", "responses"]),
+  Object.freeze(["/conversations", "responses"]),
+  Object.freeze(["/conversations/*/items", "responses"]),
+  Object.freeze(["/v1/messages", "anthropic"]),
+  Object.freeze(["/v1/messages/count_tokens", "anthropic"]),
+  Object.freeze([":rawPredict", "anthropic"]),
+  Object.freeze([":streamRawPredict", "anthropic"]),
+]);
+/** How a Responses request is handed to admit-request's OpenAI walk: the body between these. */
+export const RESPONSES_ENVELOPE = Object.freeze({ prefix: "{\"messages\":[{\"role\":\"user\",\"content\":[{\"responses_request\":", suffix: "}]}]}", pointer: "/messages/0/content/0/responses_request" });

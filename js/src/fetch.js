@@ -8,23 +8,18 @@
 // The walk over the request is the component's (`admitRequest`); this module only finds the
 // endpoint, hands the body over and sends what the gate answers.
 
+import { REQUEST_ENDPOINTS, RESPONSES_ENVELOPE } from './facts.js';
 import { admitRequest } from './index.js';
 import { WRAPPER_OPTION_KEYS, checkWrapperOptions } from './wrapper-options.js';
 
 export { ON_REFUSAL } from './wrapper-options.js';
 
-/**
- * The endpoints whose bodies are admitted, by the end of the URL's path (a gateway or Azure may
- * put anything before it). Anthropic's carry the `/v1` the SDK always appends, so OpenAI's
- * `/threads/{id}/messages` is not taken for one.
- */
-const ENDPOINTS = [
-  { suffix: '/chat/completions', dialect: 'openai' },
-  { suffix: '/responses', dialect: 'responses' },
-  { suffix: '/responses/input_tokens', dialect: 'responses' },
-  { suffix: '/v1/messages', dialect: 'anthropic' },
-  { suffix: '/v1/messages/count_tokens', dialect: 'anthropic' },
-];
+// The endpoints whose bodies are admitted, by the end of the URL's path, as the guest lists them
+// (facts.js): a `*` stands for one path segment.
+const ENDPOINTS = REQUEST_ENDPOINTS.map(([pattern, dialect]) => ({
+  ending: new RegExp(`${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
+  dialect,
+}));
 
 const OPTION_KEYS = ['fetch', ...WRAPPER_OPTION_KEYS];
 
@@ -40,19 +35,14 @@ export function endpointDialect(url, method = 'GET') {
   } catch {
     return null;
   }
-  const found = ENDPOINTS.find((e) => path.endsWith(e.suffix));
+  const found = ENDPOINTS.find((e) => e.ending.test(path));
   return found ? found.dialect : null;
 }
 
 // The Responses API is not one of the component's request dialects (its media sit in `input`
-// items, not `messages`). Its body is handed to the Chat Completions walk as the one block of one
-// user message, so every media block anywhere in it (`input_image`, `input_file`, in messages or
-// tool outputs) is judged with the OpenAI request rules and placeholders of its own `input_text`
-// type; the gate keeps the text byte for byte outside the changed blocks, so the body is cut back
-// out of the answer exactly.
-const RESPONSES_PREFIX = '{"messages":[{"role":"user","content":[{"responses_request":';
-const RESPONSES_SUFFIX = '}]}]}';
-const RESPONSES_POINTER = '/messages/0/content/0/responses_request';
+// items, not `messages`): its body goes to the Chat Completions walk inside the envelope the
+// guest defines (facts.js), and is cut back out of the answer exactly.
+const { prefix: RESPONSES_PREFIX, suffix: RESPONSES_SUFFIX, pointer: RESPONSES_POINTER } = RESPONSES_ENVELOPE;
 
 /** The answer's keys, with `request` as text (the admitted body; null when refused whole). */
 function withRequestText(answer) {
@@ -161,7 +151,8 @@ export function gatedFetch(options = {}) {
     const method = init?.method ?? (isRequest ? input.method : 'GET');
     const dialect = endpointDialect(isRequest ? input.url : input, method);
     if (dialect === null) return send(input, init);
-    const rawBody = init && 'body' in init ? init.body : isRequest ? await input.clone().text() : undefined;
+    // fetch sends the init's body unless it is null or undefined, else the Request's own.
+    const rawBody = init?.body != null ? init.body : isRequest ? await input.clone().text() : undefined;
     if (rawBody == null) return send(input, init);
     const text = await bodyText(rawBody);
     const answer = await admitRequestBody(dialect, text, admitOptions, gate);

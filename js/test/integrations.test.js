@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, simulateReadableStream, streamText, wrapLanguageModel } from 'ai';
+import { generateText as generateText6, wrapLanguageModel as wrapLanguageModel6 } from 'ai-v6';
+import { createAnthropic as createAnthropic3 } from 'ai-sdk-anthropic-v3';
 import { MockLanguageModelV4 } from 'ai/test';
 import OpenAI from 'openai';
 
@@ -184,6 +186,60 @@ describe('gatedFetch: options', () => {
   });
 });
 
+describe('gatedFetch: media in every shape the SDK sends', () => {
+  const openai = (fetch) => new OpenAI({ apiKey: 'test', baseURL: `${provider.url}/v1`, fetch, maxRetries: 0 });
+  const computerUseTurn = (bytes) => [
+    {
+      type: 'computer_call_output',
+      call_id: 'call_1',
+      output: { type: 'computer_screenshot', image_url: dataUrl('image/png', bytes) },
+    },
+  ];
+
+  it('a computer-use screenshot is judged like any image: refused in words, or sent byte for byte', async () => {
+    const send = (bytes) => (fetch) => openai(fetch).responses.create({ model: 'computer-use-preview', input: computerUseTurn(bytes) });
+    const record = await sent(send(svg), gatedFetch());
+    const { output } = JSON.parse(record.body).input[0];
+    assert.equal(output.type, 'input_text');
+    assert.match(output.text, /magic_mismatch/);
+    assert.ok(!record.body.includes(b64(svg)));
+    const plain = await sent(send(good), globalThis.fetch);
+    assert.deepEqual((await sent(send(good), gatedFetch())).body, plain.body);
+  });
+
+  it("a Responses input_file given as a data: file_url is judged", async () => {
+    const record = await sent(
+      (fetch) =>
+        openai(fetch).responses.create({
+          model: 'gpt-test',
+          input: [{ role: 'user', content: [{ type: 'input_file', file_url: dataUrl('application/pdf', Buffer.from('%PDF-1.4')) }] }],
+        }),
+      gatedFetch(),
+    );
+    const [block] = JSON.parse(record.body).input[0].content;
+    assert.equal(block.type, 'input_text');
+    assert.match(block.text, /undecodable/);
+  });
+
+  it('audio arrives as the SDK sent it', async () => {
+    const send = (fetch) =>
+      openai(fetch).chat.completions.create({
+        model: 'gpt-test',
+        messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: b64(Buffer.from('RIFF\x24\0\0\0WAVEfmt ')), format: 'wav' } }] }],
+      });
+    const plain = await sent(send, globalThis.fetch);
+    assert.deepEqual((await sent(send, gatedFetch())).body, plain.body);
+  });
+
+  it("a Request's body is judged when init names no body", async () => {
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: dataUrl('image/png', svg) } }] }] });
+    const request = new Request(`${provider.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const record = await sent((fetch) => fetch(request, { body: undefined }), gatedFetch());
+    assert.ok(!record.body.includes(b64(svg)));
+    assert.match(JSON.parse(record.body).messages[0].content[0].text, /magic_mismatch/);
+  });
+});
+
 describe('gatedFetch: what it leaves alone', () => {
   it('passes other endpoints and methods through untouched', async () => {
     const calls = [];
@@ -214,6 +270,12 @@ describe('gatedFetch: what it leaves alone', () => {
       ['https://api.openai.com/v1/responses/input_tokens', 'responses'],
       ['https://api.anthropic.com/v1/messages?beta=true', 'anthropic'],
       ['https://api.anthropic.com/v1/messages/count_tokens', 'anthropic'],
+      ['https://api.openai.com/v1/responses/compact', 'responses'],
+      ['https://api.openai.com/v1/conversations', 'responses'],
+      ['https://api.openai.com/v1/conversations/conv_1/items', 'responses'],
+      ['https://api.openai.com/v1/conversations/conv_1/items/item_1', null],
+      ['https://eu-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/anthropic/models/claude:rawPredict', 'anthropic'],
+      ['https://eu-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/anthropic/models/claude:streamRawPredict', 'anthropic'],
       ['https://api.openai.com/v1/threads/t/messages', null],
       ['https://api.anthropic.com/v1/messages/batches', null],
       ['https://api.openai.com/v1/embeddings', null],
@@ -341,6 +403,37 @@ describe('mediagateMiddleware: the Vercel AI SDK (wrapLanguageModel, generateTex
     assert.equal(image.source.media_type, `image/${type}`);
     assert.ok(Math.max(width, height) <= FIT_SIDE, `${width} x ${height}`);
     assert.ok(image.source.data.length <= BASE64_LIMIT.anthropic, `${image.source.data.length} base64 bytes`);
+  });
+
+  it('with ai 6 and its @ai-sdk/anthropic 3, a changed image and a refused one arrive as the adapter sends them', async () => {
+    const model = wrapLanguageModel6({
+      model: createAnthropic3({ apiKey: 'test', baseURL: `${provider.url}/v1` })('claude-test'),
+      middleware: mediagateMiddleware(),
+    });
+    const record = await sent(() =>
+      generateText6({
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Look.' },
+              { type: 'file', data: screenshot, mediaType: 'image/png' },
+              { type: 'file', data: svg, mediaType: 'image/png' },
+            ],
+          },
+        ],
+      }),
+    );
+    const [, image, placeholder] = JSON.parse(record.body).messages[0].content;
+    assert.equal(image.type, 'image');
+    const arrived = fromB64(image.source.data);
+    assert.equal(b64(arrived), image.source.data, 'the adapter sent base64 of the admitted bytes');
+    const { type, width, height } = imageSize(arrived);
+    assert.equal(image.source.media_type, `image/${type}`);
+    assert.ok(Math.max(width, height) <= FIT_SIDE, `${width} x ${height}`);
+    assert.equal(placeholder.type, 'text');
+    assert.match(placeholder.text, /magic_mismatch/);
   });
 
   it('admits a streamed call the same way (streamText)', async () => {

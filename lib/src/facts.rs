@@ -10,6 +10,10 @@ pub const MEMORY_BYTES: usize = 512 << 20;
 pub const CPU_DEADLINE_SECS: u64 = 20;
 /// Most wall-clock time one call may take, waiting included, in seconds.
 pub const WALL_DEADLINE_SECS: u64 = 900;
+/// Memory for all calls' instances together, by default, in a host that runs calls side by side
+/// (`mediagate mcp --memory-budget`, the Python host's `memory_budget`): calls run at once up to
+/// this divided by [`MEMORY_BYTES`]; more wait their turn.
+pub const MEMORY_BUDGET_BYTES: usize = 2048 << 20;
 /// Instances that may exist at once (the pooling allocator's size).
 pub const MAX_CONCURRENT_CALLS: u32 = 64;
 /// How often the engine's epoch advances: the granularity of the CPU deadline, in milliseconds.

@@ -42,7 +42,7 @@ pub struct McpArgs {
     pub vlm: VlmArgs,
     /// Memory for all calls' sandboxes together, in MiB. Calls run at once up to this divided by
     /// one call's memory limit (512 MiB); more wait their turn.
-    #[arg(long, value_name = "MIB", default_value_t = 2048)]
+    #[arg(long, value_name = "MIB", default_value_t = (mediagate::facts::MEMORY_BUDGET_BYTES >> 20) as u64)]
     pub memory_budget: u64,
     /// Calls that may wait for their turn; past this a call is answered at once that the server is busy.
     #[arg(long, value_name = "N", default_value_t = 64)]

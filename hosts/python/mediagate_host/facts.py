@@ -15,6 +15,8 @@ KIND_HOST = "host"
 
 #: The CLI's limits of one call: its instance's memory, its CPU and wall-clock deadlines.
 MEMORY_LIMIT_BYTES = 536870912
+#: Memory for all calls' instances together, by default, where calls run side by side.
+MEMORY_BUDGET_BYTES = 2147483648
 CPU_DEADLINE_S = 20.0
 WALL_DEADLINE_S = 900.0
 
@@ -39,3 +41,23 @@ VLM_ERROR_BODY_WAIT_S = 10.0
 VLM_MAX_RETRIES = 2
 VLM_INITIAL_BACKOFF_S = 0.5
 VLM_MAX_WAIT_S = 30.0
+
+#: The endpoints whose bodies the wrappers admit: (the end of the URL's path (`*`: one segment),
+#: its dialect).
+REQUEST_ENDPOINTS = (
+    ("/chat/completions", "openai"),
+    ("/responses", "responses"),
+    ("/responses/input_tokens", "responses"),
+    ("/responses/compact", "responses"),
+    ("/conversations", "responses"),
+    ("/conversations/*/items", "responses"),
+    ("/v1/messages", "anthropic"),
+    ("/v1/messages/count_tokens", "anthropic"),
+    (":rawPredict", "anthropic"),
+    (":streamRawPredict", "anthropic"),
+)
+
+#: How a Responses request is handed to admit-request's OpenAI walk: the body between these.
+RESPONSES_PREFIX = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"responses_request\":"
+RESPONSES_SUFFIX = "}]}]}"
+RESPONSES_POINTER = "/messages/0/content/0/responses_request"

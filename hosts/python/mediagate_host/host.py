@@ -22,7 +22,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import wasmtime
 from wasmtime import component as wc
@@ -523,6 +523,7 @@ class Mediagate:
         on_output: Optional[OutputCallback] = None,
         *,
         memory_limit: int = facts.MEMORY_LIMIT_BYTES,
+        memory_budget: int = facts.MEMORY_BUDGET_BYTES,
         cpu_deadline: float = facts.CPU_DEADLINE_S,
         wall_deadline: float = facts.WALL_DEADLINE_S,
         cache_dir: Union[str, os.PathLike, None, bool] = None,
@@ -543,6 +544,16 @@ class Mediagate:
         self._vlm_takes_deadline = _accepts_deadline(getattr(vlm, "ask", None))
         self.on_output = on_output
         self.memory_limit = memory_limit
+        if memory_budget < memory_limit:
+            raise ValueError(f"memory_budget ({memory_budget} bytes) is less than one call's memory_limit "
+                             f"({memory_limit} bytes)")
+        #: Calls that run at once: the budget over one call's limit. More wait their turn.
+        self.calls_at_once = memory_budget // memory_limit
+        self._slots = threading.BoundedSemaphore(self.calls_at_once)
+        self._running_lock = threading.Lock()
+        self._running = 0
+        #: The most calls that have run at once in this host (at most `calls_at_once`).
+        self.peak_calls = 0
         self.cpu_deadline = cpu_deadline
         self.wall_deadline = wall_deadline
 
@@ -627,8 +638,22 @@ class Mediagate:
 
     # ---- calls -----------------------------------------------------------------------------
 
-    def _call(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None,
-              workspace: Optional[str] = None, type_of: "tuple[tuple[str, str], ...]" = ()) -> Any:
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One export called in a fresh store and instance once the memory budget has room for
+        it: each instance may grow to `memory_limit`, so at most `calls_at_once` exist at a time
+        (a waiting call's deadlines start when it runs)."""
+        with self._slots:
+            with self._running_lock:
+                self._running += 1
+                self.peak_calls = max(self.peak_calls, self._running)
+            try:
+                return self._call_now(name, *args, **kwargs)
+            finally:
+                with self._running_lock:
+                    self._running -= 1
+
+    def _call_now(self, name: str, *args: Any, on_output: Optional[OutputCallback] = None,
+                  workspace: Optional[str] = None, type_of: "tuple[tuple[str, str], ...]" = ()) -> Any:
         """One export called in a fresh store and instance. `type_of=((export, param), …)`: also
         answer those parameters' types, as the instance types them."""
         store = wasmtime.Store(self.engine)
@@ -794,6 +819,16 @@ class Mediagate:
         request that is not one of the API, or cannot be made to fit, has `"request": None` and
         `refusal` says why (`unusable` for the former). `convert=True` converts the blocks no
         provider takes and adds `"conversions"`."""
+        return self.admit_request_text(api, request, downsample, provider, verify, keep_metadata, convert)[0]
+
+    def admit_request_text(self, api: str, request: Any, downsample: Optional[bool] = None,
+                           provider: Optional[str] = None, verify: Optional[str] = None,
+                           keep_metadata: Optional[bool] = None,
+                           convert: bool = False) -> Tuple[Dict[str, Any], Optional[str]]:
+        """`admit_request`'s report, and the admitted request as the component wrote it: the
+        input text with only the changed blocks replaced (`None` when it stands as it is, or is
+        refused whole). Send this text, not the report's parsed `request` written again: Python's
+        `json` would change what it cannot round-trip (`1e400`, a lone surrogate)."""
         self._check("api", api)
         text = request if isinstance(request, str) else json.dumps(request)
         input = wc.Record()
@@ -801,7 +836,9 @@ class Mediagate:
         setattr(input, "request-json", text)
         input.convert = bool(convert)
         result = self._call("admit-request", input, self._options(downsample, provider, verify, keep_metadata))
-        return _parsed(result.json, "admit-request")
+        verdict = result.verdict
+        admitted = verdict.payload.request if verdict.tag == "admitted" else None
+        return _parsed(result.json, "admit-request"), admitted
 
     @property
     def batch_supported(self) -> bool:

@@ -6,8 +6,9 @@ request body sent to a chat-completions, responses or messages endpoint before i
 
     client = OpenAI(http_client=DefaultHttpxClient(transport=GateTransport()))
 
-The body is admitted by the component's own walks (`Mediagate.admit_request` for Chat Completions
-and Messages, the tool-result seat for Responses); nothing here reads image blocks itself. A
+The body is admitted by the component's own walk (`Mediagate.admit_request`; a Responses body
+inside the envelope the guest defines, as the JavaScript wrappers hand it over); nothing here
+reads image blocks itself, and what is sent is the text the component wrote. A
 request the gate leaves as it is goes out byte for byte. A refused block is replaced in its slot by
 the gate's text placeholder, or, with `on_refusal="raise"`, the request is not sent and
 `MediaRefused` is raised. A request the gate cannot read at all is never sent.
@@ -17,22 +18,20 @@ from __future__ import annotations
 
 import atexit
 import importlib
-import json
+import re
 import shutil
 import sys
 import tempfile
 import threading
 from typing import Any, Dict, List, Optional
 
+from .facts import REQUEST_ENDPOINTS, RESPONSES_POINTER, RESPONSES_PREFIX, RESPONSES_SUFFIX
 from .host import Mediagate, MediagateError
 
-#: Path endings of the endpoints whose bodies are admitted, and the dialect each speaks.
-#: `responses` (OpenAI Responses) goes through the tool-result seat: `admit-request` reads Chat
-#: Completions and Messages only, and the seat reads the Responses block shapes wherever they sit.
-ENDPOINT_APIS = (("/chat/completions", "openai"), ("/responses", "responses"), ("/messages", "anthropic"))
-
-#: The name a Responses request's placeholders give its origin (the tool-result seat names a tool).
-RESPONSES_ORIGIN = "responses request"
+#: The endpoints whose bodies are admitted, by the end of the URL's path, as the guest lists them
+#: (`facts.REQUEST_ENDPOINTS`, where `*` stands for one path segment), and the dialect of each.
+ENDPOINT_APIS = tuple((re.compile("[^/]+".join(re.escape(part) for part in pattern.split("*")) + "$"), api)
+                      for pattern, api in REQUEST_ENDPOINTS)
 
 #: Bodies smaller than this are admitted on the event loop's thread by the async transport: a
 #: thread hop costs more than the gate on a body too small to hold a large image.
@@ -61,7 +60,7 @@ def api_for_path(path: str) -> Optional[str]:
     """The dialect of an endpoint (`openai`, `responses`, `anthropic`), `None` for any other."""
     path = path.rstrip("/")
     for ending, api in ENDPOINT_APIS:
-        if path.endswith(ending):
+        if ending.search(path):
             return api
     return None
 
@@ -81,46 +80,35 @@ def placeholder_words(content: Any, pointer: str) -> str:
 def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = None,
                on_refusal: str = "placeholder") -> Optional[str]:
     """A request body (JSON text) of `api` through the gate: `None` when it stands as it is (send
-    the original bytes), else the admitted request as JSON text. Raises `MediaRefused` when the
-    request cannot be sent, or when a block was refused and `on_refusal` is `"raise"`.
-    `provider` names the profile whose per-image limits apply (default: the API's own)."""
+    the original bytes), else the admitted request as the component wrote it. Raises
+    `MediaRefused` when the request cannot be sent, or when a block was refused and `on_refusal`
+    is `"raise"`. `provider` names the profile whose per-image limits apply (default: the API's
+    own). A `responses` body goes to the OpenAI walk inside the guest's envelope."""
     if on_refusal not in REFUSAL_MODES:
         raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
-    if api == "responses":
-        return _admit_responses(gate, text, provider, on_refusal)
-    report = gate.admit_request(api, text, provider=provider)
+    enveloped = api == "responses"
+    body = RESPONSES_PREFIX + text + RESPONSES_SUFFIX if enveloped else text
+    report, admitted = gate.admit_request_text("openai" if enveloped else api, body, provider=provider)
+
+    def rebased(path: str) -> str:
+        return path[len(RESPONSES_POINTER):] if enveloped and path.startswith(RESPONSES_POINTER) else path
+
     if report["refusal"] is not None:
         r = report["refusal"]
         raise MediaRefused(api, [{"path": "", "reason": r["reason"], "message": r["message"]}], report)
     if not report["changed"]:
         return None
-    refused = [{"path": c["path"], "reason": c["reason"], "message": c["message"]}
+    refused = [{"path": rebased(c["path"]), "reason": c["reason"], "message": c["message"]}
                for c in report["changed"] if c["to"] is None]
     if refused and on_refusal == "raise":
         raise MediaRefused(api, refused, report)
-    return json.dumps(report["request"], ensure_ascii=False, separators=(",", ":"))
-
-
-def _admit_responses(gate: Mediagate, text: str, provider: Optional[str], on_refusal: str) -> Optional[str]:
-    try:
-        original = json.loads(text)
-    except ValueError as e:
-        raise MediaRefused("responses", [{"path": "", "reason": "undecodable",
-                                          "message": f"the request is not JSON: {e}"}], {}) from e
-    if not isinstance(original, dict):
-        raise MediaRefused("responses", [{"path": "", "reason": "undecodable",
-                                          "message": "the request is not a JSON object"}], {})
-    report = gate.admit_tool_result(RESPONSES_ORIGIN, text, provider=provider or "openai")
-    content = report["content"]
-    refused = [{"path": r["path"], "reason": r["reason"], "message": placeholder_words(content, r["path"])}
-               for r in report["refused"]]
-    if any(r["path"] == "" for r in report["refused"]) or not isinstance(content, dict):
-        raise MediaRefused("responses", refused, report)
-    if refused and on_refusal == "raise":
-        raise MediaRefused("responses", refused, report)
-    if not refused and content == original:
-        return None
-    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    if admitted is None:
+        raise MediagateError("the gate reported changes but wrote no request")
+    if enveloped:
+        if not (admitted.startswith(RESPONSES_PREFIX) and admitted.endswith(RESPONSES_SUFFIX)):
+            raise MediagateError("the gate answered a Responses request in a shape this transport cannot cut back out")
+        return admitted[len(RESPONSES_PREFIX):len(admitted) - len(RESPONSES_SUFFIX)]
+    return admitted
 
 
 _shared: Optional[Mediagate] = None

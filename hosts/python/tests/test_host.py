@@ -401,3 +401,17 @@ def test_guest_output_is_capped_per_kind():
         call.close()
         host._current.call = None
     assert seen == {"content": host.OUTPUT_CAP_CHARS, "reasoning": 5}
+
+
+def test_calls_past_the_memory_budget_wait_their_turn(tmp_path):
+    shutil.copy(BENCH / "photo-12mp.jpg", tmp_path / "photo.jpg")
+    with pytest.raises(ValueError, match="less than one call's memory_limit"):
+        Mediagate(workspace=tmp_path, vlm=False, memory_budget=facts.MEMORY_LIMIT_BYTES - 1)
+    assert Mediagate(workspace=tmp_path, vlm=False).calls_at_once == facts.MEMORY_BUDGET_BYTES // facts.MEMORY_LIMIT_BYTES
+    gate = Mediagate(workspace=tmp_path, vlm=False, memory_budget=2 * facts.MEMORY_LIMIT_BYTES)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        verdicts = list(pool.map(lambda _: gate.admit_file("photo.jpg", "image/jpeg"), range(8)))
+    assert all(v["ok"] and v["resized"] for v in verdicts)
+    assert gate.peak_calls == 2, "two ran at once, the rest waited"

@@ -96,6 +96,8 @@ class Provider:
                     if provider.replies:
                         answer["choices"][0]["message"] = provider.replies.pop(0)
                         answer["choices"][0]["finish_reason"] = "tool_calls"
+                elif path.endswith("/messages/count_tokens"):
+                    answer = {"input_tokens": 1}
                 elif path.endswith("/responses"):
                     answer = response(model)
                 elif path.endswith("/messages"):

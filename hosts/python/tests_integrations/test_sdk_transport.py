@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 
 import anthropic
+import httpx
 import openai
 import pytest
 
@@ -199,9 +201,29 @@ def test_other_endpoints_pass_untouched(provider, gate):
     c = gated("chat", "sync", provider, gate, on_refusal="raise")
     c.post("/embeddings", body={"model": "e", "input": "<svg"}, cast_to=object)
     assert provider.records[0]["path"] == "/v1/embeddings"
-    assert [api_for_path(p) for p in ("/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/embeddings",
-                                      "/openai/deployments/d/chat/completions")] == [
-        "openai", "responses", "anthropic", None, "openai"]
+    cases = {
+        "/v1/chat/completions": "openai", "/openai/deployments/d/chat/completions": "openai",
+        "/v1/responses": "responses", "/v1/responses/input_tokens": "responses", "/v1/responses/compact": "responses",
+        "/v1/conversations": "responses", "/v1/conversations/conv_1/items": "responses",
+        "/v1/conversations/conv_1/items/item_1": None,
+        "/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
+        "/v1/projects/p/locations/l/publishers/anthropic/models/claude:rawPredict": "anthropic",
+        "/v1/threads/thread_1/messages": None, "/v1/messages/batches": None, "/v1/embeddings": None,
+    }
+    assert {path: api_for_path(path) for path in cases} == cases
+
+
+def test_count_tokens_is_judged_and_an_openai_thread_message_is_not_taken_for_anthropic(provider, gate):
+    c = client("messages", "sync", provider, GateTransport(gate=gate))
+    c.messages.count_tokens(model="claude-test", messages=[{"role": "user", "content": [
+        image("messages", "image/png", SVG)]}])
+    [record] = provider.records
+    assert record["path"].split("?")[0] == "/v1/messages/count_tokens"
+    assert b64(SVG).encode() not in record["raw"]
+    assert "magic_mismatch" in record["body"]["messages"][0]["content"][0]["text"]
+    gated("chat", "sync", provider, gate, on_refusal="raise").post(
+        "/threads/thread_1/messages", body={"role": "user", "content": "hi"}, cast_to=object)
+    assert provider.records[-1]["path"] == "/v1/threads/thread_1/messages"
 
 
 def test_a_body_the_gate_cannot_read_is_never_sent(provider, gate):
@@ -210,3 +232,75 @@ def test_a_body_the_gate_cannot_read_is_never_sent(provider, gate):
         c.post("/chat/completions", body={"model": "m", "messages": "not a list"}, cast_to=object)
     assert provider.records == []
     assert caught.value.refusals[0]["path"] == ""
+
+
+def computer_use_turn(screenshot: bytes) -> list:
+    """A Responses computer-use turn: the screenshot the agent took after the model's action."""
+    return [{"type": "computer_call_output", "call_id": "call_1",
+             "output": {"type": "computer_screenshot", "image_url": data_url("image/png", screenshot)}}]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_computer_use_screenshot_is_judged_like_any_image(provider, gate, mode):
+    c = gated("responses", mode, provider, gate)
+    if mode == "sync":
+        c.responses.create(model="computer-use-preview", input=computer_use_turn(SVG))
+    else:
+        async def run():
+            try:
+                await c.responses.create(model="computer-use-preview", input=computer_use_turn(SVG))
+            finally:
+                await c.close()
+
+        asyncio.run(run())
+    [record] = provider.records
+    assert b64(SVG).encode() not in record["raw"]
+    output = record["body"]["input"][0]["output"]
+    assert output["type"] == "input_text" and "magic_mismatch" in output["text"]
+    with pytest.raises(MediaRefused) as caught:
+        gated("responses", "sync", provider, gate, on_refusal="raise").responses.create(
+            model="computer-use-preview", input=computer_use_turn(SVG))
+    assert len(provider.records) == 1, "nothing more was sent"
+    assert [r["path"] for r in caught.value.refusals] == ["/input/0/output"]
+
+
+def test_a_good_computer_use_screenshot_arrives_byte_for_byte(provider, gate):
+    turn = computer_use_turn(small_png())
+    openai_client = client("responses", "sync", provider, None)
+    openai_client.responses.create(model="computer-use-preview", input=turn)
+    expected = provider.records.pop()["raw"]
+    gated("responses", "sync", provider, gate).responses.create(model="computer-use-preview", input=turn)
+    assert [r["raw"] for r in provider.records] == [expected]
+
+
+def test_audio_arrives_as_it_was_sent(provider, gate):
+    content = [text("chat", "What is said?"),
+               {"type": "input_audio", "input_audio": {"data": b64(b"RIFF\x24\0\0\0WAVEfmt "), "format": "wav"}}]
+    expected = baseline("chat", "sync", provider, content)
+    send("chat", "sync", gated("chat", "sync", provider, gate), content)
+    assert [r["raw"] for r in provider.records] == [expected]
+
+
+def test_what_python_cannot_write_again_arrives_as_it_was_written(provider, gate):
+    """The gate's own text is sent, byte for byte outside the refused block: `1e400` and a lone
+    surrogate escape are valid JSON that Python's `json` would write as `Infinity` or fail on."""
+    body = ('{"model":"m","temperature":1e400,"messages":[{"role":"user","content":[{"type":"text",'
+            '"text":"broken \\ud800 text"},' + json.dumps(image("chat", "image/png", SVG)) + ']}]}')
+    with httpx.Client(transport=GateTransport(gate=gate)) as http:
+        http.post(f"{provider.base_url}/chat/completions", content=body.encode(),
+                  headers={"content-type": "application/json"})
+    [record] = provider.records
+    assert record["raw"].startswith(b'{"model":"m","temperature":1e400,')
+    assert b'"text":"broken \\ud800 text"}' in record["raw"]
+    assert b"magic_mismatch" in record["raw"] and b64(SVG).encode() not in record["raw"]
+
+
+def test_media_in_a_shape_no_sdk_types_is_judged(provider, gate):
+    """Ollama's `images` (bare base64 beside the message): the walk finds media wherever it sits."""
+    c = gated("chat", "sync", provider, gate)
+    c.post("/chat/completions", cast_to=object, body={"model": "llava", "messages": [
+        {"role": "user", "content": "what is this?", "images": [b64(small_png()), b64(SVG)]}]})
+    [record] = provider.records
+    images = record["body"]["messages"][0]["images"]
+    assert images[0] == b64(small_png())
+    assert images[1].startswith("[mediagate]") and "image/svg+xml" in images[1]
