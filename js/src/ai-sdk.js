@@ -8,6 +8,7 @@
 // (`admitRequest`), so the request-level rules (images per request, bytes per request, the tighter
 // side for many images) hold across the whole prompt; the answer is put back part by part.
 
+import { PROFILES } from './facts.js';
 import { admit, admitRequest } from './index.js';
 import { WRAPPER_OPTION_KEYS, checkWrapperOptions } from './wrapper-options.js';
 
@@ -38,7 +39,7 @@ const PROVIDER_PREFIXES = [
 export function providerOf(model) {
   const name = String(model?.provider ?? '').toLowerCase();
   for (const [pattern, provider] of PROVIDER_PREFIXES) if (pattern.test(name)) return provider;
-  return 'anthropic';
+  return PROFILES[0]; // the gate's default, as every integration's for a model it cannot place
 }
 
 function isMedia(mediaType) {
@@ -136,7 +137,7 @@ function mediaSlots(prompt) {
  * `{ prompt, changes }` (`changes`: the gate's, `path` naming the part's place in the request the
  * parts were laid out as). Options as `mediagateMiddleware`'s, with `provider` required.
  */
-export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder', gate, ...admitOptions } = {}) {
+export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder', onChange, gate, ...admitOptions } = {}) {
   const slots = mediaSlots(prompt);
   if (slots.length === 0) return { prompt, changes: [] };
   const api = provider === 'anthropic' ? 'anthropic' : 'openai';
@@ -147,8 +148,10 @@ export async function admitPrompt(prompt, { provider, onRefusal = 'placeholder',
   const options = Object.fromEntries(Object.entries({ ...admitOptions, provider }).filter(([, v]) => v !== undefined));
   const answer = g ? g.admitRequest(api, request, options) : await admitRequest(api, request, options);
   const { refusal } = answer;
+  if (refusal !== null && onChange) onChange({ path: '', what: 'refused', reason: refusal.reason, message: refusal.message, rule: refusal.rule });
   if (refusal !== null) throw new MediaRefusedError(`mediagate refused the prompt's media: ${refusal.reason}: ${refusal.message}`, []);
   if (answer.changed.length === 0) return { prompt, changes: [] };
+  if (onChange) for (const change of answer.changed) onChange(change);
   const refused = answer.changed.filter((c) => c.what === 'refused');
   if (onRefusal === 'error' && refused.length > 0) {
     const words = refused.map((c) => `${slots[slotIndex(c.path)].part.filename ?? `part ${slotIndex(c.path)}`}: ${c.reason}: ${c.message}`);
@@ -217,7 +220,8 @@ function rebuild(prompt, copies) {
  *
  * Options: `provider` (the gate's profile; default read from the model's provider name, else
  * `anthropic`), `downsample`, `verify`, `convert` (as `admitRequest` takes them), `gate` (a `Gate`
- * or a promise of one; default the module-level shared instance), `onRefusal`: `'placeholder'`
+ * or a promise of one; default the module-level shared instance), `onChange` (called with each
+ * change the gate made, refusals too), `onRefusal`: `'placeholder'`
  * (default: a refused part becomes a text part that says why) or `'error'` (the call rejects with
  * a `MediaRefusedError` and the model is not called).
  */

@@ -135,7 +135,8 @@ function checkOptions(options) {
  * profile; default the endpoint's own: `openai` for chat-completions and responses, `anthropic`
  * for messages); `downsample`, `verify`, `convert` (as `admitRequest` takes them); `gate` (a
  * `Gate` or a promise of one, from `createGate`; default the module-level shared instance);
- * `onRefusal`: `'placeholder'` (default: a refused block is replaced in its slot by a text block
+ * `onChange`: called with each change the gate made (refusals too, also when nothing is sent), its
+ * `dialect` added; `onRefusal`: `'placeholder'` (default: a refused block is replaced in its slot by a text block
  * that says why, and the request is sent) or `'error'` (nothing is sent; the answer is HTTP 400,
  * which the SDKs raise as their `BadRequestError`, its `error.type` `'mediagate_refused'`).
  * A body the gate cannot read as a request of the API is never sent: it gets that answer whatever
@@ -143,7 +144,7 @@ function checkOptions(options) {
  */
 export function gatedFetch(options = {}) {
   checkOptions(options);
-  const { fetch: send = globalThis.fetch, onRefusal = 'placeholder', gate, ...given } = options;
+  const { fetch: send = globalThis.fetch, onRefusal = 'placeholder', onChange, gate, ...given } = options;
   const admitOptions = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   if (typeof send !== 'function') throw new TypeError('gatedFetch: no fetch to send with (pass options.fetch)');
   return async function mediagateFetch(input, init) {
@@ -156,6 +157,7 @@ export function gatedFetch(options = {}) {
     if (rawBody == null) return send(input, init);
     const text = await bodyText(rawBody);
     const answer = await admitRequestBody(dialect, text, admitOptions, gate);
+    if (onChange) tell(onChange, dialect, answer);
     if (answer.refusal !== null || (onRefusal === 'error' && answer.refused.length > 0)) return refusalResponse(dialect, answer);
     // A stream was read to the end: the text goes in its place. Any other body is sent as given.
     const consumed = typeof ReadableStream !== 'undefined' && rawBody instanceof ReadableStream;
@@ -165,6 +167,14 @@ export function gatedFetch(options = {}) {
     headers.delete('content-length');
     return send(isRequest ? input.url : input, { ...(isRequest ? requestInit(input) : {}), ...init, headers, body: answer.request });
   };
+}
+
+/** Each change of `answer` to `onChange`, with the dialect; a request refused whole as one change at `''`. */
+function tell(onChange, dialect, answer) {
+  const { refusal } = answer;
+  const changes =
+    refusal === null ? answer.changed : [{ path: '', what: 'refused', reason: refusal.reason, message: refusal.message, rule: refusal.rule }];
+  for (const change of changes) onChange({ ...change, dialect });
 }
 
 function requestInit(request) {

@@ -1,4 +1,4 @@
-import type { Gate, Provider } from './index.js';
+import type { Gate, Provider, RequestChange } from './index.js';
 
 /** What a refusal becomes: a text block in the refused block's slot, or an error. */
 export type OnRefusal = 'placeholder' | 'error';
@@ -15,6 +15,8 @@ export interface WrapperOptions {
   gate?: Gate | Promise<Gate>;
   /** `'placeholder'` (default) or `'error'`. */
   onRefusal?: OnRefusal;
+  /** Called with each change the gate made, refusals too (also when the request is not sent). */
+  onChange?: (change: RequestChange & { dialect?: string }) => void;
 }
 export const WRAPPER_OPTION_KEYS: readonly (keyof WrapperOptions)[];
 

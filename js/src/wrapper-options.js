@@ -5,14 +5,20 @@
 export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
 
 /** The options both wrappers take; each may add its own. */
-export const WRAPPER_OPTION_KEYS = Object.freeze(['provider', 'onRefusal', 'gate', 'convert', 'verify', 'downsample']);
+export const WRAPPER_OPTION_KEYS = Object.freeze(['provider', 'onRefusal', 'onChange', 'gate', 'convert', 'verify', 'downsample']);
 
-/** Throws a TypeError, naming `caller`, for an option not in `keys` or an `onRefusal` not in ON_REFUSAL. */
+/**
+ * Throws a TypeError, naming `caller`, for an option not in `keys`, an `onRefusal` not in
+ * ON_REFUSAL or an `onChange` that is not a function.
+ */
 export function checkWrapperOptions(caller, options, keys) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${caller} options must be an object`);
   const unknown = Object.keys(options).filter((k) => !keys.includes(k));
   if (unknown.length) {
     throw new TypeError(`${caller}: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${keys.join(', ')})`);
+  }
+  if (options.onChange !== undefined && typeof options.onChange !== 'function') {
+    throw new TypeError(`${caller}: onChange must be a function`);
   }
   if (options.onRefusal !== undefined && !ON_REFUSAL.includes(options.onRefusal)) {
     throw new TypeError(`${caller}: onRefusal must be one of ${ON_REFUSAL.join(', ')} (got ${JSON.stringify(options.onRefusal)})`);

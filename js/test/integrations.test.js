@@ -240,6 +240,41 @@ describe('gatedFetch: media in every shape the SDK sends', () => {
   });
 });
 
+describe('the wrappers tell every change', () => {
+  it('gatedFetch and the middleware call onChange with each change and refusal', async () => {
+    const told = [];
+    const content = [
+      { type: 'image_url', image_url: { url: dataUrl('image/png', screenshot) } },
+      { type: 'image_url', image_url: { url: dataUrl('image/png', svg) } },
+    ];
+    await sent(
+      (fetch) =>
+        new OpenAI({ apiKey: 'test', baseURL: `${provider.url}/v1`, fetch, maxRetries: 0 }).chat.completions.create({
+          model: 'gpt-test',
+          messages: [{ role: 'user', content }],
+        }),
+      gatedFetch({ onChange: (c) => told.push(c) }),
+    );
+    assert.deepEqual(
+      told.map((c) => [c.path, c.what, c.dialect]),
+      [
+        ['/messages/0/content/0', 'downsampled', 'openai'],
+        ['/messages/0/content/1', 'refused', 'openai'],
+      ],
+    );
+    assert.equal(told[1].reason, 'magic_mismatch');
+    const middlewareTold = [];
+    const model = wrapLanguageModel({
+      model: createAnthropic({ apiKey: 'test', baseURL: `${provider.url}/v1` })('claude-test'),
+      middleware: mediagateMiddleware({ onChange: (c) => middlewareTold.push(c) }),
+    });
+    await sent(() => generateText({ model, messages: [{ role: 'user', content: [{ type: 'file', data: svg, mediaType: 'image/png' }] }] }));
+    assert.deepEqual(middlewareTold.map((c) => [c.what, c.reason]), [['refused', 'magic_mismatch']]);
+    assert.throws(() => gatedFetch({ onChange: 'log' }), TypeError);
+    assert.throws(() => mediagateMiddleware({ onChange: 1 }), TypeError);
+  });
+});
+
 describe('gatedFetch: what it leaves alone', () => {
   it('passes other endpoints and methods through untouched', async () => {
     const calls = [];

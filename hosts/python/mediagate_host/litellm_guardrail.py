@@ -29,6 +29,7 @@ from typing import Any, Dict, Optional
 from fastapi import HTTPException
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
+from .facts import PROFILES
 from .transport import ASYNC_INLINE_BYTES, REFUSAL_MODES, MediaRefused, admit_json, shared_gate
 
 #: LiteLLM's call types, by the request dialect their `data` holds.
@@ -46,6 +47,9 @@ MEDIA_KEYS = {"openai": "messages", "anthropic": "messages", "responses": "input
 
 #: LiteLLM provider names whose per-image limits are another profile's. Any other provider
 #: (OpenAI and the many OpenAI-compatible ones) takes the `openai` profile.
+#: The gate's default profile (the facts list it first).
+DEFAULT_PROFILE = PROFILES[0]
+
 PROVIDER_PROFILES = {
     "anthropic": "anthropic",
     "anthropic_text": "anthropic",
@@ -59,10 +63,14 @@ PROVIDER_PROFILES = {
 
 def profile_for_provider(provider: Optional[str], model: str = "") -> str:
     """The gate profile for a LiteLLM provider name (`custom_llm_provider`). Bedrock and Vertex
-    serve several families: a Claude model there takes the Anthropic profile."""
+    serve several families: a Claude model there takes the Anthropic profile. No provider (LiteLLM
+    could not tell one): the gate's default profile, as the JavaScript middleware's for a model it
+    cannot place."""
     if provider in ("bedrock", "bedrock_converse", "vertex_ai", "vertex_ai_beta") and "claude" in model.lower():
         return "anthropic"
-    return PROVIDER_PROFILES.get(provider or "", "openai")
+    if not provider:
+        return DEFAULT_PROFILE  # LiteLLM does not know it: the gate's default, as every integration's
+    return PROVIDER_PROFILES.get(provider, "openai")  # the rest speak the OpenAI API
 
 
 class MediagateGuardrail(CustomGuardrail):

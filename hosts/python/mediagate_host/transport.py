@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import logging
 import re
 import shutil
 import sys
 import tempfile
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .facts import REQUEST_ENDPOINTS, RESPONSES_POINTER, RESPONSES_PREFIX, RESPONSES_SUFFIX
 from .host import Mediagate, MediagateError
@@ -77,13 +78,35 @@ def placeholder_words(content: Any, pointer: str) -> str:
         return "refused"
 
 
+#: Where every integration logs what the gate changed (INFO) and refused (WARNING).
+log = logging.getLogger("mediagate")
+
+#: A callback given each change the gate made to a request: the component's change
+#: (`path`, `type`, `what`: downsampled | re-encoded | normalized | refused, `reason`, `message`,
+#: …), its `path` in the body as sent, and `api`.
+ChangeCallback = Callable[[Dict[str, Any]], None]
+
+
+def _tell(api: str, changes: List[Dict[str, Any]], on_change: Optional[ChangeCallback]) -> None:
+    for change in changes:
+        if change.get("what") == "refused":
+            log.warning("mediagate refused %s of the %s request: %s: %s", change["path"] or "/", api,
+                        change.get("reason"), change.get("message"))
+        else:
+            log.info("mediagate %s %s of the %s request: %s", change.get("what"), change["path"] or "/", api,
+                     change.get("message"))
+        if on_change is not None:
+            on_change({**change, "api": api})
+
+
 def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = None,
-               on_refusal: str = "placeholder") -> Optional[str]:
+               on_refusal: str = "placeholder", on_change: Optional[ChangeCallback] = None) -> Optional[str]:
     """A request body (JSON text) of `api` through the gate: `None` when it stands as it is (send
     the original bytes), else the admitted request as the component wrote it. Raises
     `MediaRefused` when the request cannot be sent, or when a block was refused and `on_refusal`
     is `"raise"`. `provider` names the profile whose per-image limits apply (default: the API's
-    own). A `responses` body goes to the OpenAI walk inside the guest's envelope."""
+    own). A `responses` body goes to the OpenAI walk inside the guest's envelope. Every change is
+    logged to the `mediagate` logger and given to `on_change`, refusals too (also when raised)."""
     if on_refusal not in REFUSAL_MODES:
         raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
     enveloped = api == "responses"
@@ -95,11 +118,13 @@ def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = N
 
     if report["refusal"] is not None:
         r = report["refusal"]
+        _tell(api, [{"path": "", "what": "refused", "reason": r["reason"], "message": r["message"]}], on_change)
         raise MediaRefused(api, [{"path": "", "reason": r["reason"], "message": r["message"]}], report)
     if not report["changed"]:
         return None
-    refused = [{"path": rebased(c["path"]), "reason": c["reason"], "message": c["message"]}
-               for c in report["changed"] if c["to"] is None]
+    changes = [{**c, "path": rebased(c["path"])} for c in report["changed"]]
+    _tell(api, changes, on_change)
+    refused = [{"path": c["path"], "reason": c["reason"], "message": c["message"]} for c in changes if c["to"] is None]
     if refused and on_refusal == "raise":
         raise MediaRefused(api, refused, report)
     if admitted is None:
@@ -128,12 +153,16 @@ def shared_gate() -> Mediagate:
 
 
 class _Admitting:
-    def __init__(self, gate: Optional[Mediagate], provider: Optional[str], on_refusal: str):
+    def __init__(self, gate: Optional[Mediagate], provider: Optional[str], on_refusal: str,
+                 on_change: Optional[ChangeCallback]):
         if on_refusal not in REFUSAL_MODES:
             raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
+        if on_change is not None and not callable(on_change):
+            raise TypeError("on_change must be callable")
         self._gate = gate
         self.provider = provider
         self.on_refusal = on_refusal
+        self.on_change = on_change
 
     @property
     def gate(self) -> Mediagate:
@@ -160,7 +189,8 @@ class _Admitting:
         except UnicodeDecodeError as e:
             raise MediaRefused(api, [{"path": "", "reason": "undecodable",
                                       "message": f"the body is not UTF-8: {e}"}], {}) from e
-        new = admit_json(self.gate, api, text, provider=self.provider, on_refusal=self.on_refusal)
+        new = admit_json(self.gate, api, text, provider=self.provider, on_refusal=self.on_refusal,
+                         on_change=self.on_change)
         if new is None:
             return request
         headers = [(k, v) for k, v in request.headers.multi_items()
@@ -204,12 +234,15 @@ class GateTransport:
     `gate`: the `Mediagate` to use (default: `shared_gate()`); `provider`: the profile whose
     per-image limits apply (`anthropic`, `openai`, `gemini`, `ollama`; default: the endpoint's own
     API, e.g. `ollama` for an OpenAI client pointed at Ollama); `on_refusal`: `"placeholder"` (a
-    refused block becomes the gate's text placeholder) or `"raise"` (`MediaRefused`, nothing sent).
+    refused block becomes the gate's text placeholder) or `"raise"` (`MediaRefused`, nothing sent);
+    `on_change`: called with each change the gate made (refusals too), as the `mediagate` logger
+    is told of it.
     """
 
     def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
-                 provider: Optional[str] = None, on_refusal: str = "placeholder"):
-        self._admitting = _Admitting(gate, provider, on_refusal)
+                 provider: Optional[str] = None, on_refusal: str = "placeholder",
+                 on_change: Optional[ChangeCallback] = None):
+        self._admitting = _Admitting(gate, provider, on_refusal, on_change)
         self.wrapped = wrapped
 
     def handle_request(self, request: Any) -> Any:
@@ -237,8 +270,9 @@ class AsyncGateTransport:
     the event loop keeps running meanwhile."""
 
     def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
-                 provider: Optional[str] = None, on_refusal: str = "placeholder"):
-        self._admitting = _Admitting(gate, provider, on_refusal)
+                 provider: Optional[str] = None, on_refusal: str = "placeholder",
+                 on_change: Optional[ChangeCallback] = None):
+        self._admitting = _Admitting(gate, provider, on_refusal, on_change)
         self.wrapped = wrapped
 
     async def handle_async_request(self, request: Any) -> Any:

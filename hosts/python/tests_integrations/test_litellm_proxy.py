@@ -235,7 +235,7 @@ def test_the_profile_follows_the_deployments_provider():
              ("bedrock", "amazon.nova-pro", "openai"), ("vertex_ai", "claude-sonnet", "anthropic"),
              ("vertex_ai", "gemini-2.5-pro", "gemini"), ("gemini", "gemini-2.5-pro", "gemini"),
              ("ollama", "llava", "ollama"), ("openai", "gpt-4o", "openai"), ("groq", "llama", "openai"),
-             (None, "whatever", "openai")]
+             (None, "whatever", "anthropic")]
     code = ("import json, sys; from mediagate_host.litellm_guardrail import profile_for_provider as p; "
             "print(json.dumps([p(c[0], c[1]) for c in json.loads(sys.argv[1])]))")
     env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")

@@ -304,3 +304,18 @@ def test_media_in_a_shape_no_sdk_types_is_judged(provider, gate):
     images = record["body"]["messages"][0]["images"]
     assert images[0] == b64(small_png())
     assert images[1].startswith("[mediagate]") and "image/svg+xml" in images[1]
+
+
+def test_every_change_is_told_to_the_callback_and_the_log(provider, gate, screenshot, caplog):
+    told = []
+    content = [image("chat", "image/png", screenshot), image("chat", "image/png", SVG)]
+    with caplog.at_level("INFO", logger="mediagate"):
+        send("chat", "sync", gated("chat", "sync", provider, gate, on_change=told.append), content)
+    assert [(c["path"], c["what"], c["api"]) for c in told] == [
+        ("/messages/0/content/0", "downsampled", "openai"), ("/messages/0/content/1", "refused", "openai")]
+    assert told[1]["reason"] == "magic_mismatch"
+    levels = [(r.levelname, r.getMessage().split(":")[0]) for r in caplog.records if r.name == "mediagate"]
+    assert levels == [("INFO", "mediagate downsampled /messages/0/content/0 of the openai request"),
+                      ("WARNING", "mediagate refused /messages/0/content/1 of the openai request")]
+    with pytest.raises(TypeError):
+        GateTransport(on_change="not callable")
