@@ -11,6 +11,8 @@ export interface WrapperOptions {
   downsample?: boolean;
   verify?: 'full' | 'header';
   convert?: boolean;
+  /** Admit an image's metadata as given (default: the canonical re-mux without it). */
+  keepMetadata?: boolean;
   /** A gate of your own (default the module-level shared one). */
   gate?: Gate | Promise<Gate>;
   /** `'placeholder'` (default) or `'error'`. */

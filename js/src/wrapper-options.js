@@ -5,7 +5,7 @@
 export const ON_REFUSAL = Object.freeze(['placeholder', 'error']);
 
 /** The options both wrappers take; each may add its own. */
-export const WRAPPER_OPTION_KEYS = Object.freeze(['provider', 'onRefusal', 'onChange', 'gate', 'convert', 'verify', 'downsample']);
+export const WRAPPER_OPTION_KEYS = Object.freeze(['provider', 'onRefusal', 'onChange', 'gate', 'convert', 'verify', 'downsample', 'keepMetadata']);
 
 /**
  * Throws a TypeError, naming `caller`, for an option not in `keys`, an `onRefusal` not in

@@ -16,7 +16,7 @@ import OpenAI from 'openai';
 import { admit, admittedBytes, createGate } from '../src/index.js';
 import { endpointDialect, gatedFetch } from '../src/fetch.js';
 import { MediaRefusedError, mediagateMiddleware } from '../src/ai-sdk.js';
-import { SVG_BYTES, minimalPdf, noisePng } from './helpers.js';
+import { SVG_BYTES, crc32, minimalPdf, noisePng } from './helpers.js';
 import { imageSize, startProvider } from './provider-server.js';
 
 // The providers' own limits on one image (their docs): Anthropic 5 MB of base64, OpenAI 20 MB.
@@ -174,6 +174,21 @@ describe('gatedFetch: options', () => {
     const { type, width, height } = imageSize(fromB64(block.source.data));
     assert.equal(type, 'png');
     assert.equal(width / height, 120 / 60, `${width} x ${height}: the SVG's 120 x 60, rendered`);
+  });
+
+  it('keepMetadata: a PNG text chunk arrives only when asked for', async () => {
+    const send = ENDPOINTS.find((e) => e.profile === 'anthropic');
+    const text = new TextEncoder().encode('tEXtComment\0kept or dropped');
+    const chunk = Buffer.alloc(12 + text.length - 4);
+    chunk.writeUInt32BE(text.length - 4, 0);
+    Buffer.from(text).copy(chunk, 4);
+    chunk.writeUInt32BE(crc32(text), 8 + text.length - 4);
+    const iend = good.length - 12;
+    const tagged = Buffer.concat([Buffer.from(good.subarray(0, iend)), chunk, Buffer.from(good.subarray(iend))]);
+    const arrived = async (options) =>
+      send.imageBytes(send.blocks(JSON.parse((await sent(send.send([send.image('image/png', tagged)]), gatedFetch(options))).body))[0]);
+    assert.ok(!(await arrived({})).includes('kept or dropped'), 'the canonical form leaves it out');
+    assert.ok((await arrived({ keepMetadata: true })).includes('kept or dropped'));
   });
 
   it('a gate of your own, with its defaults (downsample off: the 6 MB screenshot is refused in its slot)', async () => {

@@ -30,7 +30,7 @@ from fastapi import HTTPException
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
 from .facts import PROFILES
-from .transport import ASYNC_INLINE_BYTES, REFUSAL_MODES, MediaRefused, admit_json, shared_gate
+from .transport import ASYNC_INLINE_BYTES, REFUSAL_MODES, MediaRefused, admit_json, gate_options, shared_gate
 
 #: LiteLLM's call types, by the request dialect their `data` holds.
 CALL_TYPE_APIS = {
@@ -74,7 +74,9 @@ def profile_for_provider(provider: Optional[str], model: str = "") -> str:
 
 
 class MediagateGuardrail(CustomGuardrail):
-    def __init__(self, on_refusal: str = "placeholder", profile: Optional[str] = None, **kwargs: Any):
+    def __init__(self, on_refusal: str = "placeholder", profile: Optional[str] = None,
+                 downsample: Optional[bool] = None, verify: Optional[str] = None,
+                 keep_metadata: Optional[bool] = None, convert: Optional[bool] = None, **kwargs: Any):
         if on_refusal not in REFUSAL_MODES:
             raise ValueError(f"mediagate guardrail: on_refusal must be one of {REFUSAL_MODES}, not {on_refusal!r}")
         # Load (or compile) the component now, as the proxy starts, not in its first request.
@@ -83,6 +85,8 @@ class MediagateGuardrail(CustomGuardrail):
             raise ValueError(f"mediagate guardrail: profile must be one of {providers}, not {profile!r}")
         self.on_refusal = on_refusal
         self.profile = profile
+        self.options = gate_options(downsample=downsample, verify=verify, keep_metadata=keep_metadata,
+                                    convert=convert)
         super().__init__(**kwargs)
 
     def target_profile(self, data: Dict[str, Any]) -> str:
@@ -116,7 +120,8 @@ class MediagateGuardrail(CustomGuardrail):
     def admit(self, api: str, text: str, profile: str) -> Optional[Dict[str, Any]]:
         """The admitted request (parsed), or None when the request stands as it is."""
         try:
-            admitted = admit_json(shared_gate(), api, text, provider=profile, on_refusal=self.on_refusal)
+            admitted = admit_json(shared_gate(), api, text, provider=profile, on_refusal=self.on_refusal,
+                                  **self.options)
         except MediaRefused as e:
             raise HTTPException(status_code=400, detail={"error": str(e), "refusals": e.refusals}) from None
         return None if admitted is None else json.loads(admitted)

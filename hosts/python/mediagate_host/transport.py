@@ -99,19 +99,36 @@ def _tell(api: str, changes: List[Dict[str, Any]], on_change: Optional[ChangeCal
             on_change({**change, "api": api})
 
 
+#: The gate's options every integration takes besides `provider` (as `Mediagate.admit_request`
+#: does, and the JavaScript wrappers as `downsample`, `verify`, `keepMetadata`, `convert`).
+GATE_OPTIONS = ("downsample", "verify", "keep_metadata", "convert")
+
+
+def gate_options(**given: Any) -> Dict[str, Any]:
+    """The gate's options named in `given` (those left `None` are the gate's defaults); any other
+    name is a `TypeError` in words."""
+    unknown = sorted(set(given) - set(GATE_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown gate option {', '.join(unknown)} (known: {', '.join(GATE_OPTIONS)})")
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = None,
-               on_refusal: str = "placeholder", on_change: Optional[ChangeCallback] = None) -> Optional[str]:
+               on_refusal: str = "placeholder", on_change: Optional[ChangeCallback] = None,
+               **options: Any) -> Optional[str]:
     """A request body (JSON text) of `api` through the gate: `None` when it stands as it is (send
     the original bytes), else the admitted request as the component wrote it. Raises
     `MediaRefused` when the request cannot be sent, or when a block was refused and `on_refusal`
     is `"raise"`. `provider` names the profile whose per-image limits apply (default: the API's
-    own). A `responses` body goes to the OpenAI walk inside the guest's envelope. Every change is
+    own); `options` are the other `GATE_OPTIONS` (`downsample`, `verify`, `keep_metadata`,
+    `convert`). A `responses` body goes to the OpenAI walk inside the guest's envelope. Every change is
     logged to the `mediagate` logger and given to `on_change`, refusals too (also when raised)."""
     if on_refusal not in REFUSAL_MODES:
         raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
     enveloped = api == "responses"
     body = RESPONSES_PREFIX + text + RESPONSES_SUFFIX if enveloped else text
-    report, admitted = gate.admit_request_text("openai" if enveloped else api, body, provider=provider)
+    report, admitted = gate.admit_request_text("openai" if enveloped else api, body, provider=provider,
+                                               **gate_options(**options))
 
     def rebased(path: str) -> str:
         return path[len(RESPONSES_POINTER):] if enveloped and path.startswith(RESPONSES_POINTER) else path
@@ -154,7 +171,7 @@ def shared_gate() -> Mediagate:
 
 class _Admitting:
     def __init__(self, gate: Optional[Mediagate], provider: Optional[str], on_refusal: str,
-                 on_change: Optional[ChangeCallback]):
+                 on_change: Optional[ChangeCallback], options: Dict[str, Any]):
         if on_refusal not in REFUSAL_MODES:
             raise ValueError(f"on_refusal must be one of {REFUSAL_MODES}")
         if on_change is not None and not callable(on_change):
@@ -163,6 +180,7 @@ class _Admitting:
         self.provider = provider
         self.on_refusal = on_refusal
         self.on_change = on_change
+        self.options = gate_options(**options)
 
     @property
     def gate(self) -> Mediagate:
@@ -190,7 +208,7 @@ class _Admitting:
             raise MediaRefused(api, [{"path": "", "reason": "undecodable",
                                       "message": f"the body is not UTF-8: {e}"}], {}) from e
         new = admit_json(self.gate, api, text, provider=self.provider, on_refusal=self.on_refusal,
-                         on_change=self.on_change)
+                         on_change=self.on_change, **self.options)
         if new is None:
             return request
         headers = [(k, v) for k, v in request.headers.multi_items()
@@ -236,13 +254,14 @@ class GateTransport:
     API, e.g. `ollama` for an OpenAI client pointed at Ollama); `on_refusal`: `"placeholder"` (a
     refused block becomes the gate's text placeholder) or `"raise"` (`MediaRefused`, nothing sent);
     `on_change`: called with each change the gate made (refusals too), as the `mediagate` logger
-    is told of it.
+    is told of it; `downsample`, `verify`, `keep_metadata`, `convert`: as `Mediagate.admit_request`
+    takes them (default: the gate's).
     """
 
     def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
                  provider: Optional[str] = None, on_refusal: str = "placeholder",
-                 on_change: Optional[ChangeCallback] = None):
-        self._admitting = _Admitting(gate, provider, on_refusal, on_change)
+                 on_change: Optional[ChangeCallback] = None, **options: Any):
+        self._admitting = _Admitting(gate, provider, on_refusal, on_change, options)
         self.wrapped = wrapped
 
     def handle_request(self, request: Any) -> Any:
@@ -271,8 +290,8 @@ class AsyncGateTransport:
 
     def __init__(self, wrapped: Any = None, *, gate: Optional[Mediagate] = None,
                  provider: Optional[str] = None, on_refusal: str = "placeholder",
-                 on_change: Optional[ChangeCallback] = None):
-        self._admitting = _Admitting(gate, provider, on_refusal, on_change)
+                 on_change: Optional[ChangeCallback] = None, **options: Any):
+        self._admitting = _Admitting(gate, provider, on_refusal, on_change, options)
         self.wrapped = wrapped
 
     async def handle_async_request(self, request: Any) -> Any:

@@ -319,3 +319,16 @@ def test_every_change_is_told_to_the_callback_and_the_log(provider, gate, screen
                       ("WARNING", "mediagate refused /messages/0/content/1 of the openai request")]
     with pytest.raises(TypeError):
         GateTransport(on_change="not callable")
+
+
+def test_the_gates_options_reach_it(provider, gate, screenshot):
+    """`downsample`, `verify`, `keep_metadata`, `convert`: the same options as the JavaScript wrappers."""
+    send("chat", "sync", gated("chat", "sync", provider, gate, downsample=False), [image("chat", "image/png", screenshot)])
+    [block] = arrived_content("chat", provider.records.pop())
+    assert block["type"] == "text" and "raw_too_large" in block["text"]
+    send("messages", "sync", gated("messages", "sync", provider, gate, convert=True),
+         [image("messages", "image/svg+xml", SVG)])
+    [block] = arrived_content("messages", provider.records.pop())
+    assert block["source"]["media_type"] == "image/png"
+    with pytest.raises(TypeError, match="unknown gate option keepMetadata"):
+        GateTransport(keepMetadata=True)
