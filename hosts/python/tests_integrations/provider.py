@@ -66,11 +66,13 @@ class _QuietServer(ThreadingHTTPServer):
 
 class Provider:
     """`records`: one dict per request: `path`, `headers`, `raw` (bytes), `body` (parsed JSON or
-    None). `replies`: tool calls to answer with, consumed one per Chat Completions request."""
+    None). `replies`: tool calls to answer with, consumed one per Chat Completions request.
+    `files`: `{path: (content type, bytes)}` served to GET (what a framework downloads)."""
 
     def __init__(self) -> None:
         self.records: List[Dict[str, Any]] = []
         self.replies: List[Dict[str, Any]] = []
+        self.files: Dict[str, tuple] = {}
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,6 +82,14 @@ class Provider:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
+                if self.path in provider.files:
+                    content_type, data = provider.files[self.path]
+                    self.send_response(200)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 self._send(200, {"object": "list", "data": []})
 
             def do_POST(self) -> None:  # noqa: N802

@@ -69,3 +69,12 @@ def test_the_pydantic_ai_snippet_gates_the_users_photo(in_docs_dir, provider):
     assert record["path"] == "/v1/messages"
     raw = json.dumps(record["body"])
     assert "magic_mismatch" in raw and "<svg" not in raw
+
+
+def test_the_pydantic_ai_wire_snippet_gates_what_leaves(in_docs_dir, provider):
+    (in_docs_dir / "screenshot.png").write_bytes(SVG)
+    assert run("pydantic-ai-wire").strip()
+    [record] = provider.records
+    assert record["path"] == "/v1/messages"
+    assert base64.b64encode(SVG).decode() not in record["raw"].decode()
+    assert "magic_mismatch" in record["raw"].decode()

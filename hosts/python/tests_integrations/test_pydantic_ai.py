@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import base64
 
+import anthropic
+import openai
 import pytest
-from pydantic_ai import Agent, BinaryContent, ToolReturn
+from pydantic_ai import Agent, BinaryContent, DocumentUrl, ToolReturn
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -16,7 +18,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from conftest import decoded_data_url
 from media import PDF, SVG, b64, small_png
 from mediagate_host.pydantic_ai import MediaGate, profile_for_model
-from mediagate_host.transport import MediaRefused
+from mediagate_host.transport import AsyncGateTransport, MediaRefused
 
 SYSTEMS = ("openai", "anthropic")
 
@@ -173,3 +175,38 @@ def test_a_pdf_arrives(provider, gate):
 def test_the_profile_follows_the_model(provider):
     assert profile_for_model(model("openai", provider)) == "openai"
     assert profile_for_model(model("anthropic", provider)) == "anthropic"
+
+
+def wire_gated(system: str, server, gate):
+    """The model with the gate on its own HTTP client: what pydantic-ai sends is judged whole, after
+    it has downloaded what it inlines."""
+    if system == "openai":
+        http = openai.DefaultAsyncHttpxClient(transport=AsyncGateTransport(gate=gate))
+        return OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=server.base_url, api_key="test-key",
+                                                                   http_client=http))
+    http = anthropic.DefaultAsyncHttpxClient(transport=AsyncGateTransport(gate=gate))
+    return AnthropicModel("claude-test", provider=AnthropicProvider(base_url=server.root_url, api_key="test-key",
+                                                                    http_client=http))
+
+
+def test_at_the_wire_the_request_rules_hold_across_parts(provider, gate):
+    """120 images in one Anthropic request: the capability judges each part alone and passes them
+    all; the transport on the model's client judges the request, and the 100-image rule holds."""
+    images = [BinaryContent(small_png(), media_type="image/png") for _ in range(120)]
+    Agent(wire_gated("anthropic", provider, gate)).run_sync(["Look:", *images])
+    [record] = provider.records
+    content = record["body"]["messages"][0]["content"]
+    kinds = [b["type"] for b in content]
+    assert len(kinds) == 121 and kinds.count("image") == 100, kinds
+    assert kinds[101:] == ["text"] * 20 and "request_limit" in content[-1]["text"]
+
+
+def test_at_the_wire_what_pydantic_ai_downloads_is_judged(provider, gate):
+    """pydantic-ai downloads a `DocumentUrl` for OpenAI Chat and inlines it after every hook: the
+    transport on the model's client judges those bytes (an SVG served as a PDF never arrives)."""
+    provider.files["/files/report.pdf"] = ("application/pdf", SVG)
+    Agent(wire_gated("openai", provider, gate)).run_sync(
+        ["Summarise:", DocumentUrl(url=f"{provider.root_url}/files/report.pdf", force_download="allow-local")])
+    [record] = provider.records
+    assert b64(SVG).encode() not in record["raw"]
+    assert "[mediagate]" in texts_in(record) and media_in(record) == []
