@@ -23,16 +23,25 @@ pub fn claimed_type(sniffed: &str, name: Option<&str>, converting: bool) -> Stri
     if sniffed_wins { sniffed.to_string() } else { mime_from_extension(name.unwrap_or("")).to_string() }
 }
 
+/// Labels that claim no type: what a server writes when it does not know one (the MCP filesystem
+/// server sends a PDF as `application/octet-stream`).
+const NO_CLAIM: [&str; 2] = ["application/octet-stream", "binary/octet-stream"];
+
 /// The type a tool-result or request block that names one is judged as. A tool that labels a JPEG
 /// `image/png` would have the provider refuse the block for the mismatch, so when the label names an
 /// image and the bytes are an image the gate admits (converting: also one it converts), the block
-/// is judged as — and rewritten with — the bytes' type. Any other label stands and is checked
+/// is judged as — and rewritten with — the bytes' type. A label that claims no type is judged the
+/// same way for any type the gate admits (a PDF too). Any other label stands and is checked
 /// against the bytes: an SVG labelled `image/png` is refused unless converting, a PDF labelled as
 /// an image is refused.
 pub fn block_type<'a>(labelled: &'a str, sniffed: &'a str, converting: bool) -> &'a str {
-    let bytes_are_image = sniffed.starts_with("image/")
-        && (ADMISSIBLE.contains(&sniffed) || (converting && CONVERTIBLE.contains(&sniffed)));
-    if bytes_are_image && normalize_mime(labelled).starts_with("image/") { sniffed } else { labelled }
+    let label = normalize_mime(labelled);
+    let convertible = converting && CONVERTIBLE.contains(&sniffed);
+    if NO_CLAIM.contains(&label.as_str()) {
+        return if ADMISSIBLE.contains(&sniffed) || convertible { sniffed } else { labelled };
+    }
+    let bytes_are_image = sniffed.starts_with("image/") && (ADMISSIBLE.contains(&sniffed) || convertible);
+    if bytes_are_image && label.starts_with("image/") { sniffed } else { labelled }
 }
 
 /// The media type a file name's extension names, as an agent's Read tool infers it.
@@ -63,6 +72,18 @@ pub fn mime_from_extension(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_that_claims_no_type_is_judged_as_the_bytes() {
+        assert_eq!(block_type("application/octet-stream", PDF_MIME, false), PDF_MIME);
+        assert_eq!(block_type("Application/Octet-Stream; x=1", "image/png", false), "image/png");
+        assert_eq!(block_type("application/octet-stream", "image/bmp", false), "application/octet-stream");
+        assert_eq!(block_type("application/octet-stream", "image/bmp", true), "image/bmp");
+        assert_eq!(block_type("application/octet-stream", "text/plain", true), "application/octet-stream");
+        // A label that claims a type still stands against the bytes.
+        assert_eq!(block_type("image/png", PDF_MIME, false), "image/png");
+        assert_eq!(block_type("text/plain", PDF_MIME, false), "text/plain");
+    }
 
     #[test]
     fn extension_table() {

@@ -149,6 +149,16 @@ describe("in front of server-filesystem", () => {
     assert.ok(!JSON.stringify(result).includes(Buffer.from("<html>").toString("base64").slice(0, 8)));
   });
 
+  test("a PDF the server labels as it can: it arrives as the PDF it is", T, async () => {
+    const pdf = readFileSync(new URL("../fixtures/hello.pdf", import.meta.url));
+    writeFileSync(join(dir, "report.pdf"), pdf);
+    const result = await client.callTool({ name: "read_media_file", arguments: { path: join(dir, "report.pdf") } });
+    assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 400));
+    const { resource } = result.content[0];
+    assert.equal(resource.mimeType, "application/pdf", "labelled with the type its bytes are");
+    assert.equal(Buffer.from(resource.blob, "base64").compare(pdf), 0);
+  });
+
   test("text tools pass untouched", T, async () => {
     const result = await client.callTool({ name: "read_text_file", arguments: { path: join(dir, "note.txt") } });
     assert.equal(result.structuredContent.content, "plain text");

@@ -641,3 +641,18 @@ fn a_computer_screenshot_and_a_file_url_are_judged() {
     assert_eq!(content[1]["type"], "input_text");
     assert_eq!(content[2], input[2], "a URL the provider fetches stands");
 }
+
+#[test]
+fn a_pdf_a_server_labels_octet_stream_is_admitted_as_the_pdf_it_is() {
+    // The MCP filesystem server's `read_media_file` on a PDF.
+    let pdf = crate::test_images::pdf(0);
+    let input = json!([
+        {"type": "resource", "resource": {"uri": "file:///r.pdf", "mimeType": "application/octet-stream", "blob": b64(&pdf)}},
+        {"type": "image", "data": b64(b"plain words"), "mimeType": "application/octet-stream"},
+    ]);
+    let (content, refused) = admit(&input);
+    let content = content.unwrap();
+    assert_eq!(content[0]["resource"]["mimeType"], "application/pdf");
+    assert_eq!(content[0]["resource"]["blob"], b64(&pdf));
+    assert_eq!(refused.iter().map(|r| (r.index, r.reason)).collect::<Vec<_>>(), vec![(1, Reason::MimeUnsupported)]);
+}
