@@ -32,7 +32,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import BinaryContent, ModelRequest, ToolReturnPart, UserPromptPart
 
 from .host import Mediagate
-from .transport import REFUSAL_MODES, MediaRefused, admit_json, placeholder_words, shared_gate
+from .transport import REFUSAL_MODES, MediaRefused, admit_json, gate_options, placeholder_words, shared_gate
 
 #: pydantic-ai `Model.system` names whose per-image limits are another profile's than `openai`.
 SYSTEM_PROFILES = {"anthropic": "anthropic", "google-gla": "gemini", "google-vertex": "gemini", "google": "gemini",
@@ -81,13 +81,24 @@ class MediaGate(AbstractCapability[Any]):
     """`gate`: the `Mediagate` (default: `transport.shared_gate()`); `profile`: the per-image limits
     (`anthropic`, `openai`, `gemini`, `ollama`; default: the serving model's); `on_refusal`:
     `"placeholder"` (a refused image or PDF becomes the gate's words, in its place) or `"raise"`
-    (`MediaRefused` out of the run, nothing sent)."""
+    (`MediaRefused` out of the run, nothing sent); `downsample`, `verify`, `keep_metadata`,
+    `convert`: as the transports take them (`transport.GATE_OPTIONS`; default: the gate's)."""
 
     gate: Optional[Mediagate] = None
     profile: Optional[str] = None
     on_refusal: str = "placeholder"
+    downsample: Optional[bool] = None
+    verify: Optional[str] = None
+    keep_metadata: Optional[bool] = None
+    convert: Optional[bool] = None
     _cache: "OrderedDict[Tuple[str, ...], List[Any]]" = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The gate's options this capability names (the rest are the gate's defaults)."""
+        return gate_options(downsample=self.downsample, verify=self.verify, keep_metadata=self.keep_metadata,
+                            convert=self.convert)
 
     def __post_init__(self) -> None:
         if self.on_refusal not in REFUSAL_MODES:
@@ -143,7 +154,7 @@ class MediaGate(AbstractCapability[Any]):
         digest = hashlib.sha256()
         for m in media:
             digest.update(hashlib.sha256(m.data).digest() + m.media_type.encode() + b"\0")
-        key = (digest.hexdigest(), origin[0], origin[1], profile, self.on_refusal)
+        key = (digest.hexdigest(), origin[0], origin[1], profile, self.on_refusal, repr(sorted(self.options.items())))
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -159,9 +170,10 @@ class MediaGate(AbstractCapability[Any]):
         gate = self.gate or shared_gate()
         if origin[0] == "user":
             request = json.dumps({"messages": [{"role": "user", "content": blocks}]})
-            admitted = admit_json(gate, "anthropic", request, provider=profile, on_refusal=self.on_refusal)
+            admitted = admit_json(gate, "anthropic", request, provider=profile, on_refusal=self.on_refusal,
+                                  **self.options)
             return blocks if admitted is None else json.loads(admitted)["messages"][0]["content"]
-        report = gate.admit_tool_result(origin[1], blocks, provider=profile)
+        report = gate.admit_tool_result(origin[1], blocks, provider=profile, **self.options)
         content = report["content"]
         if report["refused"] and (self.on_refusal == "raise" or not isinstance(content, list)
                                   or len(content) != len(blocks)):

@@ -210,3 +210,20 @@ def test_at_the_wire_what_pydantic_ai_downloads_is_judged(provider, gate):
     [record] = provider.records
     assert b64(SVG).encode() not in record["raw"]
     assert "[mediagate]" in texts_in(record) and media_in(record) == []
+
+
+def test_the_gates_options_reach_it(provider, gate, screenshot):
+    """`downsample`, `verify`, `keep_metadata`, `convert`: the same options as the transports."""
+    Agent(model("anthropic", provider), capabilities=[MediaGate(gate=gate, downsample=False)]).run_sync(
+        ["Look:", BinaryContent(screenshot, media_type="image/png")])
+    record = provider.records.pop()
+    assert "raw_too_large" in texts_in(record) and media_in(record) == []
+    agent = Agent(model("openai", provider), capabilities=[MediaGate(gate=gate, convert=True)])
+
+    @agent.tool_plain
+    def draw() -> BinaryContent:
+        return BinaryContent(SVG, media_type="image/svg+xml")
+
+    provider.replies.append(tool_call("draw"))
+    agent.run_sync("Draw it.")
+    assert [mime for mime, _ in media_in(provider.records[-1])] == ["image/png"]
