@@ -119,6 +119,17 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// The JFIF `APP0` payload without a thumbnail; the Adobe `APP14` payload (libjpeg's lengths).
 const JFIF_HEADER: usize = 14;
+
+/// A JPEG marker segment appended to `out`: the marker, the length (its two bytes and the
+/// payload's), the payload's parts in order. Callers keep the payload under 65,534 bytes.
+fn push_segment(out: &mut Vec<u8>, marker: u8, parts: &[&[u8]]) {
+    let len = 2 + parts.iter().map(|p| p.len()).sum::<usize>();
+    out.extend_from_slice(&[0xFF, marker]);
+    out.extend_from_slice(&(len as u16).to_be_bytes());
+    for part in parts {
+        out.extend_from_slice(part);
+    }
+}
 const ADOBE_LEN: usize = 12;
 
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
@@ -484,11 +495,8 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     out.drop("trailing-bytes");
                 }
                 if let Some(o) = orientation.filter(|_| !out.keep_metadata) {
-                    let mut app1 = vec![0xFF, 0xE1];
-                    let tiff = orientation_only_exif(o);
-                    app1.extend_from_slice(&((tiff.len() + 8) as u16).to_be_bytes());
-                    app1.extend_from_slice(b"Exif\0\0");
-                    app1.extend_from_slice(&tiff);
+                    let mut app1 = Vec::new();
+                    push_segment(&mut app1, 0xE1, &[b"Exif\0\0", &orientation_only_exif(o)]);
                     out.bytes.splice(exif_at..exif_at, app1);
                 }
                 if let Some(profile) = icc.finish(&mut out)? {
@@ -544,9 +552,7 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 if out.keep_metadata || (payload.len() == JFIF_HEADER && payload[12..14] == [0, 0]) {
                     out.bytes.extend_from_slice(segment);
                 } else if payload.len() >= JFIF_HEADER {
-                    out.bytes.extend_from_slice(&[0xFF, 0xE0, 0, 2 + JFIF_HEADER as u8]);
-                    out.bytes.extend_from_slice(&payload[..12]);
-                    out.bytes.extend_from_slice(&[0, 0]);
+                    push_segment(&mut out.bytes, 0xE0, &[&payload[..12], &[0, 0]]);
                     out.drop("other-metadata");
                 } else {
                     // Too short for libjpeg to read as JFIF: it decides nothing.
@@ -557,8 +563,7 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             // Adobe: "Adobe", version, flags0, flags1, transform — 12 bytes; a shorter one libjpeg
             // reads as no Adobe segment at all, and bytes after the 12 none reads at all.
             0xEE if payload.starts_with(b"Adobe") && payload.len() >= ADOBE_LEN => {
-                out.bytes.extend_from_slice(&[0xFF, 0xEE, 0, 2 + ADOBE_LEN as u8]);
-                out.bytes.extend_from_slice(&payload[..ADOBE_LEN]);
+                push_segment(&mut out.bytes, 0xEE, &[&payload[..ADOBE_LEN]]);
                 if payload.len() > ADOBE_LEN {
                     out.drop("other-metadata");
                 }
@@ -711,11 +716,7 @@ impl IccChunks {
         }
         let mut segments = Vec::with_capacity(profile.len() + n * 18);
         for (seq, count, data) in &self.chunks {
-            segments.extend_from_slice(&[0xFF, 0xE2]);
-            segments.extend_from_slice(&((data.len() + 16) as u16).to_be_bytes());
-            segments.extend_from_slice(b"ICC_PROFILE\0");
-            segments.extend_from_slice(&[*seq, *count]);
-            segments.extend_from_slice(data);
+            push_segment(&mut segments, 0xE2, &[b"ICC_PROFILE\0", &[*seq, *count], data]);
         }
         Ok(Some(segments))
     }
