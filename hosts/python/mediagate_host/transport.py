@@ -134,9 +134,9 @@ def admit_json(gate: Mediagate, api: str, text: str, provider: Optional[str] = N
         return path[len(RESPONSES_POINTER):] if enveloped and path.startswith(RESPONSES_POINTER) else path
 
     if report["refusal"] is not None:
-        r = report["refusal"]
-        _tell(api, [{"path": "", "what": "refused", "reason": r["reason"], "message": r["message"]}], on_change)
-        raise MediaRefused(api, [{"path": "", "reason": r["reason"], "message": r["message"]}], report)
+        refusal = {"path": "", "reason": report["refusal"]["reason"], "message": report["refusal"]["message"]}
+        _tell(api, [{**refusal, "what": "refused"}], on_change)
+        raise MediaRefused(api, [refusal], report)
     if not report["changed"]:
         return None
     changes = [{**c, "path": rebased(c["path"])} for c in report["changed"]]
