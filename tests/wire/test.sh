@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# At the wire, differentially: request bodies made by the test (tests/wire/bodies.mjs) through every
+# front end that takes a raw request body, and the bytes that reach a provider on 127.0.0.1
+# compared with what `mediagate admit-request` writes: the http-gate component under `wasmtime
+# serve`, gatedFetch (js/src/fetch.js) and the Python transport (hosts/python, GateTransport).
+# Each front end gets the component the CLI carries, so they judge with the same build.
+#   MEDIAGATE_BIN        the mediagate CLI (the reference); default target/release/mediagate
+#   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
+# Extra arguments go to `node --test`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+suite=tests/wire
+source scripts/suite.sh
+
+command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
+export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
+[ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
+npm_ci js
+if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
+  MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
+fi
+export MEDIAGATE_WASMTIME
+# The Python host's own venv (wasmtime-py and httpx, all GateTransport needs). scripts/test.sh's
+# Python lane has made it before this suite starts; the integrations' venv is made by a lane that
+# runs beside this one.
+python_venv hosts/python/.venv 9 hosts/python/requirements.txt
+export MEDIAGATE_WIRE_PYTHON=$PWD/hosts/python/.venv/bin/python
+export PYTHONPATH=$PWD/hosts/python${PYTHONPATH:+:$PYTHONPATH}
+export MEDIAGATE_CACHE_DIR=${MEDIAGATE_CACHE_DIR:-$PWD/hosts/python/.cache}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for world in http-gate agent-tool preflight convert; do
+  "$MEDIAGATE_BIN" component --world "$world" --out "$work/mediagate-$world.wasm"
+done
+export MEDIAGATE_HTTP_GATE=$work/mediagate-http-gate.wasm
+export MEDIAGATE_AGENT_TOOL_WASM=$work/mediagate-agent-tool.wasm
+(cd js && MEDIAGATE_PREFLIGHT_WASM=$work/mediagate-preflight.wasm MEDIAGATE_CONVERT_WASM=$work/mediagate-convert.wasm \
+  npm run --silent build -- --require-convert)
+
+say "$("$MEDIAGATE_WASMTIME" --version), node $(node --version), $("$MEDIAGATE_WIRE_PYTHON" --version)"
+node --test --test-concurrency=1 "$@" tests/wire/*.test.mjs
