@@ -143,6 +143,8 @@ lane ray "Ray Data: the Python host's actors on a local two-node Ray cluster, on
   env MEDIAGATE_BIN="$bin" bash hosts/python/test-ray.sh
 lane deploy "Deployment manifests (Spin, wasmCloud) against their published schemas; the documented engine lines" \
   env MEDIAGATE_BIN="$bin" WASMTIME="$wasmtime" bash tests/deploy/test.sh
+lane wire "At the wire: request bodies through the CLI, the HTTP gate, gatedFetch and the Python transport, compared byte for byte" \
+  env MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" bash tests/wire/test.sh
 section "HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load (the suites above run beside it)"
 # The load test here checks that no answer is lost or differs from the CLI's with 32 requests in
 # flight; its throughput figures come from `bash tests/http/test.sh` alone on an idle machine
@@ -151,5 +153,5 @@ section "HTTP: the http-gate component under wasmtime serve and jco serve, behav
 # script's minutes on 2 cores.
 MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" MEDIAGATE_HTTP_LOAD_REQUESTS=2000 MEDIAGATE_HTTP_LOAD_REQUESTS_JCO=300 \
   bash tests/http/test.sh
-collect deploy packages integrations-python ray
+collect deploy packages integrations-python ray wire
 all_collected
