@@ -10,7 +10,7 @@
 // MEDIAGATE_WIRE_PYTHON (with PYTHONPATH and MEDIAGATE_AGENT_TOOL_WASM for it).
 
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -22,10 +22,9 @@ import { gatedFetch } from '../../js/src/fetch.js';
 import { imageSize, startProvider } from '../../js/test/provider-server.js';
 import { startEngine } from '../http/engines.mjs';
 import { makeBodies } from './bodies.mjs';
+import { REPO_ROOT, runCli } from './cli.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO_ROOT = join(HERE, '..', '..');
-const BIN = process.env.MEDIAGATE_BIN ?? join(REPO_ROOT, 'target', 'release', 'mediagate');
 const PYTHON = process.env.MEDIAGATE_WIRE_PYTHON ?? join(REPO_ROOT, 'hosts', 'python', '.venv', 'bin', 'python');
 /** The largest side an image may arrive with: the gate fits anything larger (README). */
 const MAX_SIDE = 2000;
@@ -87,19 +86,6 @@ function listedDialect(path) {
     if (new RegExp(`${ending}$`).test(path)) return dialect;
   }
   return null;
-}
-
-function runCli(args) {
-  return new Promise((resolveRun, reject) => {
-    const once = (attempt) =>
-      execFile(BIN, args, { maxBuffer: 256 << 20, encoding: 'buffer' }, (error, stdout, stderr) => {
-        // The binary may be relinked by a build meanwhile: it is there again within seconds.
-        if (error && ['ENOENT', 'ETXTBSY'].includes(error.code) && attempt < 30) return setTimeout(() => once(attempt + 1), 1000);
-        if (error && typeof error.code !== 'number') return reject(error);
-        resolveRun({ code: error ? error.code : 0, stdout, stderr: stderr.toString() });
-      });
-    once(0);
-  });
 }
 
 async function pool(items, width, work) {
