@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = process.env.MEDIAGATE_BIN ?? join(REPO_ROOT, 'target', 'release', 'mediagate');
+export const BIN = process.env.MEDIAGATE_BIN ?? join(REPO_ROOT, 'target', 'release', 'mediagate');
 
 /** `mediagate ARGS` → { code, stdout (a Buffer), stderr }. */
 export function runCli(args) {
