@@ -83,6 +83,11 @@ def _wait(process, proxy: "Proxy", log_path: Path, deadline: float) -> None:
         time.sleep(0.5)
 
 
+#: LiteLLM refuses to download media from loopback addresses unless told: the tests' media URLs
+#: are served by the loopback provider.
+LOOPBACK_DOWNLOADS = "\nlitellm_settings:\n  user_url_allowed_hosts: [\"127.0.0.1\"]\n"
+
+
 @pytest.fixture(scope="module")
 def proxies(upstream, tmp_path_factory):
     """Two proxies on free 127.0.0.1 ports in front of the loopback provider: the docs' config as
@@ -90,10 +95,10 @@ def proxies(upstream, tmp_path_factory):
     if not LITELLM.is_file():
         pytest.fail(f"{LITELLM} is missing: run test-integrations.sh, which installs requirements-litellm.txt")
     config = snippet("yaml", "litellm-config")
-    assert "\nguardrails:" in config
+    assert "\nguardrails:" in config and "litellm_settings:" not in config
     work = tmp_path_factory.mktemp("litellm")
-    started = [_start(config, work / "gated", upstream),
-               _start(config.split("\nguardrails:")[0] + "\n", work / "plain", upstream)]
+    started = [_start(config + LOOPBACK_DOWNLOADS, work / "gated", upstream),
+               _start(config.split("\nguardrails:")[0] + "\n" + LOOPBACK_DOWNLOADS, work / "plain", upstream)]
     try:
         deadline = time.monotonic() + 300
         for process, _, proxy, log_path in started:
@@ -243,3 +248,70 @@ def test_the_profile_follows_the_deployments_provider():
                          text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[2] for c in cases]
+
+
+# At the wire: LiteLLM downloads URL media after the guardrail's pre-call hook and inlines the
+# bytes in the body it builds for the provider; what arrives is asserted.
+
+def served(upstream: Provider, name: str, content_type: str, data: bytes) -> str:
+    """A URL on the loopback provider serving `data` (a new one each time: LiteLLM keeps what it
+    downloaded by URL)."""
+    path = f"/media/{secrets.token_hex(8)}/{name}"
+    upstream.files[path] = (content_type, data)
+    return upstream.root_url + path
+
+
+def placeholders(record: dict) -> list:
+    return [t for t in texts(record) if t.startswith("[mediagate]")]
+
+
+def test_a_downloaded_svg_claimed_as_png_never_reaches_anthropic(proxy, plain_proxy, upstream, records):
+    url = served(upstream, "diagram.png", "image/png", SVG)
+    content = [{"type": "text", "text": "Look:"}, {"type": "image_url", "image_url": {"url": url}}]
+    chat(plain_proxy, "claude-sonnet", content)
+    chat(proxy, "claude-sonnet", content)
+    without, gated = records
+    assert gated["path"] == without["path"] == "/v1/messages"
+    # With no gate the proxy downloads the SVG and sends its bytes to the provider.
+    assert b64(SVG).encode() in without["raw"]
+    assert arrived_media(gated) == []
+    assert b"<svg" not in gated["raw"] and b64(SVG).encode() not in gated["raw"]
+    [words] = placeholders(gated)
+    assert "image/svg+xml" in words, words
+
+
+def test_a_downloaded_svg_under_the_strict_guardrail_is_refused_in_words(proxy, upstream, records):
+    url = served(upstream, "diagram.png", "image/png", SVG)
+    with pytest.raises(openai.BadRequestError) as caught:
+        chat(proxy, "claude-sonnet", [{"type": "image_url", "image_url": {"url": url}}],
+             extra_body={"guardrails": ["mediagate-strict"]})
+    assert records == []
+    assert "image/svg+xml" in str(caught.value), str(caught.value)
+
+
+def test_a_downloaded_pdf_that_is_not_one_never_reaches_openai(proxy, plain_proxy, upstream, records):
+    """`file.file_id` with a URL: LiteLLM downloads it and sends it as `file_data`."""
+    fake = b"%PDF-1.4\n"
+    url = served(upstream, "report.pdf", "application/pdf", fake)
+    content = [{"type": "text", "text": "Summarise:"}, {"type": "file", "file": {"file_id": url}}]
+    chat(plain_proxy, "gpt-4o", content)
+    chat(proxy, "gpt-4o", content)
+    without, gated = records
+    assert gated["path"] == without["path"] == "/v1/chat/completions"
+    assert arrived_media(without) == [("application/pdf", fake)]
+    assert arrived_media(gated) == []
+    assert b64(fake).encode() not in gated["raw"]
+    [words] = placeholders(gated)
+    assert "application/pdf" in words, words
+
+
+def test_a_downloaded_6mb_screenshot_arrives_fitted_to_anthropic(proxy, upstream, records, gate, screenshot):
+    url = served(upstream, "screen.png", "image/png", screenshot)
+    chat(proxy, "claude-sonnet", [{"type": "image_url", "image_url": {"url": url}}])
+    [record] = records
+    [(mime, arrived)] = arrived_media(record)
+    again = gate.admit_bytes(arrived, mime, provider="anthropic", downsample=False)
+    assert again["ok"] and not again["resized"], again
+    assert max(again["width"], again["height"]) <= 2000 and again["base64_len"] <= 5 * 1024 * 1024, again
+    expected = gate.admit_bytes(screenshot, "image/png", provider="anthropic", include_data=True)
+    assert arrived == base64.b64decode(expected["data"]) and mime == expected["mime"]
