@@ -19,7 +19,7 @@ request is refused with HTTP 400 and the gate's words) and `profile` (`anthropic
 What is judged where:
 
 - **At the wire** (what guarantees that nothing unjudged leaves): LiteLLM downloads URL media
-  (`image_url` with an http(s) URL, `file.file_id` URLs, Anthropic `url` sources) after every
+  (`image_url` with an http(s) URL for an Anthropic deployment, `file.file_id` URLs) after every
   guardrail hook and inlines the bytes into the body it builds for the provider. So the first
   guardrail instantiated puts the gate on every httpx client of the process (`install_wire_gate`):
   each `POST` to a model endpoint (`facts.REQUEST_ENDPOINTS`, as `transport.GateTransport` matches
