@@ -2,8 +2,11 @@
 # At the wire, differentially: request bodies made by the test (tests/wire/bodies.mjs) through every
 # front end that takes a raw request body, and the bytes that reach a provider on 127.0.0.1
 # compared with what `mediagate admit-request` writes: the http-gate component under `wasmtime
-# serve`, gatedFetch (js/src/fetch.js) and the Python transport (hosts/python, GateTransport).
-# Each front end gets the component the CLI carries, so they judge with the same build.
+# serve`, gatedFetch (js/src/fetch.js) and the Python transport (hosts/python, GateTransport); the
+# AI SDK middleware and pydantic-ai (the body each framework sends without the gate, judged by the
+# CLI, against the body that arrives with it); tool results through `mediagate proxy` against
+# `mediagate admit-tool-result`. Each front end gets the component the CLI carries, so they judge
+# with the same build.
 #   MEDIAGATE_BIN        the mediagate CLI (the reference); default target/release/mediagate
 #   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
 # Extra arguments go to `node --test`.
@@ -20,11 +23,11 @@ if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
   MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
 fi
 export MEDIAGATE_WASMTIME
-# The Python host's own venv (wasmtime-py and httpx, all GateTransport needs). scripts/test.sh's
-# Python lane has made it before this suite starts; the integrations' venv is made by a lane that
-# runs beside this one.
-python_venv hosts/python/.venv 9 hosts/python/requirements.txt
-export MEDIAGATE_WIRE_PYTHON=$PWD/hosts/python/.venv/bin/python
+# The Python front ends (GateTransport, pydantic-ai) run with the integrations' pinned packages, in
+# a venv of this suite's own: hosts/python/.venv-integrations is made by a suite that scripts/test.sh
+# runs beside this one, and two pip runs must not make one venv at once.
+python_venv tests/wire/.venv 11 hosts/python/requirements-integrations.txt
+export MEDIAGATE_WIRE_PYTHON=$PWD/tests/wire/.venv/bin/python
 export PYTHONPATH=$PWD/hosts/python${PYTHONPATH:+:$PYTHONPATH}
 export MEDIAGATE_CACHE_DIR=${MEDIAGATE_CACHE_DIR:-$PWD/hosts/python/.cache}
 

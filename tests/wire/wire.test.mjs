@@ -25,7 +25,7 @@ import { makeBodies } from './bodies.mjs';
 import { REPO_ROOT, runCli } from './cli.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PYTHON = process.env.MEDIAGATE_WIRE_PYTHON ?? join(REPO_ROOT, 'hosts', 'python', '.venv', 'bin', 'python');
+const PYTHON = process.env.MEDIAGATE_WIRE_PYTHON ?? join(REPO_ROOT, 'tests', 'wire', '.venv', 'bin', 'python');
 /** The largest side an image may arrive with: the gate fits anything larger (README). */
 const MAX_SIDE = 2000;
 const FRONTS = ['http', 'fetch', 'python'];
