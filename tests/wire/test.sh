@@ -9,7 +9,7 @@
 # with the same build.
 #   MEDIAGATE_BIN        the mediagate CLI (the reference); default target/release/mediagate
 #   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
-# Extra arguments go to `node --test`.
+# Arguments: the test files to run (default: every tests/wire/*.test.mjs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 suite=tests/wire
@@ -42,4 +42,8 @@ export MEDIAGATE_AGENT_TOOL_WASM=$work/mediagate-agent-tool.wasm
   npm run --silent build -- --require-convert)
 
 say "$("$MEDIAGATE_WASMTIME" --version), node $(node --version), $("$MEDIAGATE_WIRE_PYTHON" --version)"
-node --test --test-concurrency=1 "$@" tests/wire/*.test.mjs
+if [ "$#" -gt 0 ]; then
+  node --test --test-concurrency=1 "$@"
+else
+  node --test --test-concurrency=1 tests/wire/*.test.mjs
+fi
