@@ -172,7 +172,7 @@ before(async () => {
     assert.equal(result.arrived[front], undefined, `${front} sent ${record.headers['x-wire-case']} twice`);
     result.arrived[front] = record;
   }
-  console.log(`# ${bodies.length} bodies through cli, ${FRONTS.join(', ')} in ${Date.now() - started} ms`);
+  console.log(`${bodies.length} bodies through cli, ${FRONTS.join(', ')} in ${Date.now() - started} ms`);
 });
 
 after(async () => {
