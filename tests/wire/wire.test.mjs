@@ -159,10 +159,18 @@ before(async () => {
   provider = await startProvider();
   engine = await startEngine('wasmtime');
   const started = Date.now();
+  // A front end that throws on one body fails that body's test, not the others'.
+  const each = (front, through) => async (body) => {
+    try {
+      await through(body);
+    } catch (e) {
+      results.get(body.key)[front] = { error: e.stack ?? String(e) };
+    }
+  };
   await Promise.all([
-    pool(bodies, 2, throughCli),
-    pool(bodies, 1, throughHttp),
-    pool(bodies, 1, throughFetch),
+    pool(bodies, 2, each('cli', throughCli)),
+    pool(bodies, 1, each('http', throughHttp)),
+    pool(bodies, 1, each('fetch', throughFetch)),
     throughPython(),
   ]);
   for (const record of provider.records) {
@@ -253,6 +261,10 @@ describe('at the wire, every front end sends what the CLI writes', () => {
   for (const body of bodies) {
     test(`${body.key} ${body.id} (${body.dialect}, ${body.path})`, () => {
       const r = results.get(body.key);
+      for (const front of ['cli', ...FRONTS]) {
+        assert.ok(r[front], `${front}: no outcome (send.py ended early?)`);
+        assert.equal(r[front].error, undefined, `${front} threw: ${r[front].error}`);
+      }
       const { plain, json } = r.cli;
       assert.ok([0, 1, 2].includes(json.code), `the CLI exited ${json.code}: ${json.stderr}`);
       const reportText = json.stdout.toString('utf8');
