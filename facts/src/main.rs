@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[path = "../../lib/src/facts.rs"]
 mod facts;
 use facts::{call_error, env, vlm, vlm_retry};
-use mediagate_guest::profile::Provider;
+use mediagate_guest::profile::{Api, Provider};
 use mediagate_guest::verdict::Reason;
 use mediagate_guest::verdict_json::PAGE_ERROR_REASONS;
 use mediagate_guest::walks::request::{ENDPOINTS, responses_envelope};
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
 /// Writes (or, with `check`, compares) every generated file and section; answers the paths that
 /// differed.
 fn run(root: &Path, check: bool) -> Result<Vec<String>, String> {
-    contract_reasons_agree(root)?;
+    contract_agrees(root)?;
     let mut stale = Vec::new();
     let mut targets: Vec<(&str, String)> = vec![
         ("js/src/facts.js", js()),
@@ -104,28 +104,57 @@ fn profiles() -> Vec<&'static str> {
     Provider::ALL.iter().map(|p| p.name()).collect()
 }
 
-/// The contract names the reasons too (it is the interface, not a copy to generate): it must
-/// name the same ones, or the packages would list reasons the component never answers.
-fn contract_reasons_agree(root: &Path) -> Result<(), String> {
+/// The request dialects `admit-request` reads.
+fn request_apis() -> Vec<&'static str> {
+    Api::ALL.iter().map(|a| a.name()).collect()
+}
+
+/// The dialects the endpoint list names: the request dialects and `responses` (an envelope).
+fn endpoint_dialects() -> Vec<&'static str> {
+    let mut dialects: Vec<&str> = Vec::new();
+    for (_, dialect) in ENDPOINTS {
+        if !dialects.contains(&dialect) {
+            dialects.push(dialect);
+        }
+    }
+    dialects
+}
+
+/// The contract names the reasons and the request dialects too (it is the interface, not a copy
+/// to generate): it must name the same ones, or the packages would list names the component
+/// never answers or takes.
+fn contract_agrees(root: &Path) -> Result<(), String> {
     let wit = read(&root.join("wit/admission.wit"))?;
-    let body = wit
-        .split_once("enum refusal-reason {")
-        .and_then(|(_, rest)| rest.split_once('}'))
-        .ok_or("wit/admission.wit has no `enum refusal-reason`")?
-        .0;
-    let mut contract: Vec<String> = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("//"))
-        .map(|l| l.trim_end_matches(',').replace('-', "_"))
-        .collect();
-    let mut ours: Vec<String> = refusal_reasons().into_iter().map(String::from).collect();
-    contract.sort();
-    ours.sort();
+    let cases = |name: &str| -> Result<Vec<String>, String> {
+        let body = wit
+            .split_once(&format!("enum {name} {{"))
+            .and_then(|(_, rest)| rest.split_once('}'))
+            .ok_or(format!("wit/admission.wit has no `enum {name}`"))?
+            .0;
+        let mut cases: Vec<String> = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .map(|l| l.trim_end_matches(',').to_string())
+            .collect();
+        cases.sort();
+        Ok(cases)
+    };
+    let sorted = |names: Vec<&str>| {
+        let mut names: Vec<String> = names.into_iter().map(String::from).collect();
+        names.sort();
+        names
+    };
+    let contract: Vec<String> = cases("refusal-reason")?.iter().map(|c| c.replace('-', "_")).collect();
+    let ours = sorted(refusal_reasons());
     if contract != ours {
         return Err(format!(
             "wit/admission.wit's refusal-reason names {contract:?}; the guest (Reason::ALL, PAGE_ERROR_REASONS) {ours:?}"
         ));
+    }
+    let (contract, ours) = (cases("request-api")?, sorted(request_apis()));
+    if contract != ours {
+        return Err(format!("wit/admission.wit's request-api names {contract:?}; the guest (Api::ALL) {ours:?}"));
     }
     Ok(())
 }
@@ -199,6 +228,8 @@ fn js() -> String {
         s,
         "/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */"
     );
+    let _ = writeln!(s, "/** The request dialects `admitRequest` reads (each with its request-level rules). */");
+    let _ = writeln!(s, "export const REQUEST_APIS = {};", js_list(&request_apis()));
     let _ = writeln!(s, "export const REQUEST_ENDPOINTS = Object.freeze([");
     for (path, dialect) in ENDPOINTS {
         let _ = writeln!(s, "  Object.freeze([{}, {}]),", json_string(path), json_string(dialect));
@@ -246,9 +277,12 @@ fn js_types() -> String {
         s,
         "export const VLM_RETRY: Readonly<{{ maxRetries: number; initialBackoffMs: number; maxWaitMs: number }}>;"
     );
+    let _ = writeln!(s, "export type RequestApi = {};", ts_union(&request_apis()));
+    let _ = writeln!(s, "export const REQUEST_APIS: readonly RequestApi[];");
     let _ = writeln!(
         s,
-        "export const REQUEST_ENDPOINTS: readonly (readonly [string, 'openai' | 'responses' | 'anthropic'])[];"
+        "export const REQUEST_ENDPOINTS: readonly (readonly [string, {}])[];",
+        ts_union(&endpoint_dialects())
     );
     let _ = writeln!(
         s,

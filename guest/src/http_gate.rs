@@ -115,11 +115,13 @@ pub fn plan(head: &Head) -> Result<Plan, Response> {
         }
         _ => {
             query.only(&["api", "profile", "downsample", "verify", "convert", "keep_metadata"])?;
+            let names = || Api::ALL.map(Api::name).join(", ");
             let api = match query.get("api") {
-                Some("anthropic") => Api::Anthropic,
-                Some("openai") => Api::OpenAi,
-                Some(other) => return Err(bad(format!("api={other}: the APIs are anthropic and openai"))),
-                None => return Err(bad("the query must name the request's API: ?api=anthropic or ?api=openai")),
+                Some(name) => match Api::parse(name) {
+                    Some(api) => api,
+                    None => return Err(bad(format!("api={name}: the APIs are {}", names()))),
+                },
+                None => return Err(bad(format!("the query must name the request's API: ?api= one of {}", names()))),
             };
             let options = query.options(Some(api))?;
             json_content_type(head.content_type)?;
@@ -451,7 +453,7 @@ fn contract() -> Value {
         "routes": [
             "POST /v1/admit?profile=&downsample=&verify=&convert=&keep_metadata=",
             "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=&convert=&keep_metadata=",
-            "POST /v1/admit-request?api=anthropic|openai&profile=&downsample=&verify=&convert=&keep_metadata=",
+            "POST /v1/admit-request?api=anthropic|openai|gemini|anthropic-batch&profile=&downsample=&verify=&convert=&keep_metadata=",
             "GET /healthz",
             "GET /v1/contract",
         ],
@@ -515,10 +517,10 @@ mod tests {
             200
         );
         assert_eq!(call("POST", "/v1/admit-request", None, b"{}").0, 400);
-        assert_eq!(call("POST", "/v1/admit-request?api=gemini", None, b"{}").0, 400);
+        assert_eq!(call("POST", "/v1/admit-request?api=mistral", None, b"{}").0, 400);
         assert_eq!(call("POST", "/v1/admit-tool-result", None, b"[]").0, 400);
         // A bad query is named before the Content-Type is judged.
-        assert_eq!(call("POST", "/v1/admit-request?api=gemini", Some("text/plain"), b"{}").0, 400);
+        assert_eq!(call("POST", "/v1/admit-request?api=mistral", Some("text/plain"), b"{}").0, 400);
         assert_eq!(call("POST", "/v1/admit-tool-result", Some("text/plain"), b"[]").0, 400);
         assert_eq!(call("POST", "/v1/admit?verify=no", Some("text/plain"), b"x").0, 400);
     }

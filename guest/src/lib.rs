@@ -46,5 +46,5 @@ pub use image_admission::admit_image;
 pub use options::{Options, Verify};
 pub use profile::{Api, Provider};
 pub use signature::sniff;
-pub use walks::request::admit_request;
+pub use walks::admit_request;
 pub use walks::tool_result::admit_tool_result;

@@ -106,28 +106,45 @@ pub enum Api {
     Anthropic,
     /// OpenAI Chat Completions (`POST /v1/chat/completions`).
     OpenAi,
+    /// Gemini `generateContent` (`POST /v1beta/models/{model}:generateContent`, and its stream
+    /// and `countTokens`).
+    Gemini,
+    /// Anthropic Message Batches (`POST /v1/messages/batches`): `{"requests": [{"custom_id",
+    /// "params"}]}`, each `params` a Messages request under its rules.
+    AnthropicBatch,
 }
 
 impl Api {
+    pub const ALL: [Api; 4] = [Api::Anthropic, Api::OpenAi, Api::Gemini, Api::AnthropicBatch];
+
     pub fn name(self) -> &'static str {
         match self {
             Api::Anthropic => "anthropic",
             Api::OpenAi => "openai",
+            Api::Gemini => "gemini",
+            Api::AnthropicBatch => "anthropic-batch",
         }
+    }
+
+    pub fn parse(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|api| api.name() == name)
     }
 
     /// The provider whose per-image profile applies unless the caller names another.
     pub fn provider(self) -> Provider {
         match self {
-            Api::Anthropic => Provider::Anthropic,
+            Api::Anthropic | Api::AnthropicBatch => Provider::Anthropic,
             Api::OpenAi => Provider::OpenAi,
+            Api::Gemini => Provider::Gemini,
         }
     }
 
+    /// The rules on one request (for a batch, on each of its requests).
     pub fn rules(self) -> &'static RequestRules {
         match self {
-            Api::Anthropic => &ANTHROPIC_REQUEST,
+            Api::Anthropic | Api::AnthropicBatch => &ANTHROPIC_REQUEST,
             Api::OpenAi => &OPENAI_REQUEST,
+            Api::Gemini => &GEMINI_REQUEST,
         }
     }
 }
@@ -207,6 +224,26 @@ pub static OPENAI_REQUEST: RequestRules = RequestRules {
         limit: 50_000_000,
         words: "OpenAI accepts at most 50 MB of image bytes in one request",
     }),
+};
+
+/// Gemini `generateContent`. Source: "Image understanding" (ai.google.dev/gemini-api/docs/image-understanding):
+/// "When the combined size of your files and system instructions exceeds 20 MB, use the Files
+/// API" (the Gemini profile's per-image bound too); read as 20,000,000 bytes of request, the
+/// stricter of MB and MiB. "Gemini 2.x … can handle up to 3,600 image files per request".
+pub static GEMINI_REQUEST: RequestRules = RequestRules {
+    api: Api::Gemini,
+    max_images: Rule {
+        name: "gemini.images_per_request",
+        limit: 3600,
+        words: "Gemini accepts at most 3,600 images in one request",
+    },
+    many_images: None,
+    max_request_bytes: Some(Rule {
+        name: "gemini.request_bytes",
+        limit: 20_000_000,
+        words: "Gemini accepts inline data in a request of at most 20 MB (larger files go through its Files API)",
+    }),
+    max_image_bytes: None,
 };
 
 /// The Batch API a batch file is written for.
@@ -303,9 +340,14 @@ mod tests {
         let o = Api::OpenAi.rules();
         assert_eq!(o.max_images.limit, 500);
         assert_eq!(o.max_image_bytes.as_ref().unwrap().limit, 50_000_000);
+        let g = Api::Gemini.rules();
+        assert_eq!(g.max_images.limit, 3600);
+        assert_eq!(g.max_request_bytes.as_ref().unwrap().limit, 20_000_000);
+        // A batch's requests are each a Messages request.
+        assert!(std::ptr::eq(Api::AnthropicBatch.rules(), Api::Anthropic.rules()));
         // With downsampling on, the ladder fits every image inside FIT_SIDE: no side rule may be
         // tighter than that, or the ladder would admit what the rule refuses.
-        for api in [Api::Anthropic, Api::OpenAi] {
+        for api in [Api::Anthropic, Api::OpenAi, Api::Gemini] {
             if let Some(rule) = &api.rules().many_images {
                 assert!(rule.limit.max_side >= crate::limits::FIT_SIDE);
             }
@@ -320,5 +362,8 @@ mod tests {
         }
         assert_eq!(Provider::parse("OpenAI"), Some(Provider::OpenAi));
         assert_eq!(Provider::parse("mistral"), None);
+        for api in Api::ALL {
+            assert_eq!(Api::parse(api.name()), Some(api));
+        }
     }
 }

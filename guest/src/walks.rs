@@ -6,3 +6,16 @@
 pub mod batch;
 pub mod request;
 pub mod tool_result;
+
+use crate::options::Options;
+use crate::profile::Api;
+use request::RequestVerdict;
+
+/// Admits a whole provider request in `api`'s dialect: a Message Batches body item by item, as a
+/// batch file's requests are ([`batch`]); any other as one request ([`request`]).
+pub fn admit_request(api: Api, request_json: &str, options: &Options) -> RequestVerdict {
+    match api {
+        Api::AnthropicBatch => batch::admit_message_batch(request_json, options),
+        _ => request::admit_request(api, request_json, options),
+    }
+}

@@ -34,6 +34,8 @@ export const ENV = Object.freeze({
 /** How the VLM client retries before the first byte (connect errors, 429, 5xx). */
 export const VLM_RETRY = Object.freeze({ maxRetries: 2, initialBackoffMs: 500, maxWaitMs: 30000 });
 /** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */
+/** The request dialects `admitRequest` reads (each with its request-level rules). */
+export const REQUEST_APIS = Object.freeze(['anthropic', 'openai', 'gemini', 'anthropic-batch']);
 export const REQUEST_ENDPOINTS = Object.freeze([
   Object.freeze(["/chat/completions", "openai"]),
   Object.freeze(["/responses", "responses"]),
@@ -45,6 +47,10 @@ export const REQUEST_ENDPOINTS = Object.freeze([
   Object.freeze(["/v1/messages/count_tokens", "anthropic"]),
   Object.freeze([":rawPredict", "anthropic"]),
   Object.freeze([":streamRawPredict", "anthropic"]),
+  Object.freeze(["/v1/messages/batches", "anthropic-batch"]),
+  Object.freeze([":generateContent", "gemini"]),
+  Object.freeze([":streamGenerateContent", "gemini"]),
+  Object.freeze([":countTokens", "gemini"]),
 ]);
 /** How a Responses request is handed to admit-request's OpenAI walk: the body between these. */
 export const RESPONSES_ENVELOPE = Object.freeze({ prefix: "{\"messages\":[{\"role\":\"user\",\"content\":[{\"responses_request\":", suffix: "}]}]}", pointer: "/messages/0/content/0/responses_request" });

@@ -24,8 +24,9 @@ const ENDPOINTS = REQUEST_ENDPOINTS.map(([pattern, dialect]) => ({
 const OPTION_KEYS = ['fetch', ...WRAPPER_OPTION_KEYS];
 
 /**
- * The dialect a request to `url` with `method` is in (`'openai'`, `'responses'`, `'anthropic'`),
- * or null when its body is not admitted (other endpoints, other methods).
+ * The dialect a request to `url` with `method` is in (`'openai'`, `'responses'`, `'anthropic'`,
+ * `'gemini'`, `'anthropic-batch'`), or null when its body is not admitted (other endpoints, other
+ * methods).
  */
 export function endpointDialect(url, method = 'GET') {
   if (String(method).toUpperCase() !== 'POST') return null;
@@ -67,7 +68,7 @@ function unwrapResponses(answer) {
 
 /**
  * Admit a request body (JSON text) in `dialect` (`'openai'` Chat Completions, `'responses'`,
- * `'anthropic'` Messages): `admitRequest`'s answer (the keys `mediagate admit-request --json`
+ * `'anthropic'` Messages, `'gemini'`, `'anthropic-batch'`): `admitRequest`'s answer (the keys `mediagate admit-request --json`
  * prints), with `request` as text: the body to send. `options.provider` defaults to the API's own
  * profile; `gate` is a `Gate` (else the module-level shared one).
  */
@@ -101,6 +102,15 @@ function refusalWords(dialect, answer) {
   return `mediagate refused ${each.length} block${each.length === 1 ? '' : 's'} of the ${dialect} request: ${each.join('; ')}`;
 }
 
+// Each API's own error body, so its SDK raises its own error with the gate's words (OpenAI's
+// shape for the rest).
+const anthropicError = (error) => ({ type: 'error', error });
+const ERROR_BODIES = {
+  anthropic: anthropicError,
+  'anthropic-batch': anthropicError,
+  gemini: (error, message) => ({ error: { code: 400, message, status: 'INVALID_ARGUMENT', details: [error] } }),
+};
+
 /**
  * The answer given instead of sending a refused request: HTTP 400 in the provider's own error
  * shape (so the SDK raises its `BadRequestError`), `x-should-retry: false` (the same body would be
@@ -114,7 +124,7 @@ function refusalResponse(dialect, answer) {
       ? { refused: answer.changed.filter((c) => c.what === 'refused') }
       : { reason: refusal.reason, rule: refusal.rule, unusable: refusal.unusable };
   const error = { type: 'mediagate_refused', message, mediagate: detail };
-  const body = dialect === 'anthropic' ? { type: 'error', error } : { error: { ...error, code: 'mediagate_refused', param: null } };
+  const body = ERROR_BODIES[dialect]?.(error, message) ?? { error: { ...error, code: 'mediagate_refused', param: null } };
   return new Response(JSON.stringify(body), {
     status: 400,
     statusText: 'Refused by mediagate',

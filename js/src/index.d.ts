@@ -2,11 +2,10 @@
 // dist/generated/mediagate.d.ts and dist/generated/interfaces/).
 
 // The profiles, refusal reasons and call-error kinds are generated from the Rust sources.
-import type { CallErrorKind, Provider, RefusalReason } from './facts.js';
-export type { CallErrorKind, Provider, RefusalReason } from './facts.js';
+import type { CallErrorKind, Provider, RefusalReason, RequestApi } from './facts.js';
+export type { CallErrorKind, Provider, RefusalReason, RequestApi } from './facts.js';
 export { CALL_ERROR_KINDS, REFUSAL_REASONS } from './facts.js';
 export type VerifyMode = 'header' | 'full';
-export type RequestApi = 'anthropic' | 'openai';
 
 export interface AdmitOptions {
   /** Allow the downsample ladder (fit 2000x2000, re-encode). Raises the read cap to 64 MiB. Default true. */

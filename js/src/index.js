@@ -21,6 +21,7 @@ import {
   MEMORY_LIMIT_BYTES,
   PROFILES,
   REFUSAL_REASONS,
+  REQUEST_APIS,
 } from './facts.js';
 import { DEFAULT_OPTIONS } from '../dist/generated/defaults.js';
 import { SharedInstance } from './shared-instance.js';
@@ -60,10 +61,10 @@ export const ADMIT_OPTION_KEYS = Object.freeze(['downsample', 'provider', 'verif
 export const LOAD_OPTION_KEYS = Object.freeze(['wasmBase', 'wasmUrls', 'getCoreModule', 'cache', 'memoryLimit']);
 
 export const PROVIDERS = PROFILES;
+/** The request dialects `admitRequest` reads (each with its request-level rules). */
+export { REQUEST_APIS };
 export const VERIFY_MODES = Object.freeze(['header', 'full']);
 
-/** The request dialects `admitRequest` reads (each with its request-level rules). */
-export const REQUEST_APIS = Object.freeze(['anthropic', 'openai']);
 
 /** The Batch APIs whose files `admitBatchLine` and `checkBatchFile` read (OpenAI Batch, Anthropic Message Batches). */
 export const BATCH_APIS = Object.freeze(['openai', 'anthropic']);

@@ -33,6 +33,10 @@ enum ApiArg {
     Anthropic,
     /// OpenAI Chat Completions.
     Openai,
+    /// Gemini generateContent.
+    Gemini,
+    /// Anthropic Message Batches (the body that creates a batch).
+    AnthropicBatch,
 }
 
 pub async fn admit_request(args: RequestArgs) -> u8 {
@@ -44,6 +48,8 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
     let api = match args.api {
         ApiArg::Anthropic => RequestApi::Anthropic,
         ApiArg::Openai => RequestApi::Openai,
+        ApiArg::Gemini => RequestApi::Gemini,
+        ApiArg::AnthropicBatch => RequestApi::AnthropicBatch,
     };
     let gate = match super::gate_reporting(super::Calls::One, errors) {
         Ok(g) => g,

@@ -91,6 +91,8 @@ fn api_of(api: wit::RequestApi) -> crate::Api {
     match api {
         wit::RequestApi::Anthropic => crate::Api::Anthropic,
         wit::RequestApi::Openai => crate::Api::OpenAi,
+        wit::RequestApi::Gemini => crate::Api::Gemini,
+        wit::RequestApi::AnthropicBatch => crate::Api::AnthropicBatch,
     }
 }
 

@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use jiter::{Jiter, Peek};
 
-use super::request::{RequestRefusal, RequestVerdict, admit_request};
+use super::request::{AdmittedRequest, RequestRefusal, RequestVerdict, admit_request};
 use super::tool_result::scan::{scan, string_at};
 use super::tool_result::{readable, shape};
 use crate::options::Options;
@@ -171,6 +171,123 @@ pub fn admit_batch_line(api: BatchApi, line: &str, options: &Options) -> BatchLi
     BatchLine { outcome, custom_id, url, line: line_out, verdict, conversions }
 }
 
+/// Admits the body of a request that creates an Anthropic Message Batch (`POST
+/// /v1/messages/batches`, `{"requests": [{"custom_id", "params"}, …]}`): each item as a line of a
+/// batch file is ([`admit_batch_line`]), under the rules of one Messages request, and spliced back
+/// in its place; the batch's own rules on the whole. An item that cannot go refuses the batch, in
+/// its words: the API takes the batch whole or not at all, and an item left out would be lost.
+pub fn admit_message_batch(text: &str, options: &Options) -> RequestVerdict {
+    let api = BatchApi::Anthropic;
+    let raw = text.len() as u64;
+    let whole_refusal = |r: RequestRefusal| -> RequestVerdict { Err(r) };
+    if let Err(r) = readable(text) {
+        return whole_refusal(RequestRefusal {
+            unusable: true,
+            reason: r.reason,
+            bytes: raw,
+            limit: r.limit,
+            rule: None,
+            message: r.message,
+        });
+    }
+    let items = match batch_items(text) {
+        Ok(items) => items,
+        Err(why) => return whole_refusal(unusable(text, format!("not an Anthropic Message Batches request: {why}"))),
+    };
+    if let Some(broken) = check_batch_file(api, items.len() as u64, raw).into_iter().next() {
+        return whole_refusal(RequestRefusal {
+            unusable: false,
+            reason: Reason::RequestLimit,
+            bytes: raw,
+            limit: Some(broken.limit),
+            rule: Some(broken.rule),
+            message: broken.message.replace("the file", "the batch"),
+        });
+    }
+    let mut out = String::new();
+    let mut written = 0;
+    let mut admitted = AdmittedRequest { request: None, changes: Vec::new(), conversions: Vec::new() };
+    for (i, span) in items.into_iter().enumerate() {
+        let line = admit_batch_line(api, &text[span.clone()], options);
+        let at = format!("/requests/{i}/params");
+        let item = match line.verdict {
+            Err(refusal) => {
+                let named = line.custom_id.map(|id| format!(" ({id:?})")).unwrap_or_default();
+                return whole_refusal(RequestRefusal {
+                    message: format!(
+                        "request {i}{named} of the batch cannot go, so neither can the batch: {}",
+                        refusal.message
+                    ),
+                    ..refusal
+                });
+            }
+            Ok(item) => item,
+        };
+        admitted.changes.extend(item.changes.into_iter().map(|mut c| {
+            c.path.insert_str(0, &at);
+            c
+        }));
+        admitted.conversions.extend(line.conversions.into_iter().map(|mut c| {
+            c.path.insert_str(0, &at);
+            c
+        }));
+        if let Some(spliced) = line.line {
+            out.push_str(&text[written..span.start]);
+            out.push_str(&spliced);
+            written = span.end;
+        }
+    }
+    if written > 0 {
+        out.push_str(&text[written..]);
+        admitted.request = Some(out);
+    }
+    Ok(admitted)
+}
+
+/// Where each item of the batch's one `requests` list sits in its text.
+fn batch_items(text: &str) -> Result<Vec<Range<usize>>, String> {
+    let mut jiter = Jiter::new(text.as_bytes());
+    let error = at_column;
+    if jiter.peek().map_err(|e| error(&jiter, e))? != Peek::Object {
+        return Err("the request is not a JSON object".into());
+    }
+    let mut items = None;
+    let first = jiter.known_object().map(|k| k.map(str::to_string));
+    let mut key = first.map_err(|e| error(&jiter, e))?;
+    while let Some(k) = key {
+        let peek = jiter.peek().map_err(|e| error(&jiter, e))?;
+        if k == "requests" {
+            if items.is_some() {
+                return Err("it repeats the key `requests`".into());
+            }
+            if peek != Peek::Array {
+                return Err("`requests` is not a list".into());
+            }
+            let mut spans = Vec::new();
+            let mut next = jiter.known_array().map_err(|e| error(&jiter, e))?;
+            while let Some(peek) = next {
+                let start = jiter.current_index();
+                jiter.known_skip(peek).map_err(|e| error(&jiter, e))?;
+                spans.push(start..jiter.current_index());
+                next = jiter.array_step().map_err(|e| error(&jiter, e))?;
+            }
+            items = Some(spans);
+        } else {
+            jiter.known_skip(peek).map_err(|e| error(&jiter, e))?;
+        }
+        let next = jiter.next_key().map(|k| k.map(str::to_string));
+        key = next.map_err(|e| error(&jiter, e))?;
+    }
+    jiter.finish().map_err(|e| error(&jiter, e))?;
+    items.ok_or_else(|| "it has no `requests` list".into())
+}
+
+/// A JSON error in words, with where it is.
+fn at_column(jiter: &Jiter, e: jiter::JiterError) -> String {
+    let at = jiter.error_position(e.index);
+    format!("{} at column {}", e.error_type, at.column)
+}
+
 fn unchanged(custom_id: Option<String>, url: Option<String>) -> BatchLine {
     let verdict: RequestVerdict =
         Ok(super::request::AdmittedRequest { request: None, changes: Vec::new(), conversions: Vec::new() });
@@ -210,10 +327,7 @@ fn title(api: BatchApi) -> &'static str {
 /// The members of the line's one object that the API reads, each required and given once.
 fn envelope(api: BatchApi, line: &str) -> Result<Envelope, String> {
     let mut jiter = Jiter::new(line.as_bytes());
-    let error = |jiter: &Jiter, e: jiter::JiterError| {
-        let at = jiter.error_position(e.index);
-        format!("{} at column {}", e.error_type, at.column)
-    };
+    let error = at_column;
     match jiter.peek().map_err(|e| error(&jiter, e))? {
         Peek::Object => {}
         _ => return Err("the line is not a JSON object".into()),

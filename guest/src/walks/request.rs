@@ -1,5 +1,6 @@
-//! The request seat: a whole provider request (Anthropic Messages or OpenAI Chat Completions JSON)
-//! with every image and document block in its messages admitted in place, and the rules the
+//! The request seat: a whole provider request (Anthropic Messages, OpenAI Chat Completions or
+//! Gemini `generateContent` JSON) with every image and document block in its messages admitted in
+//! place, and the rules the
 //! provider enforces on a request as a whole (images per request, a tighter side for many images,
 //! bytes per request) applied as data from [`crate::profile::RequestRules`].
 //!
@@ -21,9 +22,10 @@ use crate::verdict::{Admitted, ConversionMade, Dimensions, Kind, Reason, Refusal
 /// The endpoints whose request bodies the SDK wrappers admit, by the end of the URL's path (a
 /// gateway, Azure or Vertex puts anything before it; `*` is one path segment), and the dialect
 /// each body is read in: `openai` (Chat Completions), `anthropic` (Messages, also on Vertex), or
-/// `responses` (Responses and Conversations items: in [`responses_envelope`]). `gen-facts` writes
+/// `responses` (Responses and Conversations items: in [`responses_envelope`]), `gemini`
+/// (`generateContent`, also on Vertex), `anthropic-batch` (Message Batches). `gen-facts` writes
 /// them into the JavaScript and Python hosts; no host keeps a list of its own.
-pub const ENDPOINTS: [(&str, &str); 10] = [
+pub const ENDPOINTS: [(&str, &str); 14] = [
     ("/chat/completions", "openai"),
     ("/responses", "responses"),
     ("/responses/input_tokens", "responses"),
@@ -36,6 +38,10 @@ pub const ENDPOINTS: [(&str, &str); 10] = [
     ("/v1/messages/count_tokens", "anthropic"),
     (":rawPredict", "anthropic"),
     (":streamRawPredict", "anthropic"),
+    ("/v1/messages/batches", "anthropic-batch"),
+    (":generateContent", "gemini"),
+    (":streamGenerateContent", "gemini"),
+    (":countTokens", "gemini"),
 ];
 
 /// How a host hands an OpenAI Responses request to this walk (the contract's dialects are Chat
@@ -126,6 +132,8 @@ fn unusable(reason: Reason, bytes: u64, limit: Option<u64>, message: String) -> 
     Err(RequestRefusal { unusable: true, reason, bytes, limit, rule: None, message })
 }
 
+/// Admits one request of `api` (a Message Batches body is many: [`super::admit_request`] reads it
+/// item by item).
 pub fn admit_request(api: Api, request_json: &str, options: &Options) -> RequestVerdict {
     admit_request_under(api, api.rules(), request_json, options)
 }
@@ -148,13 +156,18 @@ fn admit_request_under(
             return unusable(Reason::Undecodable, raw, None, format!("not JSON the gate can read: {}", e.0));
         }
     };
-    if let Err(why) = check_shape(api, &readable) {
+    let shape_checked = match api {
+        Api::Gemini => check_gemini_shape(&readable),
+        Api::AnthropicBatch => Err("a batch is many requests, each judged alone".into()),
+        Api::Anthropic | Api::OpenAi => check_shape(api, &readable),
+    };
+    if let Err(why) = shape_checked {
         return unusable(Reason::Undecodable, raw, None, format!("not an {} request: {why}", api_title(api)));
     }
     // Audio is not media the gate judges: it goes to the provider as it is.
     let blocks: Vec<Block> = shape::media_blocks(&readable, &scanned)
         .into_iter()
-        .filter(|b| judged_where_it_sits(&scanned.objects[b.object]) && !b.is_audio())
+        .filter(|b| judged_where_it_sits(api, &scanned.objects[b.object]) && !b.is_audio())
         .collect();
 
     // The images the request will carry (those the gate can judge, and URLs the provider fetches:
@@ -197,7 +210,7 @@ fn admit_request_under(
                 Ok((admitted, changed)) => {
                     let what = if admitted.resized {
                         ChangeKind::Downsampled
-                    } else if admitted.reencoded {
+                    } else if admitted.reencoded && changed {
                         ChangeKind::Reencoded
                     } else if changed {
                         ChangeKind::Normalized
@@ -302,21 +315,38 @@ fn api_title(api: Api) -> &'static str {
     match api {
         Api::Anthropic => "Anthropic Messages",
         Api::OpenAi => "OpenAI Chat Completions",
+        Api::Gemini => "Gemini generateContent",
+        Api::AnthropicBatch => "Anthropic Message Batches",
     }
 }
 
 /// Typed blocks are judged in the request's messages, at any depth (Anthropic `tool_result`
-/// content, documents): elsewhere a `"type": "image"` is a schema's words, not a block. A string
-/// that carries media by itself is judged wherever it sits: whatever the shape around it, the
-/// provider may read it. Neither is judged inside a `tool_use` block's `input`: that is the
-/// arguments of an earlier call, JSON the model reads as text, not media.
-fn judged_where_it_sits(object: &Object) -> bool {
+/// content, documents; Gemini's `contents` and system instruction): elsewhere a `"type": "image"`
+/// is a schema's words, not a block. A string that carries media by itself is judged wherever it
+/// sits: whatever the shape around it, the provider may read it. Neither is judged inside a
+/// `tool_use` block's `input` or a Gemini `functionCall`'s `args`: those are the arguments of an
+/// earlier call, JSON the model reads as text, not media.
+fn judged_where_it_sits(api: Api, object: &Object) -> bool {
     let mut segments = object.pointer.split('/').skip(1);
     let first = segments.next();
     let rest: Vec<&str> = segments.collect();
-    let in_tool_input = first == Some("messages") && rest.len() > 3 && rest[1] == "content" && rest[3] == "input";
-    (first == Some("messages") || object.loose.is_some()) && !in_tool_input
+    let (in_messages, in_call_arguments) = match api {
+        Api::Gemini => (
+            first.is_some_and(|f| GEMINI_CONTENT_KEYS.contains(&f)),
+            rest.iter().any(|s| matches!(*s, "functionCall" | "function_call")),
+        ),
+        _ => (
+            first == Some("messages"),
+            first == Some("messages") && rest.len() > 3 && rest[1] == "content" && rest[3] == "input",
+        ),
+    };
+    (in_messages || object.loose.is_some()) && !in_call_arguments
 }
+
+/// The members of a Gemini request that hold content: `contents`, the system instruction (in
+/// both of the API's spellings), and `countTokens`' whole request.
+const GEMINI_CONTENT_KEYS: [&str; 4] =
+    ["contents", "systemInstruction", "system_instruction", "generateContentRequest"];
 
 struct RequestSeat {
     rules: &'static RequestRules,
@@ -459,8 +489,8 @@ fn check_message(api: Api, j: &mut Jiter, peek: Peek) -> Result<(), String> {
     }
     let role = role.ok_or("it has no `role`")?;
     let roles: &[&str] = match api {
-        Api::Anthropic => &["user", "assistant"],
         Api::OpenAi => &["system", "developer", "user", "assistant", "tool", "function"],
+        _ => &["user", "assistant"],
     };
     if !roles.contains(&role.as_str()) {
         return Err(format!("`{role}` is not a role this API takes ({})", roles.join(", ")));
@@ -471,6 +501,89 @@ fn check_message(api: Api, j: &mut Jiter, peek: Peek) -> Result<(), String> {
         None => Err("it has no `content`".into()),
         Some(_) => Err("`content` is neither a string nor a list of blocks".into()),
     }
+}
+
+/// A Gemini request is an object with `contents`, a list of objects each with a `parts` list
+/// (`countTokens` may carry them inside `generateContentRequest`). A repeated key here makes the
+/// request ambiguous: refused.
+fn check_gemini_shape(text: &str) -> Result<(), String> {
+    let mut j = Jiter::new(text.as_bytes());
+    if j.peek().map_err(jiter_error)? != Peek::Object {
+        return Err("the request is not a JSON object".into());
+    }
+    let found = check_gemini_request(&mut j)?;
+    if !found {
+        return Err("it has no `contents` list".into());
+    }
+    Ok(())
+}
+
+fn jiter_error(e: jiter::JiterError) -> String {
+    format!("{}", e.error_type)
+}
+
+/// Checks the object `j` is at; whether it holds `contents` (directly, or in
+/// `generateContentRequest`).
+fn check_gemini_request(j: &mut Jiter) -> Result<bool, String> {
+    let (mut contents_seen, mut nested_seen, mut found) = (false, false, false);
+    let mut key = j.known_object().map_err(jiter_error)?.map(str::to_string);
+    while let Some(k) = key {
+        let peek = j.peek().map_err(jiter_error)?;
+        match k.as_str() {
+            "contents" => {
+                if std::mem::replace(&mut contents_seen, true) {
+                    return Err("it repeats the key `contents`".into());
+                }
+                if peek != Peek::Array {
+                    return Err("`contents` is not a list".into());
+                }
+                let mut next = j.known_array().map_err(jiter_error)?;
+                let mut i = 0;
+                while let Some(peek) = next {
+                    check_gemini_content(j, peek).map_err(|why| format!("content {i}: {why}"))?;
+                    i += 1;
+                    next = j.array_step().map_err(jiter_error)?;
+                }
+                found = true;
+            }
+            "generateContentRequest" => {
+                if std::mem::replace(&mut nested_seen, true) {
+                    return Err("it repeats the key `generateContentRequest`".into());
+                }
+                if peek != Peek::Object {
+                    return Err("`generateContentRequest` is not an object".into());
+                }
+                found |= check_gemini_request(j).map_err(|why| format!("generateContentRequest: {why}"))?;
+            }
+            _ => j.known_skip(peek).map_err(jiter_error)?,
+        }
+        key = j.next_key().map_err(jiter_error)?.map(str::to_string);
+    }
+    Ok(found)
+}
+
+fn check_gemini_content(j: &mut Jiter, peek: Peek) -> Result<(), String> {
+    if peek != Peek::Object {
+        return Err("not an object".into());
+    }
+    let mut parts_seen = false;
+    let mut key = j.known_object().map_err(jiter_error)?.map(str::to_string);
+    while let Some(k) = key {
+        let peek = j.peek().map_err(jiter_error)?;
+        match k.as_str() {
+            "parts" if parts_seen => return Err("it repeats the key `parts`".into()),
+            "parts" if peek != Peek::Array => return Err("`parts` is not a list".into()),
+            "parts" => parts_seen = true,
+            "role" if peek != Peek::String => return Err("`role` is not a string".into()),
+            _ => {}
+        }
+        j.known_skip(peek).map_err(jiter_error)?;
+        key = j.next_key().map_err(jiter_error)?.map(str::to_string);
+    }
+    if !parts_seen {
+        return Err("it has no `parts` list".into());
+    }
+    Ok(())
 }
 
 /// Whether the block named another image type than its bytes are (`image/jpg` for a JPEG is the

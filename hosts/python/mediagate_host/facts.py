@@ -55,6 +55,10 @@ REQUEST_ENDPOINTS = (
     ("/v1/messages/count_tokens", "anthropic"),
     (":rawPredict", "anthropic"),
     (":streamRawPredict", "anthropic"),
+    ("/v1/messages/batches", "anthropic-batch"),
+    (":generateContent", "gemini"),
+    (":streamGenerateContent", "gemini"),
+    (":countTokens", "gemini"),
 )
 
 #: How a Responses request is handed to admit-request's OpenAI walk: the body between these.

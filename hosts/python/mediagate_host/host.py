@@ -811,8 +811,10 @@ class Mediagate:
                       convert: bool = False) -> Dict[str, Any]:
         """A whole provider request through the gate: the JSON `mediagate admit-request --api API
         --json` prints, written by the component and parsed here: `{"api", "request", "changed",
-        "refused", "refusal"}`. `api` is `"anthropic"` (Messages) or `"openai"` (Chat Completions);
-        `request` is its JSON text or the parsed value. Every image and document block in its
+        "refused", "refusal"}`. `api` is `"anthropic"` (Messages), `"openai"` (Chat Completions),
+        `"gemini"` (`generateContent`) or `"anthropic-batch"` (the body that creates a Message
+        Batch: each item's `params` as a Messages request); `request` is its JSON text or the
+        parsed value. Every image and document block in its
         messages is admitted in place or replaced in its slot, and the API's request-level rules
         apply (more than 20 images: 2000 px a side; 100 images and 32 MB per Anthropic request; 500
         images per OpenAI request). `provider` (the per-image limits) defaults to the API's own. A

@@ -58,7 +58,8 @@ class MediaRefused(MediagateError):
 
 
 def api_for_path(path: str) -> Optional[str]:
-    """The dialect of an endpoint (`openai`, `responses`, `anthropic`), `None` for any other."""
+    """The dialect of an endpoint (`openai`, `responses`, `anthropic`, `gemini`,
+    `anthropic-batch`), `None` for any other."""
     path = path.rstrip("/")
     for ending, api in ENDPOINT_APIS:
         if ending.search(path):

@@ -162,3 +162,50 @@ fn file_rules_name_what_is_over() {
     assert_eq!((broken.len(), broken[0].limit, broken[0].actual), (1, 100_000, 100_001));
     assert_eq!(check_batch_file(BatchApi::Anthropic, 1, 256_000_001)[0].rule, "anthropic.batch_bytes");
 }
+
+fn batch_item(custom_id: &str, image: &[u8]) -> Value {
+    json!({"custom_id": custom_id, "params": {"model": "claude", "max_tokens": 10, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": STANDARD.encode(image)}}]}]}})
+}
+
+#[test]
+fn a_message_batch_request_is_judged_item_by_item_and_spliced_back() {
+    let good = png(8, 8);
+    let text = format!(
+        "{{ \"requests\" : [{}, {}, {}] }}",
+        batch_item("a", &good),
+        batch_item("b", SVG),
+        batch_item("c", &encode(&gradient(9000, 20), image::ImageFormat::Png))
+    );
+    let a = admit_message_batch(&text, &Options::default()).unwrap();
+    let paths: Vec<&str> = a.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["/requests/1/params/messages/0/content/1", "/requests/2/params/messages/0/content/1"]);
+    assert!(a.changes[0].after.is_none() && a.changes[1].after.is_some());
+    let request = a.request.unwrap();
+    // Outside the changed blocks the text is the input's, spacing and all.
+    assert!(request.starts_with(&format!("{{ \"requests\" : [{}, ", batch_item("a", &good))), "{request}");
+    assert!(request.ends_with("}] }"));
+    let out: Value = serde_json::from_str(&request).unwrap();
+    assert_eq!(out["requests"][1]["params"]["messages"][0]["content"][1]["type"], "text");
+    // Nothing to change: byte for byte.
+    let text = json!({"requests": [batch_item("a", &good)]}).to_string();
+    assert_eq!(admit_message_batch(&text, &Options::default()).unwrap().request, None);
+}
+
+#[test]
+fn an_item_that_cannot_go_refuses_the_batch_in_its_words() {
+    let text = json!({"requests": [batch_item("a", &png(8, 8)), {"custom_id": "b", "params": {"messages": "no"}}]});
+    let r = admit_message_batch(&text.to_string(), &Options::default()).unwrap_err();
+    assert!(r.unusable);
+    assert!(r.message.starts_with("request 1 (\"b\") of the batch cannot go"), "{}", r.message);
+    for (text, why) in [
+        (r#"[]"#, "not a JSON object"),
+        (r#"{"requests": {}}"#, "not a list"),
+        (r#"{"requests": [], "requests": []}"#, "repeats"),
+        (r#"{"params": {}}"#, "no `requests`"),
+    ] {
+        let r = admit_message_batch(text, &Options::default()).unwrap_err();
+        assert!(r.unusable && r.message.contains(why), "{text}: {}", r.message);
+    }
+}

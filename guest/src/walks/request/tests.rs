@@ -331,3 +331,66 @@ fn a_responses_computer_use_screenshot_is_judged_as_an_image_of_the_request() {
     assert_eq!(cut["input"][0]["output"]["type"], "input_text");
     assert_eq!(cut["input"][1], body["input"][1]);
 }
+
+fn gemini_part(mime: &str, bytes: &[u8]) -> Value {
+    json!({"inline_data": {"mime_type": mime, "data": b64(bytes)}})
+}
+
+#[test]
+fn a_gemini_request_is_judged_in_its_contents_and_system_instruction() {
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+    let text = json!({
+        "systemInstruction": {"parts": [{"inlineData": {"mimeType": "image/png", "data": b64(svg)}}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "look"}, gemini_part("image/png", &png(8, 8)), gemini_part("image/png", svg)]},
+            {"role": "model", "parts": [{"functionCall": {"name": "shot", "args": {"inline_data": {"mime_type": "image/png", "data": b64(svg)}}}}]},
+        ],
+        "generationConfig": {"temperature": null}
+    })
+    .to_string()
+    // A number no float holds, as a client may send it: the text keeps it.
+    .replace("null}", "1e400}");
+    let a = admitted(admit_request(Api::Gemini, &text, &Options::default()));
+    let paths: Vec<(&str, ChangeKind)> = a.changes.iter().map(|c| (c.path.as_str(), c.what)).collect();
+    assert_eq!(
+        paths,
+        vec![("/contents/0/parts/2", ChangeKind::Refused), ("/systemInstruction/parts/0", ChangeKind::Refused)]
+    );
+    let request = a.request.unwrap();
+    assert!(request.contains(r#""generationConfig":{"temperature":1e400}"#), "{request}");
+    let out: Value = serde_json::from_str(&request.replace("1e400", "1")).unwrap();
+    assert!(out["contents"][0]["parts"][2]["text"].as_str().unwrap().contains("in this request"));
+    // A good part stands; the call's arguments are not media.
+    assert_eq!(out["contents"][0]["parts"][1], gemini_part("image/png", &png(8, 8)));
+    assert_eq!(out["contents"][1]["parts"][0]["functionCall"]["args"]["inline_data"]["data"], b64(svg));
+    // Under the Gemini profile (the API's own, which the bindings give by default): no GIF.
+    let gif = encode(&gradient(8, 8), image::ImageFormat::Gif);
+    let text = json!({"contents": [{"parts": [gemini_part("image/gif", &gif)]}]}).to_string();
+    let gemini = Options { provider: Api::Gemini.provider(), ..Options::default() };
+    let a = admitted(admit_request(Api::Gemini, &text, &gemini));
+    assert_eq!(a.changes.len(), 1, "{:?}", a.changes);
+}
+
+#[test]
+fn a_gemini_request_needs_contents_of_parts() {
+    for (text, why) in [
+        (r#"{"messages": []}"#, "no `contents`"),
+        (r#"{"contents": {}}"#, "not a list"),
+        (r#"{"contents": [{"role": "user"}]}"#, "no `parts`"),
+        (r#"{"contents": [], "contents": []}"#, "repeats"),
+    ] {
+        let r = admit_request(Api::Gemini, text, &Options::default()).unwrap_err();
+        assert!(r.unusable && r.message.contains(why), "{text}: {}", r.message);
+        assert!(r.message.contains("Gemini generateContent"), "{}", r.message);
+    }
+    // countTokens may carry the request whole.
+    let text = json!({"generateContentRequest": {"model": "models/m", "contents": [{"parts": [{"text": "hi"}]}]}});
+    assert_eq!(admitted(admit_request(Api::Gemini, &text.to_string(), &Options::default())).request, None);
+}
+
+#[test]
+fn a_gemini_request_over_20_mb_of_text_is_refused_whole() {
+    let text = json!({"contents": [{"parts": [{"text": "a".repeat(20_000_001)}]}]}).to_string();
+    let r = admit_request(Api::Gemini, &text, &Options::default()).unwrap_err();
+    assert_eq!((r.unusable, r.rule), (false, Some("gemini.request_bytes")));
+}
