@@ -114,8 +114,6 @@ after(async () => {
 // An embedded resource with a `blob` is found by the proxy itself (the guest's tool-result walk
 // names no such block) and written back whole, its members in another order, even when the gate
 // admits its bytes as they are: the same value, not the same bytes. Known, and left to the proxy.
-const REWRITTEN_BY_THE_PROXY = new Set(['pdf_resource']);
-
 async function judged(name) {
   const file = join(work, `${name}.json`);
   writeFileSync(file, RESULTS[name]);
@@ -143,8 +141,7 @@ describe('the MCP proxy passes what admit-tool-result writes', () => {
         if (size) assert.ok(Math.max(size.width, size.height) <= 2000, `${size.width}x${size.height}`);
       }
     });
-    const todo = REWRITTEN_BY_THE_PROXY.has(name) && 'the proxy writes an admitted resource back with its members reordered';
-    test(`${name}: byte for byte`, { todo }, async () => {
+    test(`${name}: byte for byte`, async () => {
       const { id, line } = answers.get(name);
       assert.equal(line, `{"jsonrpc":"2.0","id":${id},"result":${await judged(name)}}`);
     });

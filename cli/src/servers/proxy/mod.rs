@@ -548,10 +548,12 @@ impl Proxy {
                 }
                 (Item::DataUrl, true) => Value::String(words()).to_string(),
                 (Item::Blob(_), false) => {
-                    block.get("resource").map(Value::to_string).ok_or("the gate lost a resource")?
+                    let resource = block.get("resource").ok_or("the gate lost a resource")?;
+                    as_sent_unless_changed(&text[span.clone()], &mended[span.clone()], resource)
                 }
                 (Item::DataUrl, false) => {
-                    block.pointer("/image_url/url").map(Value::to_string).ok_or("the gate lost a data URL")?
+                    let url = block.pointer("/image_url/url").ok_or("the gate lost a data URL")?;
+                    as_sent_unless_changed(&text[span.clone()], &mended[span.clone()], url)
                 }
             };
             out.push_str(&text[at..span.start]);
@@ -610,6 +612,17 @@ fn seat_of(method: &str, params: Params) -> Seat {
         "resources/read" => Seat::Resource(params.uri.unwrap_or_default()),
         "prompts/get" => Seat::Prompt(params.name.unwrap_or_default()),
         _ => Seat::None,
+    }
+}
+
+/// What goes in the place of `sent` (JSON text; `read` is it as the gate reads it, lone
+/// surrogates mended) when the gate admitted it as `admitted`: the server's own text when the
+/// gate changed nothing in it (written again, a value would lose its members' order and its
+/// spelling), else the admitted value.
+fn as_sent_unless_changed(sent: &str, read: &[u8], admitted: &Value) -> String {
+    match serde_json::from_slice::<Value>(read) {
+        Ok(value) if value == *admitted => sent.to_string(),
+        _ => admitted.to_string(),
     }
 }
 
