@@ -327,7 +327,12 @@ describe('gatedFetch: what it leaves alone', () => {
       ['https://eu-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/anthropic/models/claude:rawPredict', 'anthropic'],
       ['https://eu-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/anthropic/models/claude:streamRawPredict', 'anthropic'],
       ['https://api.openai.com/v1/threads/t/messages', null],
-      ['https://api.anthropic.com/v1/messages/batches', null],
+      ['https://api.anthropic.com/v1/messages/batches', 'anthropic-batch'],
+      ['https://api.anthropic.com/v1/messages/batches/msgbatch_1/cancel', null],
+      ['https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent', 'gemini'],
+      ['https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', 'gemini'],
+      ['https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:countTokens', 'gemini'],
+      ['https://eu-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-pro:generateContent', 'gemini'],
       ['https://api.openai.com/v1/embeddings', null],
     ];
     for (const [url, dialect] of cases) assert.equal(endpointDialect(url, 'POST'), dialect, url);

@@ -608,15 +608,19 @@ class Mediagate:
         # The options a call that names none gets, and the names an option takes, from the
         # component (the one place they live): `default-options`, and the enums of the
         # `admit-options` and `request-input` records as the component types them.
-        d, records = self._call("default-options", type_of=(("admit-file", "options"), ("admit-request", "input")))
+        # Both request records have an `api`, of different enums: the batch one is `batch_api` here.
+        typed = {("admit-file", "options"): "", ("admit-request", "input"): ""}
+        if self.batch_supported:
+            typed[("admit-batch-line", "input")] = "batch_"
+        d, records = self._call("default-options", type_of=tuple(typed))
         self.defaults: Dict[str, Any] = {"downsample": bool(d.downsample), "provider": d.provider,
                                          "verify": d.verify, "keep_metadata": bool(getattr(d, "keep-metadata"))}
         self._choices: Dict[str, tuple] = {}
-        for record in records:
+        for prefix, record in zip(typed.values(), records):
             for name, ty in record.fields:
                 ty = ty.payload if isinstance(ty, wc.OptionType) else ty
                 if isinstance(ty, wc.EnumType):
-                    self._choices[name] = tuple(ty.names)
+                    self._choices[prefix + name] = tuple(ty.names)
         #: The profiles the gate knows (`provider=`), as the component names them.
         self.providers: tuple = self._choices["provider"]
 
@@ -863,7 +867,7 @@ class Mediagate:
         the request, judges its body by its endpoint's dialect (the walk and rules of
         `admit_request`) and splices the admitted body back into the text: nothing is parsed or
         rewritten here. `mediagate_host.batch.admit_batch` streams a whole file through this."""
-        self._check("api", api)
+        self._check("batch_api", api)
         if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 1 << 64:
             raise ValueError(f"number must be a whole number (u64), got {number!r}")
         input = wc.Record()
@@ -879,15 +883,16 @@ class Mediagate:
         """The Batch API's rules on a whole file that a file of `requests` requests and `bytes`
         bytes breaks (`admission.check-batch-file`): `[{"rule", "limit", "actual", "message"}]`,
         empty when it breaks none."""
-        self._check("api", api)
+        self._check("batch_api", api)
         rules = self._call(self._batch_export("check-batch-file"), api, int(requests), int(bytes))
         return [{"rule": r.rule, "limit": r.limit, "actual": r.actual, "message": r.message} for r in rules]
 
     def _check(self, option: str, value: Any) -> None:
-        """A name the component's type takes (`provider`, `verify`, `api`), else `ValueError`."""
+        """A name the component's type takes (`provider`, `verify`, `api`, `batch_api`), else
+        `ValueError` naming the parameter (`api` for both)."""
         names = self._choices[option]
         if value not in names:
-            raise ValueError(f"{option} must be one of {names} (got {value!r})")
+            raise ValueError(f"{option.removeprefix('batch_')} must be one of {names} (got {value!r})")
 
     def _options(self, downsample: Optional[bool], provider: Optional[str], verify: Optional[str],
                  keep_metadata: Optional[bool] = None) -> Any:

@@ -146,7 +146,7 @@ def test_the_option_names_come_from_the_component(gate):
     with pytest.raises(ValueError, match="verify must be one of"):
         gate.admit_bytes(png(), verify="pixels")
     with pytest.raises(ValueError, match="api must be one of"):
-        gate.admit_request("gemini", "{}")
+        gate.admit_request("mistral", "{}")
 
 
 def test_a_reencoded_image_comes_back_as_its_base64(gate):
