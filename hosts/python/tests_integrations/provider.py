@@ -1,6 +1,7 @@
 """A loopback provider: a real HTTP server on 127.0.0.1 that records every request it receives
 (path, headers, the body byte for byte) and answers in the dialect of the endpoint, just enough
-for the real SDKs and LiteLLM to parse: Chat Completions, Responses, Anthropic Messages."""
+for the real SDKs and LiteLLM to parse: Chat Completions, Responses, Anthropic Messages, Gemini's
+`generateContent` (and its SSE stream)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,13 @@ def message_events(model: str) -> List[tuple]:
                            "usage": {"output_tokens": 1}}),
         ("message_stop", {"type": "message_stop"}),
     ]
+
+
+def generate_content() -> Dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+            "modelVersion": "loopback"}
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -110,6 +118,14 @@ class Provider:
                     answer = {"input_tokens": 1}
                 elif path.endswith("/responses"):
                     answer = response(model)
+                elif path.endswith(":streamGenerateContent"):
+                    # Gemini streams (with `alt=sse`) as data-only events of whole responses.
+                    self._send_events([(None, generate_content())])
+                    return
+                elif path.endswith(":generateContent"):
+                    answer = generate_content()
+                elif path.endswith(":countTokens"):
+                    answer = {"totalTokens": 1}
                 elif path.endswith("/messages"):
                     if isinstance(body, dict) and body.get("stream"):
                         self._send_events(message_events(model))
@@ -120,7 +136,8 @@ class Provider:
                 self._send(200, answer)
 
             def _send_events(self, events: List[tuple]) -> None:
-                data = b"".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in events)
+                data = b"".join(((f"event: {name}\n" if name else "") + f"data: {json.dumps(payload)}\n\n").encode()
+                                for name, payload in events)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(data)))
