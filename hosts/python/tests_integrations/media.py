@@ -48,6 +48,9 @@ SVG = (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="1
 
 PDF = (REPO / "tests" / "fixtures" / "hello.pdf").read_bytes()
 
+#: An animated GIF: a type some providers (Gemini) do not take.
+GIF = (REPO / "tests" / "corpus" / "convert" / "gif-animated-pillow.gif").read_bytes()
+
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")

@@ -1,6 +1,7 @@
 """The real LiteLLM proxy (`litellm --config`, from .venv-litellm) with the mediagate guardrail,
 configured by the config.yaml in docs/integrations.md as written, in front of the loopback
-provider. Clients are the OpenAI and Anthropic SDKs; what the provider receives is asserted."""
+provider. Clients are the OpenAI and Anthropic SDKs, and httpx for the proxy's Gemini route; what
+the provider receives is asserted."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 
 from conftest import decoded_data_url
 from docs_snippets import snippet
-from media import PDF, SVG, b64, data_url, small_png
+from media import GIF, PDF, SVG, b64, data_url, small_png
 from provider import Provider
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +60,7 @@ def _start(config_text: str, work: Path, upstream: Provider) -> tuple:
         "PYTHONPATH": str(PY_HOST),
         "OPENAI_API_KEY": "test-key", "OPENAI_API_BASE": upstream.base_url,
         "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_API_BASE": upstream.root_url,
+        "GEMINI_API_KEY": "test-key", "GEMINI_API_BASE": upstream.root_url + "/v1beta",
         # Offline: the bundled model cost map, no telemetry.
         "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
         "NO_PROXY": "*", "HTTP_PROXY": "", "HTTPS_PROXY": "",
@@ -315,3 +317,91 @@ def test_a_downloaded_6mb_screenshot_arrives_fitted_to_anthropic(proxy, upstream
     assert max(again["width"], again["height"]) <= 2000 and again["base64_len"] <= 5 * 1024 * 1024, again
     expected = gate.admit_bytes(screenshot, "image/png", provider="anthropic", include_data=True)
     assert arrived == base64.b64decode(expected["data"]) and mime == expected["mime"]
+
+
+# Gemini: LiteLLM sends `generateContent` for a `gemini/` deployment, whether the client spoke
+# Gemini to the proxy's own `/v1beta/models/{model}:generateContent` or Chat Completions.
+
+def generate_content(proxy: Proxy, model: str, parts: list) -> httpx.Response:
+    """A Gemini-format request to the proxy's Google GenAI route (as a google-genai client sends it)."""
+    r = httpx.post(f"{proxy.url}/v1beta/models/{model}:generateContent", timeout=120, trust_env=False,
+                   headers={"Authorization": f"Bearer {proxy.key}"},
+                   json={"contents": [{"role": "user", "parts": parts}]})
+    assert r.status_code == 200, r.text
+    return r
+
+
+def gemini_parts(record: dict) -> list:
+    assert record["path"].split("?")[0].endswith(":generateContent"), record["path"]
+    return [p for c in record["body"]["contents"] for p in c.get("parts", [])]
+
+
+def gemini_media(record: dict) -> list:
+    """`(mime, bytes)` of every inline part the provider received (either spelling)."""
+    out = []
+    for part in gemini_parts(record):
+        inline = part.get("inline_data") or part.get("inlineData")
+        if inline is not None:
+            mime = inline.get("mime_type") or inline.get("mimeType")
+            out.append((mime, base64.b64decode(inline["data"])))
+    return out
+
+
+def gemini_placeholders(record: dict) -> list:
+    return [p["text"] for p in gemini_parts(record) if str(p.get("text", "")).startswith("[mediagate]")]
+
+
+def inline_part(mime: str, data: bytes) -> dict:
+    return {"inline_data": {"mime_type": mime, "data": b64(data)}}
+
+
+def test_an_svg_claimed_as_png_never_reaches_gemini_from_the_gemini_route(proxy, plain_proxy, records):
+    parts = [{"text": "Look:"}, inline_part("image/png", SVG)]
+    generate_content(plain_proxy, "gemini-flash", parts)
+    generate_content(proxy, "gemini-flash", parts)
+    without, gated = records
+    # With no gate the route passes the client's parts through to the provider.
+    assert gemini_media(without) == [("image/png", SVG)]
+    assert gemini_media(gated) == []
+    assert b"<svg" not in gated["raw"] and b64(SVG).encode() not in gated["raw"]
+    [words] = gemini_placeholders(gated)
+    assert "magic_mismatch" in words and "image/svg+xml" in words, words
+
+
+def test_a_gif_in_a_chat_request_never_reaches_gemini(proxy, plain_proxy, records, gate):
+    """Chat Completions in, `generateContent` out: Gemini takes no GIF, so what arrives is what
+    the gate makes of it under the Gemini profile (converted, or a placeholder)."""
+    content = [{"type": "text", "text": "What moves?"}, image_url("image/gif", GIF)]
+    chat(plain_proxy, "gemini-flash", content)
+    chat(proxy, "gemini-flash", content)
+    without, gated = records
+    assert gemini_media(without) == [("image/gif", GIF)]
+    assert b64(GIF).encode() not in gated["raw"]
+    assert all(mime != "image/gif" and not data.startswith(b"GIF8") for mime, data in gemini_media(gated))
+    expected = gate.admit_bytes(GIF, "image/gif", provider="gemini", include_data=True)
+    if expected["ok"]:
+        assert gemini_media(gated) == [(expected["mime"], base64.b64decode(expected["data"]))]
+    else:
+        assert gemini_media(gated) == []
+        [words] = gemini_placeholders(gated)
+        assert expected["reason"] in words and "image/gif" in words, words
+
+
+def test_a_good_png_reaches_gemini_byte_for_byte_from_the_gemini_route(proxy, plain_proxy, records):
+    png = small_png()
+    parts = [{"text": "What is it?"}, inline_part("image/png", png)]
+    generate_content(plain_proxy, "gemini-flash", parts)
+    generate_content(proxy, "gemini-flash", parts)
+    without, gated = records
+    assert gemini_media(gated) == [("image/png", png)]
+    assert gated["raw"] == without["raw"]
+
+
+def test_a_good_png_in_a_chat_request_reaches_gemini_byte_for_byte(proxy, plain_proxy, records):
+    png = small_png()
+    content = [{"type": "text", "text": "What is it?"}, image_url("image/png", png)]
+    chat(plain_proxy, "gemini-flash", content)
+    chat(proxy, "gemini-flash", content)
+    without, gated = records
+    assert gemini_media(gated) == [("image/png", png)]
+    assert gated["raw"] == without["raw"]
