@@ -394,3 +394,20 @@ fn a_gemini_request_over_20_mb_of_text_is_refused_whole() {
     let r = admit_request(Api::Gemini, &text, &Options::default()).unwrap_err();
     assert_eq!((r.unusable, r.rule), (false, Some("gemini.request_bytes")));
 }
+
+#[test]
+fn an_admitted_request_admitted_again_is_no_change() {
+    // What a gate before the call wrote, judged again at the wire: nothing left to change, so no
+    // change is reported (a report of a change with no request written cannot be sent).
+    for (api, image) in [
+        (Api::OpenAi, openai_image(&encode(&noise(2600, 1700), image::ImageFormat::Png), "image/png")),
+        (Api::Anthropic, anthropic_image(&encode(&noise(2600, 1700), image::ImageFormat::Png))),
+    ] {
+        let text = json!({"messages": [{"role": "user", "content": [image]}]}).to_string();
+        let options = Options { provider: api.provider(), ..Options::default() };
+        let once = admitted(admit_request(api, &text, &options));
+        assert!(!once.changes.is_empty(), "{:?}", once.changes);
+        let again = admitted(admit_request(api, once.request.as_deref().unwrap(), &options));
+        assert_eq!(again, AdmittedRequest { request: None, changes: vec![], conversions: vec![] }, "{api:?}");
+    }
+}
