@@ -33,12 +33,17 @@ What is judged where:
 - **Before the call** (`async_pre_call_hook`): the request as the client sent it, by the
   component's walks (`transport.admit_json`): Chat Completions requests (`/chat/completions`) and
   Anthropic Messages requests (`/v1/messages`) through `admit-request`, Responses requests
-  (`/responses`) through the tool-result seat. For `openai/…` and `anthropic/…` deployments
-  (whose calls the wire reads) this only answers a refusal in words before LiteLLM downloads
-  anything (`on_refusal: raise`). For the other providers the admitted request is written back:
-  Gemini's `generateContent`, Bedrock's `converse` and Ollama's `/api/chat` are endpoints the
-  wire does not read, so what LiteLLM downloads for those is not judged; an OpenAI-compatible
-  provider's `/chat/completions` or Claude on Vertex's `:rawPredict` is judged at the wire too.
+  (`/responses`) through the tool-result seat. For deployments whose calls the wire reads
+  (`read_at_the_wire`: `openai/…`, `anthropic/…`, `gemini/…`, `vertex_ai_beta/…`, and Gemini or
+  Claude models on `vertex_ai/…`) this only answers a refusal in words before LiteLLM downloads
+  anything (`on_refusal: raise`); the body is admitted once, at the wire. For the other
+  providers the admitted request is written back: Bedrock's `converse` and Ollama's `/api/chat`
+  are endpoints the wire does not read, so what LiteLLM downloads for those is not judged; an
+  OpenAI-compatible provider's `/chat/completions` is judged at the wire too, and so is the
+  `:rawPredict` of Vertex's other partner models (Mistral, AI21), but in the Messages dialect
+  that path ending names, not theirs.
+  Requests of the call types this hook does not walk (the proxy's Google GenAI route,
+  `/v1beta/models/{model}:generateContent`, among them) are judged at the wire only.
 
 Not covered at the wire: LiteLLM's calls that do not go through httpx (the `aiohttp_openai/`
 provider's own aiohttp session, routes that call a provider SDK of their own).
@@ -101,11 +106,35 @@ def profile_for_provider(provider: Optional[str], model: str = "") -> str:
     return PROVIDER_PROFILES.get(provider, "openai")  # the rest speak the OpenAI API
 
 
-#: The providers whose calls LiteLLM makes over httpx to an endpoint the wire reads (Chat
-#: Completions or Responses for `openai/…`, Messages for `anthropic/…`). Requests to the
-#: others (Gemini's `generateContent`, Bedrock's `converse`, Ollama's `/api/chat`, …) are
-#: admitted before the call and written back as the gate wrote them.
-WIRE_READ_PROVIDERS = frozenset({"openai", "anthropic"})
+#: The providers each of whose calls LiteLLM makes over httpx to an endpoint the wire reads, in
+#: the dialect it reads there: Chat Completions or Responses for `openai/…`, Messages for
+#: `anthropic/…`, `generateContent` for `gemini/…` and `vertex_ai_beta/…`. `vertex_ai/…` is read
+#: for some models only (`read_at_the_wire`). Requests to the others (Bedrock's `converse`,
+#: Ollama's `/api/chat`, …) are admitted before the call and written back as the gate wrote them.
+WIRE_READ_PROVIDERS = frozenset({"openai", "anthropic", "gemini", "vertex_ai_beta"})
+
+
+def read_at_the_wire(provider: Optional[str], model: str, params: Optional[Dict[str, Any]] = None) -> bool:
+    """Whether LiteLLM sends every call for a deployment (`model` without its provider prefix,
+    `params` its `litellm_params`) to an endpoint the wire reads, in the dialect read there.
+    Vertex serves several families: its Gemini models go to `:generateContent` and Claude to
+    `:rawPredict` in the Messages dialect, both read; the other partner models' `:rawPredict`
+    (Mistral, AI21) is another dialect under the same path ending, and Model Garden's, Gemma's
+    and the legacy models' calls go elsewhere. LiteLLM's own routing decides which; should it
+    have moved, the deployment counts as not read, and the hook writes back."""
+    if provider in WIRE_READ_PROVIDERS:
+        return True
+    if provider != "vertex_ai":
+        return False
+    try:
+        from litellm.llms.vertex_ai.common_utils import VertexAIModelRoute, get_vertex_ai_model_route
+
+        route = get_vertex_ai_model_route(model=model, litellm_params=params or {})
+    except Exception:  # noqa: BLE001
+        return False
+    if route == VertexAIModelRoute.GEMINI:
+        return True
+    return route == VertexAIModelRoute.PARTNER_MODELS and model.lower().startswith("claude")
 
 
 class Judgement(NamedTuple):
@@ -146,8 +175,10 @@ def _refused(request: Any, api: str, refused: MediaRefused) -> Any:
     """What the provider would answer a request it rejects (HTTP 400 in its error shape), with
     the gate's words: LiteLLM takes it for the provider's own refusal (a `BadRequestError`, not a
     connection error it would retry), and the proxy answers the client 400 with these words."""
-    if api == "anthropic":
+    if api in ("anthropic", "anthropic-batch"):
         body = {"type": "error", "error": {"type": "invalid_request_error", "message": str(refused)}}
+    elif api == "gemini":
+        body = {"error": {"code": 400, "message": str(refused), "status": "INVALID_ARGUMENT"}}
     else:
         body = {"error": {"message": str(refused), "type": "invalid_request_error", "param": None,
                           "code": "mediagate_refused"}}
@@ -239,9 +270,9 @@ class MediagateGuardrail(CustomGuardrail):
         return Judgement(profile, self.on_refusal, tuple(sorted(self.options.items())))
 
     @staticmethod
-    def deployments(data: Dict[str, Any]) -> List[Tuple[Optional[str], str]]:
-        """`(provider, model)` of each deployment the request's model names (`None`: a provider
-        LiteLLM cannot tell)."""
+    def deployments(data: Dict[str, Any]) -> List[Tuple[Optional[str], str, Dict[str, Any]]]:
+        """`(provider, model, litellm_params)` of each deployment the request's model names
+        (`provider` `None`: one LiteLLM cannot tell; `model` without the provider's prefix)."""
         import litellm
         from litellm.proxy import proxy_server
 
@@ -253,11 +284,11 @@ class MediagateGuardrail(CustomGuardrail):
             params = d.get("litellm_params") or {}
             name = str(params.get("model") or model)
             try:
-                _, provider, _, _ = litellm.get_llm_provider(model=name,
-                                                             custom_llm_provider=params.get("custom_llm_provider"))
+                name, provider, _, _ = litellm.get_llm_provider(model=name,
+                                                                custom_llm_provider=params.get("custom_llm_provider"))
             except Exception:  # an unknown provider: the OpenAI-compatible kind
                 provider = None
-            out.append((provider, name))
+            out.append((provider, name, params))
         return out
 
     def target_profile(self, data: Dict[str, Any]) -> str:
@@ -266,7 +297,7 @@ class MediagateGuardrail(CustomGuardrail):
         the gate cannot know which one the router will pick."""
         if self.profile is not None:
             return self.profile
-        targets = [profile_for_provider(provider, name) for provider, name in self.deployments(data)]
+        targets = [profile_for_provider(provider, name) for provider, name, _ in self.deployments(data)]
         if len(set(targets)) > 1:
             raise HTTPException(status_code=400, detail={"error": (
                 f"mediagate: the model {data.get('model')!r} is served by deployments with different image limits "
@@ -298,7 +329,7 @@ class MediagateGuardrail(CustomGuardrail):
             return data
         # Where the wire reads every deployment's requests, it admits the media once, as sent;
         # here they are only judged to answer a refusal before LiteLLM downloads anything.
-        at_the_wire = all(provider in WIRE_READ_PROVIDERS for provider, _ in self.deployments(data))
+        at_the_wire = all(read_at_the_wire(*d) for d in self.deployments(data))
         if at_the_wire and self.on_refusal != "raise":
             return data
         try:

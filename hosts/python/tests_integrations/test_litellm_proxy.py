@@ -252,6 +252,26 @@ def test_the_profile_follows_the_deployments_provider():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[2] for c in cases]
 
 
+def test_the_pre_call_hook_leaves_to_the_wire_the_deployments_it_reads():
+    """Which deployments' requests the pre-call hook only judges (the wire admits what LiteLLM
+    sends them, in the dialect read there), by LiteLLM's own routing (in the proxy's environment)."""
+    cases = [("openai", "gpt-4o", {}, True), ("anthropic", "claude-x", {}, True),
+             ("gemini", "gemini-2.5-flash", {}, True), ("vertex_ai_beta", "gemini-2.5-pro", {}, True),
+             ("vertex_ai", "gemini-2.5-pro", {}, True), ("vertex_ai", "claude-sonnet-4", {}, True),
+             ("vertex_ai", "tuned", {"base_model": "gemini-2.5-flash"}, True),
+             ("vertex_ai", "mistral-large-2411", {}, False), ("vertex_ai", "jamba-1.5-mini", {}, False),
+             ("vertex_ai", "meta/llama-3.1-405b-instruct-maas", {}, False), ("vertex_ai", "chat-bison", {}, False),
+             ("vertex_ai", "gemma/gemma-3-12b-it", {}, False), ("bedrock", "anthropic.claude-3-7", {}, False),
+             ("ollama", "llava", {}, False), ("groq", "llama", {}, False), (None, "whatever", {}, False)]
+    code = ("import json, sys; from mediagate_host.litellm_guardrail import read_at_the_wire as r; "
+            "print(json.dumps([r(c[0], c[1], c[2]) for c in json.loads(sys.argv[1])]))")
+    env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(cases)], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[3] for c in cases]
+
+
 # At the wire: LiteLLM downloads URL media after the guardrail's pre-call hook and inlines the
 # bytes in the body it builds for the provider; what arrives is asserted.
 
@@ -405,3 +425,16 @@ def test_a_good_png_in_a_chat_request_reaches_gemini_byte_for_byte(proxy, plain_
     without, gated = records
     assert gemini_media(gated) == [("image/png", png)]
     assert gated["raw"] == without["raw"]
+
+
+def test_the_strict_guardrail_refuses_a_gemini_route_request_in_words(proxy, records):
+    """The Google GenAI route has no pre-call walk: the refusal is the wire's, answered as
+    Gemini answers a request it rejects, which the proxy passes on in its words."""
+    r = httpx.post(f"{proxy.url}/v1beta/models/gemini-flash:generateContent", timeout=120, trust_env=False,
+                   headers={"Authorization": f"Bearer {proxy.key}"},
+                   json={"contents": [{"role": "user", "parts": [inline_part("image/png", SVG)]}],
+                         "guardrails": ["mediagate-strict"]})
+    assert records == []
+    assert r.status_code == 400, r.text
+    assert "magic_mismatch" in r.text and "image/svg+xml" in r.text, r.text
+    assert "INVALID_ARGUMENT" in r.text, r.text
