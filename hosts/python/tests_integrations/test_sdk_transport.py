@@ -208,7 +208,13 @@ def test_other_endpoints_pass_untouched(provider, gate):
         "/v1/conversations/conv_1/items/item_1": None,
         "/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
         "/v1/projects/p/locations/l/publishers/anthropic/models/claude:rawPredict": "anthropic",
-        "/v1/threads/thread_1/messages": None, "/v1/messages/batches": None, "/v1/embeddings": None,
+        "/v1/messages/batches": "anthropic-batch", "/v1/messages/batches/msgbatch_1/cancel": None,
+        "/v1beta/models/gemini-2.5-flash:generateContent": "gemini",
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent": "gemini",
+        "/v1beta/models/gemini-2.5-flash:countTokens": "gemini",
+        "/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-pro:generateContent": "gemini",
+        "/v1beta/models/text-embedding-004:embedContent": None,
+        "/v1/threads/thread_1/messages": None, "/v1/embeddings": None,
     }
     assert {path: api_for_path(path) for path in cases} == cases
 
