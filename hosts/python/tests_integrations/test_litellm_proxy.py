@@ -22,7 +22,7 @@ import pytest
 from conftest import decoded_data_url
 from docs_snippets import snippet
 from media import GIF, PDF, SVG, b64, data_url, small_png
-from provider import Provider
+from provider import ANSWER, Provider
 
 HERE = Path(__file__).resolve().parent
 PY_HOST = HERE.parent
@@ -352,7 +352,7 @@ def generate_content(proxy: Proxy, model: str, parts: list) -> httpx.Response:
 
 
 def gemini_parts(record: dict) -> list:
-    assert record["path"].split("?")[0].endswith(":generateContent"), record["path"]
+    assert record["path"].split("?")[0].endswith((":generateContent", ":streamGenerateContent")), record["path"]
     return [p for c in record["body"]["contents"] for p in c.get("parts", [])]
 
 
@@ -405,6 +405,19 @@ def test_a_gif_in_a_chat_request_never_reaches_gemini(proxy, plain_proxy, record
         assert gemini_media(gated) == []
         [words] = gemini_placeholders(gated)
         assert expected["reason"] in words and "image/gif" in words, words
+
+
+def test_a_streamed_chat_request_to_gemini_is_judged_too(proxy, records):
+    """`stream` makes LiteLLM call `:streamGenerateContent`, another endpoint of the list."""
+    answer = "".join(chunk.choices[0].delta.content or "" for chunk in
+                     chat(proxy, "gemini-flash", [{"type": "text", "text": "Look:"}, image_url("image/png", SVG)],
+                          stream=True) if chunk.choices)
+    assert answer == ANSWER
+    [record] = records
+    assert record["path"].split("?")[0].endswith(":streamGenerateContent"), record["path"]
+    assert gemini_media(record) == [] and b64(SVG).encode() not in record["raw"]
+    [words] = gemini_placeholders(record)
+    assert "image/svg+xml" in words, words
 
 
 def test_a_good_png_reaches_gemini_byte_for_byte_from_the_gemini_route(proxy, plain_proxy, records):
