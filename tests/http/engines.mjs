@@ -3,8 +3,9 @@
 // serving: `wasmtime serve` (the wasmtime CLI) and `jco serve` (Node) run the component as it is.
 
 import { spawn, execFile } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,11 +41,15 @@ async function freePort() {
 export const MEMORY_BYTES = 536870912;
 /** jco serve's one-shot request Workers kept ready (docs/serving.md's line). */
 export const JCO_WORKER_POOL = 8;
+/** wasmtime serve's bound on requests in flight (docs/serving.md's line, with its memory arithmetic). */
+export const WASMTIME_MAX_REQUESTS = 16;
+/** The requests an engine's documented line serves at once; past it, requests wait. */
+export const IN_FLIGHT_BOUND = { wasmtime: WASMTIME_MAX_REQUESTS, jco: JCO_WORKER_POOL };
 
 /**
  * The command line that serves `component` on `port` under `engine`, as [command, args, env]: the
- * lines docs/serving.md documents (the per-instance memory cap and request timeout for wasmtime;
- * the same memory cap for jco, whose Node takes it as a V8 flag through JCO_RUN_ARGS, and each
+ * lines docs/serving.md documents (the per-instance memory cap, request timeout and bound on
+ * requests in flight for wasmtime; the same memory cap for jco, whose Node takes it as a V8 flag through JCO_RUN_ARGS, and each
  * request in a one-shot Worker, so that a trap ends that request only), so what is tested and
  * measured is what a user runs. `memoryBytes` lowers the cap (a test that makes an instance run
  * out of memory on an ordinary image); it is the documented number otherwise.
@@ -55,7 +60,18 @@ export function commandLine(engine, component, port, { memoryBytes = MEMORY_BYTE
     if (!bin) throw new Error('MEDIAGATE_WASMTIME is not set (tests/http/test.sh sets it from scripts/wasmtime-cli.sh)');
     return [
       bin,
-      ['serve', '--addr', `127.0.0.1:${port}`, '-W', `max-memory-size=${memoryBytes}`, '-W', 'timeout=180s', component],
+      [
+        'serve',
+        '--addr',
+        `127.0.0.1:${port}`,
+        '-W',
+        `max-memory-size=${memoryBytes}`,
+        '-W',
+        'timeout=180s',
+        '--max-concurrent-requests',
+        String(WASMTIME_MAX_REQUESTS),
+        component,
+      ],
       {},
     ];
   }
@@ -148,6 +164,73 @@ export async function startEngine(engine, { readyMs = 120_000, memoryBytes } = {
     command: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args].join(' '),
     output: () => output,
     stop: () => stopEngine(child),
+  };
+}
+
+/** deploy/nginx.conf, the buffering proxy docs/serving.md puts in front of an engine. */
+export const NGINX_CONF = join(REPO_ROOT, 'deploy', 'nginx.conf');
+
+/**
+ * Starts nginx (MEDIAGATE_NGINX, else `nginx` on PATH) with deploy/nginx.conf as written but for
+ * its two addresses: it listens on a free 127.0.0.1 port and proxies to `upstreamUrl`. Its prefix
+ * (temp files, pid, log) is a fresh directory. Resolves once `/healthz` answers through it.
+ */
+export async function startProxy(upstreamUrl, { readyMs = 30_000 } = {}) {
+  const conf = readFileSync(NGINX_CONF, 'utf8');
+  const port = await freePort();
+  const swap = (text, old, replacement) => {
+    if (text.split(old).length !== 2) throw new Error(`${NGINX_CONF} does not have ${JSON.stringify(old)} exactly once`);
+    return text.replace(old, replacement);
+  };
+  const upstream = new URL(upstreamUrl).host;
+  const written = swap(swap(conf, 'server 127.0.0.1:8080;', `server ${upstream};`), 'listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};`);
+  const prefix = mkdtempSync(join(tmpdir(), 'mediagate-nginx-'));
+  // Run as root, nginx's workers are `nobody`, and they open the temp directories under the prefix.
+  chmodSync(prefix, 0o755);
+  writeFileSync(join(prefix, 'nginx.conf'), written);
+  const bin = process.env.MEDIAGATE_NGINX ?? 'nginx';
+  const child = spawn(bin, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', 'stderr'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.add(child);
+  let output = '';
+  const keep = (d) => {
+    output = (output + d.toString()).slice(-8192);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exited = null;
+  child.once('error', (e) => {
+    exited = { error: e.message };
+  });
+  child.once('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + readyMs;
+  for (;;) {
+    if (exited) throw new Error(`nginx exited before it served (${JSON.stringify(exited)}): ${output}`);
+    try {
+      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
+      await r.arrayBuffer();
+      if (r.status === 200) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      stopEngine(child);
+      throw new Error(`nginx did not answer /healthz within ${readyMs} ms: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    conf: written,
+    accessLog: () => readFileSync(join(prefix, 'access.log'), 'utf8'),
+    output: () => output,
+    stop: () => {
+      stopEngine(child);
+      rmSync(prefix, { recursive: true, force: true });
+    },
   };
 }
 

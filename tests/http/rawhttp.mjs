@@ -100,3 +100,48 @@ export function chunks(n, size = 64 * 1024) {
   }
   return out;
 }
+
+/**
+ * A slow client: sends `head` (whose Content-Length the body never reaches) and one byte of body
+ * every `everyMs`, until `stallAfterMs`, then nothing more. Returns { answer, stop }: `answer`
+ * resolves with the response (as rawRequest's, plus `atMs` since the start) or, when the
+ * connection ends without one, { status: null, atMs, error }; `stop()` drops the connection.
+ */
+export function trickle(url, head, { everyMs = 4000, stallAfterMs = Infinity, timeoutMs = 120_000 } = {}) {
+  const { hostname, port } = new URL(url);
+  const started = Date.now();
+  const socket = connect({ host: hostname, port: Number(port) });
+  let buf = Buffer.alloc(0);
+  let ticker = null;
+  let settle;
+  const answer = new Promise((resolveAnswer) => {
+    settle = resolveAnswer;
+  });
+  let done = false;
+  const finish = (value) => {
+    if (done) return;
+    done = true;
+    clearInterval(ticker);
+    clearTimeout(timer);
+    socket.destroy();
+    settle({ ...value, atMs: Date.now() - started });
+  };
+  const timer = setTimeout(() => finish({ status: null, error: `no response within ${timeoutMs} ms` }), timeoutMs);
+  const send = () => {
+    if (Date.now() - started >= stallAfterMs) return clearInterval(ticker);
+    if (!socket.destroyed) socket.write('A');
+  };
+  socket.on('connect', () => {
+    socket.write(`${head}\r\nHost: ${hostname}:${port}\r\n\r\n`);
+    send();
+    ticker = setInterval(send, everyMs);
+  });
+  socket.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    const r = parse(buf);
+    if (r) finish(r);
+  });
+  socket.on('error', (e) => finish(parse(buf) ?? { status: null, error: e.code ?? String(e) }));
+  socket.on('end', () => finish(parse(buf) ?? { status: null, error: 'closed without a response' }));
+  return { answer, stop: () => finish({ status: null, error: 'stopped' }) };
+}

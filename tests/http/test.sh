@@ -2,9 +2,12 @@
 # The http-gate component (the gate as a wasi:http/proxy service) under two engines, each started
 # here on a free 127.0.0.1 port: `wasmtime serve` (the wasmtime CLI of the host's 48.x line, from
 # scripts/wasmtime-cli.sh, which installs it once into a per-user cache) and `jco serve` (Node,
-# jco from js/node_modules). Behaviour tests (node:test), then the load test under each engine.
+# jco from js/node_modules). Behaviour tests (node:test), slow uploads with and without
+# deploy/nginx.conf in front (Debian's nginx, installed when missing), then the load test under each
+# engine.
 #   MEDIAGATE_BIN        the mediagate CLI (parity, and the component it carries); default target/release
 #   MEDIAGATE_WASMTIME   a wasmtime CLI to use instead of scripts/wasmtime-cli.sh
+#   MEDIAGATE_NGINX      an nginx to use instead of Debian's /usr/sbin/nginx
 #   MEDIAGATE_HTTP_LOAD=0  skip the load test; MEDIAGATE_HTTP_LOAD_OUT=DIR keeps its figures (JSON)
 #   MEDIAGATE_HTTP_LOAD_REQUESTS (10000), MEDIAGATE_HTTP_LOAD_REQUESTS_JCO (2000)  requests per engine
 set -euo pipefail
@@ -20,7 +23,12 @@ if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
   MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
 fi
 export MEDIAGATE_WASMTIME
-say "$("$MEDIAGATE_WASMTIME" --version), jco $(node js/node_modules/@bytecodealliance/jco/dist/jco.js --version), node $(node --version)"
+if [ -z "${MEDIAGATE_NGINX:-}" ]; then
+  [ -x /usr/sbin/nginx ] || apt_install nginx
+  MEDIAGATE_NGINX=/usr/sbin/nginx
+fi
+export MEDIAGATE_NGINX
+say "$("$MEDIAGATE_WASMTIME" --version), $("$MEDIAGATE_NGINX" -v 2>&1 | sed 's/^nginx version: //'), jco $(node js/node_modules/@bytecodealliance/jco/dist/jco.js --version), node $(node --version)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -33,6 +41,9 @@ node --test --test-concurrency=1 tests/http/gate.test.mjs
 
 say "a trapping request ends that request only, under both engines"
 node --test --test-concurrency=1 tests/http/trap.test.mjs
+
+say "slow uploads hold an engine; through deploy/nginx.conf they do not, under both engines"
+node --test --test-concurrency=1 tests/http/proxy.test.mjs
 
 if [ "${MEDIAGATE_HTTP_LOAD:-1}" != 0 ]; then
   out=${MEDIAGATE_HTTP_LOAD_OUT:-$work}
