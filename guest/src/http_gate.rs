@@ -453,7 +453,10 @@ fn contract() -> Value {
         "routes": [
             "POST /v1/admit?profile=&downsample=&verify=&convert=&keep_metadata=",
             "POST /v1/admit-tool-result?tool=&profile=&downsample=&verify=&convert=&keep_metadata=",
-            "POST /v1/admit-request?api=anthropic|openai|gemini|anthropic-batch&profile=&downsample=&verify=&convert=&keep_metadata=",
+            format!(
+                "POST /v1/admit-request?api={}&profile=&downsample=&verify=&convert=&keep_metadata=",
+                Api::ALL.map(Api::name).join("|")
+            ),
             "GET /healthz",
             "GET /v1/contract",
         ],

@@ -112,10 +112,13 @@ pub enum Api {
     /// Anthropic Message Batches (`POST /v1/messages/batches`): `{"requests": [{"custom_id",
     /// "params"}]}`, each `params` a Messages request under its rules.
     AnthropicBatch,
+    /// A JSON body to an endpoint without a dialect of its own: every media block and media
+    /// string in it judged wherever it sits, under no request-level rule (none is known).
+    Other,
 }
 
 impl Api {
-    pub const ALL: [Api; 4] = [Api::Anthropic, Api::OpenAi, Api::Gemini, Api::AnthropicBatch];
+    pub const ALL: [Api; 5] = [Api::Anthropic, Api::OpenAi, Api::Gemini, Api::AnthropicBatch, Api::Other];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -123,6 +126,7 @@ impl Api {
             Api::OpenAi => "openai",
             Api::Gemini => "gemini",
             Api::AnthropicBatch => "anthropic-batch",
+            Api::Other => "other",
         }
     }
 
@@ -136,6 +140,8 @@ impl Api {
             Api::Anthropic | Api::AnthropicBatch => Provider::Anthropic,
             Api::OpenAi => Provider::OpenAi,
             Api::Gemini => Provider::Gemini,
+            // No provider is known: the default profile.
+            Api::Other => Provider::ALL[0],
         }
     }
 
@@ -145,6 +151,7 @@ impl Api {
             Api::Anthropic | Api::AnthropicBatch => &ANTHROPIC_REQUEST,
             Api::OpenAi => &OPENAI_REQUEST,
             Api::Gemini => &GEMINI_REQUEST,
+            Api::Other => &NO_REQUEST_RULES,
         }
     }
 }
@@ -171,7 +178,7 @@ pub struct ManyImages {
 pub struct RequestRules {
     pub api: Api,
     /// Images one request may carry; the ones past it are refused in their slots.
-    pub max_images: Rule<u32>,
+    pub max_images: Option<Rule<u32>>,
     /// A tighter largest side for requests with many images.
     pub many_images: Option<Rule<ManyImages>>,
     /// Bytes of the whole request body (the JSON text).
@@ -189,11 +196,11 @@ pub struct RequestRules {
 /// as 32,000,000 bytes, the stricter of MB and MiB.
 pub static ANTHROPIC_REQUEST: RequestRules = RequestRules {
     api: Api::Anthropic,
-    max_images: Rule {
+    max_images: Some(Rule {
         name: "anthropic.images_per_request",
         limit: 100,
         words: "Anthropic accepts at most 100 images in one request",
-    },
+    }),
     many_images: Some(Rule {
         name: "anthropic.many_images_max_side",
         limit: ManyImages { over: 20, max_side: 2000 },
@@ -212,11 +219,11 @@ pub static ANTHROPIC_REQUEST: RequestRules = RequestRules {
 /// images per request", "Up to 50 MB image bytes per request". No request body size is stated.
 pub static OPENAI_REQUEST: RequestRules = RequestRules {
     api: Api::OpenAi,
-    max_images: Rule {
+    max_images: Some(Rule {
         name: "openai.images_per_request",
         limit: 500,
         words: "OpenAI accepts at most 500 images in one request",
-    },
+    }),
     many_images: None,
     max_request_bytes: None,
     max_image_bytes: Some(Rule {
@@ -232,17 +239,26 @@ pub static OPENAI_REQUEST: RequestRules = RequestRules {
 /// stricter of MB and MiB. "Gemini 2.x … can handle up to 3,600 image files per request".
 pub static GEMINI_REQUEST: RequestRules = RequestRules {
     api: Api::Gemini,
-    max_images: Rule {
+    max_images: Some(Rule {
         name: "gemini.images_per_request",
         limit: 3600,
         words: "Gemini accepts at most 3,600 images in one request",
-    },
+    }),
     many_images: None,
     max_request_bytes: Some(Rule {
         name: "gemini.request_bytes",
         limit: 20_000_000,
         words: "Gemini accepts inline data in a request of at most 20 MB (larger files go through its Files API)",
     }),
+    max_image_bytes: None,
+};
+
+/// A body to an endpoint without a dialect: no request-level rule is known.
+pub static NO_REQUEST_RULES: RequestRules = RequestRules {
+    api: Api::Other,
+    max_images: None,
+    many_images: None,
+    max_request_bytes: None,
     max_image_bytes: None,
 };
 
@@ -333,15 +349,15 @@ mod tests {
     #[test]
     fn request_rules_carry_the_documented_numbers() {
         let a = Api::Anthropic.rules();
-        assert_eq!(a.max_images.limit, 100);
+        assert_eq!(a.max_images.as_ref().unwrap().limit, 100);
         let many = &a.many_images.as_ref().unwrap().limit;
         assert_eq!((many.over, many.max_side), (20, 2000));
         assert_eq!(a.max_request_bytes.as_ref().unwrap().limit, 32_000_000);
         let o = Api::OpenAi.rules();
-        assert_eq!(o.max_images.limit, 500);
+        assert_eq!(o.max_images.as_ref().unwrap().limit, 500);
         assert_eq!(o.max_image_bytes.as_ref().unwrap().limit, 50_000_000);
         let g = Api::Gemini.rules();
-        assert_eq!(g.max_images.limit, 3600);
+        assert_eq!(g.max_images.as_ref().unwrap().limit, 3600);
         assert_eq!(g.max_request_bytes.as_ref().unwrap().limit, 20_000_000);
         // A batch's requests are each a Messages request.
         assert!(std::ptr::eq(Api::AnthropicBatch.rules(), Api::Anthropic.rules()));
@@ -351,7 +367,7 @@ mod tests {
             if let Some(rule) = &api.rules().many_images {
                 assert!(rule.limit.max_side >= crate::limits::FIT_SIDE);
             }
-            assert!(api.rules().max_images.name.starts_with(api.name()));
+            assert!(api.rules().max_images.as_ref().unwrap().name.starts_with(api.name()));
         }
     }
 

@@ -13,7 +13,7 @@ export const CPU_DEADLINE_MS: number;
 export const WALL_DEADLINE_MS: number;
 export const ENV: Readonly<{ VLM_URL: 'MEDIAGATE_VLM_URL'; VLM_MODEL: 'MEDIAGATE_VLM_MODEL'; VLM_API: 'MEDIAGATE_VLM_API'; VLM_API_KEY: 'MEDIAGATE_VLM_API_KEY'; OPENAI_API_KEY: 'OPENAI_API_KEY'; ANTHROPIC_API_KEY: 'ANTHROPIC_API_KEY'; CACHE_DIR: 'MEDIAGATE_CACHE_DIR'; AGENT_TOOL_WASM: 'MEDIAGATE_AGENT_TOOL_WASM' }>;
 export const VLM_RETRY: Readonly<{ maxRetries: number; initialBackoffMs: number; maxWaitMs: number }>;
-export type RequestApi = 'anthropic' | 'openai' | 'gemini' | 'anthropic-batch';
+export type RequestApi = 'anthropic' | 'openai' | 'gemini' | 'anthropic-batch' | 'other';
 export const REQUEST_APIS: readonly RequestApi[];
 export const REQUEST_ENDPOINTS: readonly (readonly [string, 'openai' | 'responses' | 'anthropic' | 'anthropic-batch' | 'gemini'])[];
 export const RESPONSES_ENVELOPE: Readonly<{ prefix: string; suffix: string; pointer: string }>;

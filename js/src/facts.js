@@ -35,7 +35,7 @@ export const ENV = Object.freeze({
 export const VLM_RETRY = Object.freeze({ maxRetries: 2, initialBackoffMs: 500, maxWaitMs: 30000 });
 /** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */
 /** The request dialects `admitRequest` reads (each with its request-level rules). */
-export const REQUEST_APIS = Object.freeze(['anthropic', 'openai', 'gemini', 'anthropic-batch']);
+export const REQUEST_APIS = Object.freeze(['anthropic', 'openai', 'gemini', 'anthropic-batch', 'other']);
 export const REQUEST_ENDPOINTS = Object.freeze([
   Object.freeze(["/chat/completions", "openai"]),
   Object.freeze(["/responses", "responses"]),

@@ -138,8 +138,9 @@ function checkOptions(options) {
 }
 
 /**
- * A `fetch` that admits every POST body to a chat-completions, responses or messages endpoint
- * before it leaves; every other request passes untouched.
+ * A `fetch` that admits every POST body to a model endpoint before it leaves (each endpoint of
+ * the guest's list in its dialect, any other JSON body as `'other'`: its media judged wherever
+ * they sit, no request rules); every other request passes untouched.
  *
  * Options: `fetch` (the one that sends, default `globalThis.fetch`); `provider` (the per-image
  * profile; default the endpoint's own: `openai` for chat-completions and responses, `anthropic`
@@ -160,7 +161,9 @@ export function gatedFetch(options = {}) {
   return async function mediagateFetch(input, init) {
     const isRequest = typeof Request !== 'undefined' && input instanceof Request;
     const method = init?.method ?? (isRequest ? input.method : 'GET');
-    const dialect = endpointDialect(isRequest ? input.url : input, method);
+    const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
+    const isJsonPost = String(method).toUpperCase() === 'POST' && isJson(headers.get('content-type'));
+    const dialect = endpointDialect(isRequest ? input.url : input, method) ?? (isJsonPost ? 'other' : null);
     if (dialect === null) return send(input, init);
     // fetch sends the init's body unless it is null or undefined, else the Request's own.
     const rawBody = init?.body != null ? init.body : isRequest ? await input.clone().text() : undefined;
@@ -173,10 +176,15 @@ export function gatedFetch(options = {}) {
     const consumed = typeof ReadableStream !== 'undefined' && rawBody instanceof ReadableStream;
     if (answer.changed.length === 0) return send(input, consumed ? { ...init, body: text } : init);
     // The admitted body; its length is not the caller's any more.
-    const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
     headers.delete('content-length');
     return send(isRequest ? input.url : input, { ...(isRequest ? requestInit(input) : {}), ...init, headers, body: answer.request });
   };
+}
+
+/** Whether a `Content-Type` names JSON (`application/json`, or a `+json` type). */
+function isJson(contentType) {
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  return mediaType === 'application/json' || mediaType.endsWith('+json');
 }
 
 /** Each change of `answer` to `onChange`, with the dialect; a request refused whole as one change at `''`. */

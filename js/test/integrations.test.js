@@ -303,6 +303,25 @@ describe('gatedFetch: what it leaves alone', () => {
     assert.equal(calls[0][1], init);
   });
 
+  it('judges a JSON body to any other endpoint wherever its media sit; a body without media arrives byte for byte', async () => {
+    const fetch = gatedFetch();
+    const post = (path, body, type = 'application/json') =>
+      fetch(`${provider.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+    const withMedia = JSON.stringify({ role: 'user', attachments: [{ preview: dataUrl('image/png', svg) }], note: 'x' });
+    await post('/v1/threads/thread_1/messages', withMedia);
+    const arrived = provider.records.at(-1).body.toString();
+    assert.ok(!arrived.includes(b64(svg)), arrived);
+    assert.match(JSON.parse(arrived).attachments[0].preview, /^\[mediagate\].*magic_mismatch/);
+    const plain = '{"input": "text",  "n": 1e400}';
+    await post('/v1/embeddings', plain, 'application/json; charset=utf-8');
+    assert.equal(provider.records.at(-1).body.toString(), plain);
+    // Not JSON (a multipart upload): not the gate's to read, sent as it is.
+    const form = new FormData();
+    form.append('file', new Blob([svg]), 'a.svg');
+    await fetch(`${provider.url}/v1/files`, { method: 'POST', body: form });
+    assert.ok(provider.records.at(-1).body.includes(Buffer.from(svg)));
+  });
+
   it('never sends a body it cannot read as a request of the API', async () => {
     const count = provider.records.length;
     const res = await gatedFetch()(`${provider.url}/v1/chat/completions`, { method: 'POST', body: '{"model":"x"}' });

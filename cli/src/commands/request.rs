@@ -37,6 +37,8 @@ enum ApiArg {
     Gemini,
     /// Anthropic Message Batches (the body that creates a batch).
     AnthropicBatch,
+    /// Any JSON body to an endpoint without a dialect: media judged wherever they sit, no request rules.
+    Other,
 }
 
 pub async fn admit_request(args: RequestArgs) -> u8 {
@@ -50,6 +52,7 @@ pub async fn admit_request(args: RequestArgs) -> u8 {
         ApiArg::Openai => RequestApi::Openai,
         ApiArg::Gemini => RequestApi::Gemini,
         ApiArg::AnthropicBatch => RequestApi::AnthropicBatch,
+        ApiArg::Other => RequestApi::Other,
     };
     let gate = match super::gate_reporting(super::Calls::One, errors) {
         Ok(g) => g,

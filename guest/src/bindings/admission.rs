@@ -93,6 +93,7 @@ fn api_of(api: wit::RequestApi) -> crate::Api {
         wit::RequestApi::Openai => crate::Api::OpenAi,
         wit::RequestApi::Gemini => crate::Api::Gemini,
         wit::RequestApi::AnthropicBatch => crate::Api::AnthropicBatch,
+        wit::RequestApi::Other => crate::Api::Other,
     }
 }
 

@@ -159,6 +159,8 @@ fn admit_request_under(
     let shape_checked = match api {
         Api::Gemini => check_gemini_shape(&readable),
         Api::AnthropicBatch => Err("a batch is many requests, each judged alone".into()),
+        // Any JSON: its shape is not known, so nothing in it is ruled out.
+        Api::Other => Ok(()),
         Api::Anthropic | Api::OpenAi => check_shape(api, &readable),
     };
     if let Err(why) = shape_checked {
@@ -173,7 +175,7 @@ fn admit_request_under(
     // The images the request will carry (those the gate can judge, and URLs the provider fetches:
     // it counts them too), up to the count the API takes.
     let images = blocks.iter().filter(|b| b.counts_as_image()).count() as u64;
-    let carried = images.min(u64::from(rules.max_images.limit));
+    let carried = rules.max_images.as_ref().map_or(images, |rule| images.min(u64::from(rule.limit)));
     let mut options = *options;
     let mut many_images = None;
     if let Some(rule) = &rules.many_images
@@ -317,6 +319,7 @@ fn api_title(api: Api) -> &'static str {
         Api::OpenAi => "OpenAI Chat Completions",
         Api::Gemini => "Gemini generateContent",
         Api::AnthropicBatch => "Anthropic Message Batches",
+        Api::Other => "JSON",
     }
 }
 
@@ -331,6 +334,8 @@ fn judged_where_it_sits(api: Api, object: &Object) -> bool {
     let first = segments.next();
     let rest: Vec<&str> = segments.collect();
     let (in_messages, in_call_arguments) = match api {
+        // Fail-closed: where a block sits in a shape nobody named is not known to be harmless.
+        Api::Other => (true, false),
         Api::Gemini => (
             first.is_some_and(|f| GEMINI_CONTENT_KEYS.contains(&f)),
             rest.iter().any(|s| matches!(*s, "functionCall" | "function_call")),
@@ -376,12 +381,13 @@ fn over<T: Copy + Into<u64>>(rule: &Rule<T>, raw: u64, detail: String) -> Ruled 
 impl Rules for RequestSeat {
     fn before(&mut self, block: &Block) -> Result<(), Ruled> {
         if block.counts_as_image() {
-            let rule = &self.rules.max_images;
-            if self.images_seen >= rule.limit {
+            if let Some(rule) = &self.rules.max_images
+                && self.images_seen >= rule.limit
+            {
                 let (refusal, name) = over(rule, 0, format!("this is image {} of the request", self.images_seen + 1));
                 return Err((refusal.in_unit(Unit::Images), name));
             }
-            self.images_seen += 1;
+            self.images_seen = self.images_seen.saturating_add(1);
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 """The gate in front of the OpenAI and Anthropic Python SDKs: an httpx transport that admits every
-request body sent to a chat-completions, responses or messages endpoint before it leaves.
+request body sent to a model endpoint before it leaves (each endpoint of the guest's list in its
+dialect, any other JSON `POST` body as `other`: its media judged wherever they sit).
 
     from openai import OpenAI, DefaultHttpxClient
     from mediagate_host.transport import GateTransport
@@ -58,13 +59,19 @@ class MediaRefused(MediagateError):
 
 
 def api_for_path(path: str) -> Optional[str]:
-    """The dialect of an endpoint (`openai`, `responses`, `anthropic`, `gemini`,
-    `anthropic-batch`), `None` for any other."""
+    """The dialect of an endpoint of the guest's list (`openai`, `responses`, `anthropic`,
+    `gemini`, `anthropic-batch`), `None` for any other."""
     path = path.rstrip("/")
     for ending, api in ENDPOINT_APIS:
         if ending.search(path):
             return api
     return None
+
+
+def is_json(content_type: Optional[str]) -> bool:
+    """Whether a `Content-Type` names JSON (`application/json`, or a `+json` type)."""
+    media_type = (content_type or "").split(";")[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
 
 
 def placeholder_words(content: Any, pointer: str) -> str:
@@ -190,7 +197,12 @@ class _Admitting:
         return self._gate
 
     def api_of(self, request: Any) -> Optional[str]:
-        return api_for_path(request.url.path) if request.method == "POST" else None
+        """The dialect a request's body is admitted in: its endpoint's, else `other` for a JSON
+        body (its media judged wherever they sit, no request rules); `None` for what carries no
+        JSON body to judge (not a POST; a multipart upload)."""
+        if request.method != "POST":
+            return None
+        return api_for_path(request.url.path) or ("other" if is_json(request.headers.get("content-type")) else None)
 
     def admitted(self, request: Any, api: str, body: bytes) -> Any:
         try:

@@ -196,11 +196,23 @@ def test_the_profile_follows_the_endpoint_and_the_provider_option(provider, gate
     assert arrived == base64.b64decode(expected["data"]) and mime == expected["mime"]
 
 
-def test_other_endpoints_pass_untouched(provider, gate):
-    """Embeddings and the rest are not admitted (nothing there is an image for a model)."""
+def test_other_endpoints_are_judged_wherever_their_media_sit(provider, gate):
+    """A JSON body to an endpoint of no known dialect goes through the walk as `other`: text
+    arrives byte for byte, media are judged wherever they sit, with no API's request rules."""
     c = gated("chat", "sync", provider, gate, on_refusal="raise")
     c.post("/embeddings", body={"model": "e", "input": "<svg"}, cast_to=object)
     assert provider.records[0]["path"] == "/v1/embeddings"
+    assert provider.records[0]["body"] == {"model": "e", "input": "<svg"}
+    c = gated("chat", "sync", provider, gate)
+    c.post("/threads/thread_1/messages", body={"role": "user", "attachments": [
+        {"preview": data_url("image/png", SVG)}]}, cast_to=object)
+    record = provider.records[-1]
+    assert b64(SVG).encode() not in record["raw"]
+    assert "magic_mismatch" in record["body"]["attachments"][0]["preview"]
+    with pytest.raises(MediaRefused):
+        gated("chat", "sync", provider, gate, on_refusal="raise").post(
+            "/images/edits", body={"images": [{"image_url": data_url("image/png", SVG)}]}, cast_to=object)
+    assert provider.records[-1] is record
     cases = {
         "/v1/chat/completions": "openai", "/openai/deployments/d/chat/completions": "openai",
         "/v1/responses": "responses", "/v1/responses/input_tokens": "responses", "/v1/responses/compact": "responses",

@@ -140,7 +140,7 @@ fn a_request_over_32_mb_is_refused_whole_or_its_blocks_in_their_slots() {
 
 static SMALL_OPENAI: RequestRules = RequestRules {
     api: Api::OpenAi,
-    max_images: Rule { name: "test.images", limit: 3, words: "three images" },
+    max_images: Some(Rule { name: "test.images", limit: 3, words: "three images" }),
     many_images: None,
     max_request_bytes: None,
     max_image_bytes: Some(Rule { name: "test.image_bytes", limit: 1000, words: "1000 image bytes" }),
@@ -410,4 +410,32 @@ fn an_admitted_request_admitted_again_is_no_change() {
         let again = admitted(admit_request(api, once.request.as_deref().unwrap(), &options));
         assert_eq!(again, AdmittedRequest { request: None, changes: vec![], conversions: vec![] }, "{api:?}");
     }
+}
+
+#[test]
+fn a_body_of_no_known_dialect_has_its_media_judged_wherever_they_sit() {
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+    let good = png(8, 8);
+    let text = json!({
+        "input": [{"content": [anthropic_image(svg)]}],
+        "images": [b64(&good), b64(svg)],
+        "tool": {"input": {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(svg)}}},
+        "prompt": "text stays",
+    })
+    .to_string();
+    let a = admitted(admit_request(Api::Other, &text, &Options::default()));
+    let mut paths: Vec<&str> = a.changes.iter().map(|c| c.path.as_str()).collect();
+    paths.sort();
+    // Nothing is ruled out where a shape is unknown: an `input` is not a `tool_use` input here.
+    assert_eq!(paths, ["/images/1", "/input/0/content/0", "/tool/input"], "{:?}", a.changes);
+    let out = request_value(&a);
+    assert_eq!(out["images"][0], b64(&good));
+    assert_eq!(out["prompt"], "text stays");
+    // No request rule: more images than any API takes pass.
+    let many: Vec<String> = (0..600).map(|_| b64(&good)).collect();
+    let text = json!({"images": many}).to_string();
+    assert_eq!(admitted(admit_request(Api::Other, &text, &Options::default())).request, None);
+    // Any JSON, not only an object; text that is not JSON is unusable.
+    assert_eq!(admitted(admit_request(Api::Other, "[1, \"a\"]", &Options::default())).request, None);
+    assert!(admit_request(Api::Other, "{", &Options::default()).unwrap_err().unusable);
 }
