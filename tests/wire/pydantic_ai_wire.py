@@ -5,7 +5,11 @@ on the model's own HTTP client). The provider records both requests, in this ord
 compares the second with the first as `mediagate admit-request` writes it.
 
     python pydantic_ai_wire.py MANIFEST.json
-    # {"provider": URL, "prompts": [{"name", "system", "parts": [{"text"} | {"file", "media_type"}]}]}
+    # {"provider": URL, "prompts": [{"name", "system",
+    #   "parts": [{"text"} | {"file", "media_type"} | {"image_url"} | {"document_url"}]}]}
+
+A URL part is pydantic-ai's to download (`force_download`, 'allow-local' since the media are served
+from 127.0.0.1), so what it fetched is in the body the transport judges.
 """
 
 import json
@@ -13,7 +17,7 @@ import sys
 
 from anthropic import DefaultAsyncHttpxClient as AnthropicHttpx
 from openai import DefaultAsyncHttpxClient as OpenAIHttpx
-from pydantic_ai import Agent, BinaryContent
+from pydantic_ai import Agent, BinaryContent, DocumentUrl, ImageUrl
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -36,6 +40,10 @@ def prompt(parts):
     for part in parts:
         if "text" in part:
             out.append(part["text"])
+        elif "image_url" in part:
+            out.append(ImageUrl(part["image_url"], force_download="allow-local"))
+        elif "document_url" in part:
+            out.append(DocumentUrl(part["document_url"], force_download="allow-local"))
         else:
             with open(part["file"], "rb") as f:
                 out.append(BinaryContent(f.read(), media_type=part["media_type"]))
