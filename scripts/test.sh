@@ -143,7 +143,7 @@ lane ray "Ray Data: the Python host's actors on a local two-node Ray cluster, on
   env MEDIAGATE_BIN="$bin" bash hosts/python/test-ray.sh
 lane deploy "Deployment manifests (Spin, wasmCloud) against their published schemas; the documented engine lines" \
   env MEDIAGATE_BIN="$bin" WASMTIME="$wasmtime" bash tests/deploy/test.sh
-lane wire "At the wire: request bodies through the CLI, the HTTP gate, gatedFetch and the Python transport, compared byte for byte" \
+lane wire "At the wire: request bodies through the CLI, the HTTP gate, gatedFetch, the Python transport, the AI SDK middleware, pydantic-ai, LiteLLM and the MCP proxy, compared byte for byte" \
   env MEDIAGATE_BIN="$bin" MEDIAGATE_WASMTIME="$wasmtime" bash tests/wire/test.sh
 section "HTTP: the http-gate component under wasmtime serve and jco serve, behaviour and load (the suites above run beside it)"
 # The load test here checks that no answer is lost or differs from the CLI's with 32 requests in
