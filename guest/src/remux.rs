@@ -227,12 +227,56 @@ impl Apng {
     }
 }
 
+/// The colour chunks before the image data, each read once as libpng reads it: a second copy is
+/// ignored ("duplicate"), and so is one of the wrong length ("invalid"; Pillow fails on a short
+/// one, "Truncated cHRM chunk"), so neither goes on. `tRNS` must fit the colour type (and the
+/// palette before it).
+#[derive(Default)]
+struct ColourChunks {
+    seen: Vec<[u8; 4]>,
+    colour_type: Option<u8>,
+    palette_entries: Option<usize>,
+}
+
+impl ColourChunks {
+    /// Notes what the header and the palette say that `tRNS` is judged by.
+    fn read(&mut self, kind: &[u8; 4], data: &[u8]) {
+        match kind {
+            b"IHDR" => self.colour_type = self.colour_type.or(data.get(9).copied()),
+            b"PLTE" => self.palette_entries = self.palette_entries.or(Some(data.len() / 3)),
+            _ => {}
+        }
+    }
+
+    /// Whether the colour chunk `kind` with `data` is the first of its kind and well formed.
+    fn keeps(&mut self, kind: &[u8; 4], data: &[u8]) -> bool {
+        let right_length = match kind {
+            b"gAMA" | b"cICP" => data.len() == 4,
+            b"cHRM" => data.len() == 32,
+            b"sRGB" => data.len() == 1,
+            b"tRNS" => match self.colour_type {
+                Some(0) => data.len() == 2,
+                Some(2) => data.len() == 6,
+                Some(3) => !data.is_empty() && self.palette_entries.is_some_and(|n| data.len() <= n),
+                _ => false,
+            },
+            _ => true,
+        };
+        if !right_length || self.seen.contains(kind) {
+            return false;
+        }
+        self.seen.push(*kind);
+        true
+    }
+}
+
 /// Whether [`png`] would write `bytes` back unchanged: whole chunks with right CRCs, only the
 /// critical ones and the colour chunks it keeps as they are, those before the image data, the
 /// standard IEND last. Anything else (an `iCCP` to inflate, metadata, a repair) takes the re-mux.
 fn png_is_canonical(bytes: &[u8]) -> bool {
     let mut at = 8;
     let mut seen_idat = false;
+    let mut colours = ColourChunks::default();
     while let Some(head) = bytes.get(at..at + 8) {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else { return false };
@@ -240,10 +284,13 @@ fn png_is_canonical(bytes: &[u8]) -> bool {
             return false;
         }
         at += 12 + len;
-        match &head[4..8] {
+        let kind = [head[4], head[5], head[6], head[7]];
+        colours.read(&kind, &whole[8..8 + len]);
+        match &kind {
             b"IDAT" => seen_idat = true,
             b"IHDR" | b"PLTE" => {}
-            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" if !seen_idat => {}
+            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP"
+                if !seen_idat && colours.keeps(&kind, &whole[8..8 + len]) => {}
             b"IEND" => return len == 0 && at == bytes.len(),
             _ => return false,
         }
@@ -264,6 +311,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut idats: Vec<&[u8]> = Vec::new();
     let mut idat_end = 0;
     let mut idat_crc_fails = false;
+    let mut colours = ColourChunks::default();
     // `Some(the part of a cut IDAT chunk's data that arrived)` when the file ends before IEND.
     let cut = loop {
         let Some(head) = bytes.get(at..at + 8) else {
@@ -289,6 +337,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             out.drop("bad-crc");
             continue;
         }
+        colours.read(&kind, data);
         match &kind {
             b"IDAT" => {
                 first_idat.get_or_insert(out.bytes.len());
@@ -310,7 +359,16 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 ihdr.get_or_insert(data);
                 out.bytes.extend_from_slice(whole)
             }
-            b"PLTE" | b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => out.bytes.extend_from_slice(whole),
+            b"PLTE" => out.bytes.extend_from_slice(whole),
+            b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => {
+                if colours.keeps(&kind, data) {
+                    out.bytes.extend_from_slice(whole)
+                } else {
+                    out.drop("other-metadata")
+                }
+            }
+            // A second profile is ignored by libpng ("duplicate iCCP").
+            b"iCCP" if !colours.keeps(&kind, data) => out.drop("icc-profile"),
             b"IEND" => {
                 if at < bytes.len() {
                     out.drop("trailing-bytes");

@@ -81,7 +81,11 @@ pub fn png_declaring(w: u32, h: u32) -> Vec<u8> {
 
 /// A valid PNG with one more chunk (`kind`, `data`, correct CRC) right after IHDR.
 pub fn png_with_chunk_after_ihdr(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let good = png(8, 8);
+    with_chunk_after_ihdr(&png(8, 8), kind, data)
+}
+
+/// The PNG `good` with one more chunk (`kind`, `data`, correct CRC) right after IHDR.
+pub fn with_chunk_after_ihdr(good: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
     let after_ihdr = 8 + 8 + 13 + 4;
     let mut body = kind.to_vec();
     body.extend_from_slice(data);

@@ -3,7 +3,7 @@ use std::io::Write;
 use image::{DynamicImage, ImageFormat};
 
 use super::*;
-use crate::test_images::{encode, gradient, png, png_with_chunk_after_ihdr};
+use crate::test_images::{encode, gradient, png, png_with_chunk_after_ihdr, with_chunk_after_ihdr};
 
 fn made(bytes: &[u8], t: ImageType) -> (Vec<u8>, Vec<&'static str>) {
     let c = canonical(bytes, t, false).expect("a canonical form");
@@ -142,6 +142,36 @@ fn colour_information_is_kept_and_a_bad_profile_dropped() {
         let (out, dropped) = made(&png_with_chunk_after_ihdr(b"iCCP", &data), ImageType::Png);
         assert_eq!((out, dropped), (png(8, 8), vec!["icc-profile"]));
     }
+}
+
+#[test]
+fn colour_chunks_libpng_ignores_do_not_go_on() {
+    let gamma = 45455u32.to_be_bytes();
+    let with = |chunks: &[(&[u8; 4], &[u8])]| {
+        let mut bytes = png(8, 8);
+        for (kind, data) in chunks.iter().rev() {
+            bytes = with_chunk_after_ihdr(&bytes, kind, data);
+        }
+        bytes
+    };
+    // Empty and repeated, as a fuzzed file has them: the first well-formed one of each stays.
+    let bytes = with(&[
+        (b"cHRM", b""),
+        (b"gAMA", b""),
+        (b"sRGB", b""),
+        (b"cHRM", b""),
+        (b"gAMA", &gamma),
+        (b"gAMA", &[0, 0, 0, 1]),
+    ]);
+    let (out, dropped) = made(&bytes, ImageType::Png);
+    assert_eq!((out, dropped), (with(&[(b"gAMA", &gamma)]), vec!["other-metadata"]));
+    // A tRNS that does not fit the colour type (8-bit RGB takes 6 bytes).
+    let (out, dropped) = made(&with(&[(b"tRNS", &[0, 1])]), ImageType::Png);
+    assert_eq!((out, dropped), (png(8, 8), vec!["other-metadata"]));
+    assert_eq!(canonical(&with(&[(b"tRNS", &[0, 1, 0, 2, 0, 3])]), ImageType::Png, false), Ok(Canonical::default()));
+    // What Pillow read of the original is what it reads now.
+    let pixels = decoded(&png(8, 8), ImageFormat::Png);
+    assert_eq!(decoded(&made(&bytes, ImageType::Png).0, ImageFormat::Png), pixels);
 }
 
 #[test]
