@@ -376,7 +376,23 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 break None;
             }
             b"iCCP" => match icc_inflated(data, &mut inflate_budget)? {
-                Some(_) => out.bytes.extend_from_slice(whole),
+                Some(_) if out.keep_metadata => out.bytes.extend_from_slice(whole),
+                Some(profile) => {
+                    // The profile is what decoders use; its name and anything after its zlib
+                    // stream are free text that would otherwise pass: written anew from the
+                    // profile alone, under one name.
+                    let rewritten = iccp_data(&profile);
+                    if rewritten == data {
+                        out.bytes.extend_from_slice(whole);
+                    } else {
+                        if !data.starts_with(ICCP_NAME)
+                            || zlib_stream_len(&data[ICCP_NAME.len()..]) != Some(data.len() - ICCP_NAME.len())
+                        {
+                            out.drop("other-metadata");
+                        }
+                        png_chunk(&mut out.bytes, b"iCCP", &rewritten);
+                    }
+                }
                 // A profile libpng would skip with a warning is left out, the image kept.
                 None => out.drop("icc-profile"),
             },
@@ -443,6 +459,36 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
 /// The inflated ICC profile of an `iCCP` chunk, or `None` for one a decoder skips (an unknown
 /// compression method, a corrupt stream, a profile whose header does not state its own length).
 /// A stream that inflates past the bound is a bomb and refuses the image.
+/// The name, its terminator and the compression method (zlib) an `iCCP` the gate writes starts
+/// with: the name Pillow writes.
+const ICCP_NAME: &[u8] = b"ICC Profile\0\0";
+
+/// An `iCCP` chunk's data for `profile`: the one name, then the profile deflated.
+fn iccp_data(profile: &[u8]) -> Vec<u8> {
+    let mut data = ICCP_NAME.to_vec();
+    data.extend_from_slice(&miniz_oxide::deflate::compress_to_vec_zlib(profile, 6));
+    data
+}
+
+/// How many bytes of `stream` its zlib stream takes (the rest follows its end); `None` when it
+/// does not end.
+fn zlib_stream_len(stream: &[u8]) -> Option<usize> {
+    use miniz_oxide::inflate::stream::{InflateState, inflate};
+    use miniz_oxide::{DataFormat, MZFlush, MZStatus};
+    let mut state = InflateState::new_boxed(DataFormat::Zlib);
+    let mut sink = vec![0u8; 64 * 1024];
+    let mut consumed = 0;
+    loop {
+        let result = inflate(&mut state, &stream[consumed..], &mut sink, MZFlush::None);
+        consumed += result.bytes_consumed;
+        match result.status {
+            Ok(MZStatus::StreamEnd) => return Some(consumed),
+            Ok(_) if result.bytes_consumed > 0 || result.bytes_written > 0 => {}
+            _ => return None,
+        }
+    }
+}
+
 fn icc_inflated(data: &[u8], budget: &mut usize) -> Result<Option<Vec<u8>>, Broken> {
     let Some(nul) = data.iter().take(80).position(|&b| b == 0) else { return Ok(None) };
     if nul == 0 || data.get(nul + 1) != Some(&0) {

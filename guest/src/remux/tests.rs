@@ -128,7 +128,13 @@ fn colour_information_is_kept_and_a_bad_profile_dropped() {
     let mut iccp = b"sRGB IEC61966-2.1\0\0".to_vec();
     iccp.extend_from_slice(&zlib(&icc_profile(3000)));
     let good = png_with_chunk_after_ihdr(b"iCCP", &iccp);
-    assert_eq!(canonical(&good, ImageType::Png, false), Ok(Canonical::default()));
+    // Kept, under the one name the gate writes (its own form stands as it is).
+    let (out, dropped) = made(&good, ImageType::Png);
+    assert_eq!(
+        (out.clone(), dropped),
+        (png_with_chunk_after_ihdr(b"iCCP", &iccp_data(&icc_profile(3000))), vec!["other-metadata"])
+    );
+    assert_eq!(canonical(&out, ImageType::Png, false), Ok(Canonical::default()));
     let gamma = png_with_chunk_after_ihdr(b"gAMA", &45455u32.to_be_bytes());
     assert_eq!(canonical(&gamma, ImageType::Png, false), Ok(Canonical::default()));
     // A profile whose stream is corrupt, or whose compression method is unknown: libpng warns and
@@ -141,6 +147,30 @@ fn colour_information_is_kept_and_a_bad_profile_dropped() {
     for data in [corrupt, unknown_method] {
         let (out, dropped) = made(&png_with_chunk_after_ihdr(b"iCCP", &data), ImageType::Png);
         assert_eq!((out, dropped), (png(8, 8), vec!["icc-profile"]));
+    }
+}
+
+#[test]
+fn an_icc_profile_carries_nothing_but_the_profile() {
+    let profile = icc_profile(3000);
+    // Text in the profile's name, and after its zlib stream.
+    let mut named = SECRET.to_vec();
+    named.extend_from_slice(b"\0\0");
+    named.extend_from_slice(&zlib(&profile));
+    let mut trailing = ICCP_NAME.to_vec();
+    trailing.extend_from_slice(&zlib(&profile));
+    trailing.extend_from_slice(SECRET);
+    for data in [named, trailing] {
+        let bytes = png_with_chunk_after_ihdr(b"iCCP", &data);
+        let (out, dropped) = made(&bytes, ImageType::Png);
+        assert!(!contains(&out, SECRET));
+        assert_eq!(dropped, ["other-metadata"]);
+        // The profile decoders read is the same, and so are the pixels.
+        let iccp = &out[33 + 8..33 + 8 + u32::from_be_bytes(out[33..37].try_into().unwrap()) as usize];
+        assert_eq!(iccp_data(&profile), iccp);
+        assert_eq!(decoded(&out, ImageFormat::Png), decoded(&bytes, ImageFormat::Png));
+        // Kept whole when metadata is kept.
+        assert_eq!(canonical(&bytes, ImageType::Png, true).unwrap().bytes, None);
     }
 }
 
