@@ -6,6 +6,8 @@
 #                                installed when missing, never a downloaded browser
 #   npm_ci [DIR]                 `npm ci` in DIR (default .) when node_modules is missing or
 #                                package.json/package-lock.json changed since its last install
+#   need_node_cli_and_wasmtime   node, MEDIAGATE_BIN (the release CLI), js's packages and
+#                                MEDIAGATE_WASMTIME (scripts/wasmtime-cli.sh), each exported
 #   need_venv                    `python -m venv` works: Debian ships its pip bootstrap (ensurepip)
 #                                apart, in python3-venv, installed when missing
 #   python_venv VENV MINOR REQUIREMENTS...
@@ -44,6 +46,20 @@ npm_ci() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     echo "$want" >"$dir/node_modules/.mediagate-install-stamp"
   fi
+}
+
+# Node, the CLI (MEDIAGATE_BIN, default the release build) and js's packages, and a wasmtime CLI of
+# the host's line (MEDIAGATE_WASMTIME, else scripts/wasmtime-cli.sh): what the suites that serve the
+# http-gate component and compare it with the CLI need.
+need_node_cli_and_wasmtime() {
+  command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
+  export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
+  [ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
+  npm_ci js
+  if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
+    MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
+  fi
+  export MEDIAGATE_WASMTIME
 }
 
 need_venv() {

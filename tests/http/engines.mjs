@@ -128,41 +128,14 @@ export async function startEngine(engine, { readyMs = 120_000, memoryBytes } = {
   const component = componentPath();
   const port = await freePort();
   const [cmd, args, env] = commandLine(engine, component, port, { memoryBytes });
-  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  started.add(child);
-  let output = '';
-  const keep = (d) => {
-    output = (output + d.toString()).slice(-8192);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  let exited = null;
-  child.once('exit', (code, signal) => {
-    exited = { code, signal };
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + readyMs;
-  for (;;) {
-    if (exited) throw new Error(`${engine} exited before it served (${JSON.stringify(exited)}): ${output}`);
-    try {
-      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
-      if (r.status === 200) {
-        await r.arrayBuffer();
-        break;
-      }
-    } catch {}
-    if (Date.now() > deadline) {
-      stopEngine(child);
-      throw new Error(`${engine} did not answer /healthz within ${readyMs} ms: ${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const spawned = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const { child, url, output } = await serving(engine, spawned, `http://127.0.0.1:${port}`, readyMs, 200);
   return {
     engine,
     url,
     pid: child.pid,
     command: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args].join(' '),
-    output: () => output,
+    output,
     stop: () => stopEngine(child),
   };
 }
@@ -189,10 +162,29 @@ export async function startProxy(upstreamUrl, { readyMs = 30_000 } = {}) {
   chmodSync(prefix, 0o755);
   writeFileSync(join(prefix, 'nginx.conf'), written);
   const bin = process.env.MEDIAGATE_NGINX ?? 'nginx';
-  const child = spawn(bin, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', 'stderr'], {
+  const spawned = spawn(bin, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', 'stderr'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const { child, url, output } = await serving('nginx', spawned, `http://127.0.0.1:${port}`, readyMs, 100);
+  return {
+    url,
+    conf: written,
+    accessLog: () => readFileSync(join(prefix, 'access.log'), 'utf8'),
+    output,
+    stop: () => {
+      stopEngine(child);
+      rmSync(prefix, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Waits until the server `child` (spawned detached, its output piped) answers `/healthz` at
+ * `url` with 200, polling every `pollMs`; throws with its last output when it exits first or
+ * `readyMs` pass. Returns { child, url, output() }.
+ */
+async function serving(name, child, url, readyMs, pollMs) {
   started.add(child);
   let output = '';
   const keep = (d) => {
@@ -207,10 +199,9 @@ export async function startProxy(upstreamUrl, { readyMs = 30_000 } = {}) {
   child.once('exit', (code, signal) => {
     exited = { code, signal };
   });
-  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyMs;
   for (;;) {
-    if (exited) throw new Error(`nginx exited before it served (${JSON.stringify(exited)}): ${output}`);
+    if (exited) throw new Error(`${name} exited before it served (${JSON.stringify(exited)}): ${output}`);
     try {
       const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
       await r.arrayBuffer();
@@ -218,20 +209,11 @@ export async function startProxy(upstreamUrl, { readyMs = 30_000 } = {}) {
     } catch {}
     if (Date.now() > deadline) {
       stopEngine(child);
-      throw new Error(`nginx did not answer /healthz within ${readyMs} ms: ${output}`);
+      throw new Error(`${name} did not answer /healthz within ${readyMs} ms: ${output}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
-  return {
-    url,
-    conf: written,
-    accessLog: () => readFileSync(join(prefix, 'access.log'), 'utf8'),
-    output: () => output,
-    stop: () => {
-      stopEngine(child);
-      rmSync(prefix, { recursive: true, force: true });
-    },
-  };
+  return { child, url, output: () => output };
 }
 
 function stopEngine(child) {

@@ -15,14 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 suite=tests/http
 source scripts/suite.sh
 
-command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
-export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
-[ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
-npm_ci js
-if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
-  MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
-fi
-export MEDIAGATE_WASMTIME
+need_node_cli_and_wasmtime
 if [ -z "${MEDIAGATE_NGINX:-}" ]; then
   [ -x /usr/sbin/nginx ] || apt_install nginx
   MEDIAGATE_NGINX=/usr/sbin/nginx

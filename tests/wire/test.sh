@@ -17,14 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 suite=tests/wire
 source scripts/suite.sh
 
-command -v node >/dev/null || die "node is not installed (Node >= 20 is needed)"
-export MEDIAGATE_BIN=${MEDIAGATE_BIN:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/mediagate}
-[ -x "$MEDIAGATE_BIN" ] || die "no mediagate binary at $MEDIAGATE_BIN (cargo build --release, or set MEDIAGATE_BIN)"
-npm_ci js
-if [ -z "${MEDIAGATE_WASMTIME:-}" ]; then
-  MEDIAGATE_WASMTIME=$(bash scripts/wasmtime-cli.sh)
-fi
-export MEDIAGATE_WASMTIME
+need_node_cli_and_wasmtime
 # The Python front ends (GateTransport, pydantic-ai) run with the integrations' pinned packages, in
 # a venv of this suite's own: hosts/python/.venv-integrations is made by a suite that scripts/test.sh
 # runs beside this one, and two pip runs must not make one venv at once.

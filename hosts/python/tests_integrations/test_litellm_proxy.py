@@ -243,13 +243,7 @@ def test_the_profile_follows_the_deployments_provider():
              ("vertex_ai", "gemini-2.5-pro", "gemini"), ("gemini", "gemini-2.5-pro", "gemini"),
              ("ollama", "llava", "ollama"), ("openai", "gpt-4o", "openai"), ("groq", "llama", "openai"),
              (None, "whatever", "anthropic")]
-    code = ("import json, sys; from mediagate_host.litellm_guardrail import profile_for_provider as p; "
-            "print(json.dumps([p(c[0], c[1]) for c in json.loads(sys.argv[1])]))")
-    env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(cases)], capture_output=True,
-                         text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[2] for c in cases]
+    assert in_the_proxys_environment("profile_for_provider", [c[:2] for c in cases]) == [c[2] for c in cases]
 
 
 def test_the_pre_call_hook_leaves_to_the_wire_the_deployments_it_reads():
@@ -263,13 +257,19 @@ def test_the_pre_call_hook_leaves_to_the_wire_the_deployments_it_reads():
              ("vertex_ai", "meta/llama-3.1-405b-instruct-maas", {}, False), ("vertex_ai", "chat-bison", {}, False),
              ("vertex_ai", "gemma/gemma-3-12b-it", {}, False), ("bedrock", "anthropic.claude-3-7", {}, False),
              ("ollama", "llava", {}, False), ("groq", "llama", {}, False), (None, "whatever", {}, False)]
-    code = ("import json, sys; from mediagate_host.litellm_guardrail import read_at_the_wire as r; "
-            "print(json.dumps([r(c[0], c[1], c[2]) for c in json.loads(sys.argv[1])]))")
+    assert in_the_proxys_environment("read_at_the_wire", [c[:3] for c in cases]) == [c[3] for c in cases]
+
+
+def in_the_proxys_environment(function: str, calls: list) -> list:
+    """What `mediagate_host.litellm_guardrail.FUNCTION` answers each argument list of `calls`,
+    run by the proxy's Python (its LiteLLM), as JSON."""
+    code = (f"import json, sys; from mediagate_host.litellm_guardrail import {function} as f; "
+            "print(json.dumps([f(*c) for c in json.loads(sys.argv[1])]))")
     env = dict(os.environ, PYTHONPATH=str(PY_HOST), LITELLM_LOCAL_MODEL_COST_MAP="True")
-    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(cases)], capture_output=True,
+    out = subprocess.run([str(LITELLM.parent / "python"), "-c", code, json.dumps(calls)], capture_output=True,
                          text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [c[3] for c in cases]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # At the wire: LiteLLM downloads URL media after the guardrail's pre-call hook and inlines the
