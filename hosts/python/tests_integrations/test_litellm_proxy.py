@@ -283,6 +283,16 @@ def served(upstream: Provider, name: str, content_type: str, data: bytes) -> str
     return upstream.root_url + path
 
 
+def through_both(plain_proxy, proxy, records: list, model: str, content: list, path: str) -> tuple:
+    """What the provider received of one chat sent through the proxy without the guardrail, then
+    with it: both at `path`."""
+    chat(plain_proxy, model, content)
+    chat(proxy, model, content)
+    without, gated = records
+    assert gated["path"] == without["path"] == path
+    return without, gated
+
+
 def placeholders(record: dict) -> list:
     return [t for t in texts(record) if t.startswith("[mediagate]")]
 
@@ -290,10 +300,7 @@ def placeholders(record: dict) -> list:
 def test_a_downloaded_svg_claimed_as_png_never_reaches_anthropic(proxy, plain_proxy, upstream, records):
     url = served(upstream, "diagram.png", "image/png", SVG)
     content = [{"type": "text", "text": "Look:"}, {"type": "image_url", "image_url": {"url": url}}]
-    chat(plain_proxy, "claude-sonnet", content)
-    chat(proxy, "claude-sonnet", content)
-    without, gated = records
-    assert gated["path"] == without["path"] == "/v1/messages"
+    without, gated = through_both(plain_proxy, proxy, records, "claude-sonnet", content, "/v1/messages")
     # With no gate the proxy downloads the SVG and sends its bytes to the provider.
     assert b64(SVG).encode() in without["raw"]
     assert arrived_media(gated) == []
@@ -316,10 +323,7 @@ def test_a_downloaded_pdf_that_is_not_one_never_reaches_openai(proxy, plain_prox
     fake = b"%PDF-1.4\n"
     url = served(upstream, "report.pdf", "application/pdf", fake)
     content = [{"type": "text", "text": "Summarise:"}, {"type": "file", "file": {"file_id": url}}]
-    chat(plain_proxy, "gpt-4o", content)
-    chat(proxy, "gpt-4o", content)
-    without, gated = records
-    assert gated["path"] == without["path"] == "/v1/chat/completions"
+    without, gated = through_both(plain_proxy, proxy, records, "gpt-4o", content, "/v1/chat/completions")
     assert arrived_media(without) == [("application/pdf", fake)]
     assert arrived_media(gated) == []
     assert b64(fake).encode() not in gated["raw"]
