@@ -224,12 +224,12 @@ fn js() -> String {
         vlm_retry::INITIAL_BACKOFF_MS,
         vlm_retry::MAX_WAIT_MS
     );
+    let _ = writeln!(s, "/** The request dialects `admitRequest` reads (each with its request-level rules). */");
+    let _ = writeln!(s, "export const REQUEST_APIS = {};", js_list(&request_apis()));
     let _ = writeln!(
         s,
         "/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */"
     );
-    let _ = writeln!(s, "/** The request dialects `admitRequest` reads (each with its request-level rules). */");
-    let _ = writeln!(s, "export const REQUEST_APIS = {};", js_list(&request_apis()));
     let _ = writeln!(s, "export const REQUEST_ENDPOINTS = Object.freeze([");
     for (path, dialect) in ENDPOINTS {
         let _ = writeln!(s, "  Object.freeze([{}, {}]),", json_string(path), json_string(dialect));

@@ -33,9 +33,9 @@ export const ENV = Object.freeze({
 });
 /** How the VLM client retries before the first byte (connect errors, 429, 5xx). */
 export const VLM_RETRY = Object.freeze({ maxRetries: 2, initialBackoffMs: 500, maxWaitMs: 30000 });
-/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */
 /** The request dialects `admitRequest` reads (each with its request-level rules). */
 export const REQUEST_APIS = Object.freeze(['anthropic', 'openai', 'gemini', 'anthropic-batch', 'other']);
+/** The endpoints whose bodies the wrappers admit: [the end of the URL's path (`*`: one segment), its dialect]. */
 export const REQUEST_ENDPOINTS = Object.freeze([
   Object.freeze(["/chat/completions", "openai"]),
   Object.freeze(["/responses", "responses"]),

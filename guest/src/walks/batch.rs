@@ -179,9 +179,8 @@ pub fn admit_batch_line(api: BatchApi, line: &str, options: &Options) -> BatchLi
 pub fn admit_message_batch(text: &str, options: &Options) -> RequestVerdict {
     let api = BatchApi::Anthropic;
     let raw = text.len() as u64;
-    let whole_refusal = |r: RequestRefusal| -> RequestVerdict { Err(r) };
     if let Err(r) = readable(text) {
-        return whole_refusal(RequestRefusal {
+        return Err(RequestRefusal {
             unusable: true,
             reason: r.reason,
             bytes: raw,
@@ -192,10 +191,10 @@ pub fn admit_message_batch(text: &str, options: &Options) -> RequestVerdict {
     }
     let items = match batch_items(text) {
         Ok(items) => items,
-        Err(why) => return whole_refusal(unusable(text, format!("not an Anthropic Message Batches request: {why}"))),
+        Err(why) => return Err(unusable(text, format!("not an Anthropic Message Batches request: {why}"))),
     };
     if let Some(broken) = check_batch_file(api, items.len() as u64, raw).into_iter().next() {
-        return whole_refusal(RequestRefusal {
+        return Err(RequestRefusal {
             unusable: false,
             reason: Reason::RequestLimit,
             bytes: raw,
@@ -213,7 +212,7 @@ pub fn admit_message_batch(text: &str, options: &Options) -> RequestVerdict {
         let item = match line.verdict {
             Err(refusal) => {
                 let named = line.custom_id.map(|id| format!(" ({id:?})")).unwrap_or_default();
-                return whole_refusal(RequestRefusal {
+                return Err(RequestRefusal {
                     message: format!(
                         "request {i}{named} of the batch cannot go, so neither can the batch: {}",
                         refusal.message
@@ -247,15 +246,14 @@ pub fn admit_message_batch(text: &str, options: &Options) -> RequestVerdict {
 /// Where each item of the batch's one `requests` list sits in its text.
 fn batch_items(text: &str) -> Result<Vec<Range<usize>>, String> {
     let mut jiter = Jiter::new(text.as_bytes());
-    let error = at_column;
-    if jiter.peek().map_err(|e| error(&jiter, e))? != Peek::Object {
+    if jiter.peek().map_err(|e| at_column(&jiter, e))? != Peek::Object {
         return Err("the request is not a JSON object".into());
     }
     let mut items = None;
     let first = jiter.known_object().map(|k| k.map(str::to_string));
-    let mut key = first.map_err(|e| error(&jiter, e))?;
+    let mut key = first.map_err(|e| at_column(&jiter, e))?;
     while let Some(k) = key {
-        let peek = jiter.peek().map_err(|e| error(&jiter, e))?;
+        let peek = jiter.peek().map_err(|e| at_column(&jiter, e))?;
         if k == "requests" {
             if items.is_some() {
                 return Err("it repeats the key `requests`".into());
@@ -264,21 +262,21 @@ fn batch_items(text: &str) -> Result<Vec<Range<usize>>, String> {
                 return Err("`requests` is not a list".into());
             }
             let mut spans = Vec::new();
-            let mut next = jiter.known_array().map_err(|e| error(&jiter, e))?;
+            let mut next = jiter.known_array().map_err(|e| at_column(&jiter, e))?;
             while let Some(peek) = next {
                 let start = jiter.current_index();
-                jiter.known_skip(peek).map_err(|e| error(&jiter, e))?;
+                jiter.known_skip(peek).map_err(|e| at_column(&jiter, e))?;
                 spans.push(start..jiter.current_index());
-                next = jiter.array_step().map_err(|e| error(&jiter, e))?;
+                next = jiter.array_step().map_err(|e| at_column(&jiter, e))?;
             }
             items = Some(spans);
         } else {
-            jiter.known_skip(peek).map_err(|e| error(&jiter, e))?;
+            jiter.known_skip(peek).map_err(|e| at_column(&jiter, e))?;
         }
         let next = jiter.next_key().map(|k| k.map(str::to_string));
-        key = next.map_err(|e| error(&jiter, e))?;
+        key = next.map_err(|e| at_column(&jiter, e))?;
     }
-    jiter.finish().map_err(|e| error(&jiter, e))?;
+    jiter.finish().map_err(|e| at_column(&jiter, e))?;
     items.ok_or_else(|| "it has no `requests` list".into())
 }
 
@@ -327,8 +325,7 @@ fn title(api: BatchApi) -> &'static str {
 /// The members of the line's one object that the API reads, each required and given once.
 fn envelope(api: BatchApi, line: &str) -> Result<Envelope, String> {
     let mut jiter = Jiter::new(line.as_bytes());
-    let error = at_column;
-    match jiter.peek().map_err(|e| error(&jiter, e))? {
+    match jiter.peek().map_err(|e| at_column(&jiter, e))? {
         Peek::Object => {}
         _ => return Err("the line is not a JSON object".into()),
     }
@@ -338,11 +335,11 @@ fn envelope(api: BatchApi, line: &str) -> Result<Envelope, String> {
     };
     let mut envelope = Envelope::default();
     let first = jiter.known_object().map(|k| k.map(str::to_string));
-    let mut key = first.map_err(|e| error(&jiter, e))?;
+    let mut key = first.map_err(|e| at_column(&jiter, e))?;
     while let Some(k) = key {
-        let peek = jiter.peek().map_err(|e| error(&jiter, e))?;
+        let peek = jiter.peek().map_err(|e| at_column(&jiter, e))?;
         let start = jiter.current_index();
-        jiter.known_skip(peek).map_err(|e| error(&jiter, e))?;
+        jiter.known_skip(peek).map_err(|e| at_column(&jiter, e))?;
         let span = start..jiter.current_index();
         let (slot, want_string) = match k.as_str() {
             "custom_id" => (Some(&mut envelope.custom_id), true),
@@ -365,9 +362,9 @@ fn envelope(api: BatchApi, line: &str) -> Result<Envelope, String> {
             *slot = Some(span);
         }
         let next = jiter.next_key().map(|k| k.map(str::to_string));
-        key = next.map_err(|e| error(&jiter, e))?;
+        key = next.map_err(|e| at_column(&jiter, e))?;
     }
-    jiter.finish().map_err(|e| error(&jiter, e))?;
+    jiter.finish().map_err(|e| at_column(&jiter, e))?;
     if envelope.body.is_none() {
         return Err(format!("it has no \"{body_key}\" object"));
     }

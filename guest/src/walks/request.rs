@@ -436,33 +436,32 @@ impl Rules for RequestSeat {
 /// API's own. A repeated key here makes the request ambiguous: refused.
 fn check_shape(api: Api, text: &str) -> Result<(), String> {
     let mut j = Jiter::new(text.as_bytes());
-    let err = |e: jiter::JiterError| format!("{}", e.error_type);
-    if j.peek().map_err(err)? != Peek::Object {
+    if j.peek().map_err(jiter_error)? != Peek::Object {
         return Err("the request is not a JSON object".into());
     }
     let mut messages_seen = false;
-    let mut key = j.known_object().map_err(err)?.map(str::to_string);
+    let mut key = j.known_object().map_err(jiter_error)?.map(str::to_string);
     while let Some(k) = key {
         if k == "messages" {
             if messages_seen {
                 return Err("it repeats the key `messages`".into());
             }
             messages_seen = true;
-            if j.peek().map_err(err)? != Peek::Array {
+            if j.peek().map_err(jiter_error)? != Peek::Array {
                 return Err("`messages` is not a list".into());
             }
-            let mut next = j.known_array().map_err(err)?;
+            let mut next = j.known_array().map_err(jiter_error)?;
             let mut i = 0;
             while let Some(peek) = next {
                 check_message(api, &mut j, peek).map_err(|why| format!("message {i}: {why}"))?;
                 i += 1;
-                next = j.array_step().map_err(err)?;
+                next = j.array_step().map_err(jiter_error)?;
             }
         } else {
-            let peek = j.peek().map_err(err)?;
-            j.known_skip(peek).map_err(err)?;
+            let peek = j.peek().map_err(jiter_error)?;
+            j.known_skip(peek).map_err(jiter_error)?;
         }
-        key = j.next_key().map_err(err)?.map(str::to_string);
+        key = j.next_key().map_err(jiter_error)?.map(str::to_string);
     }
     if !messages_seen {
         return Err("it has no `messages` list".into());
@@ -471,27 +470,26 @@ fn check_shape(api: Api, text: &str) -> Result<(), String> {
 }
 
 fn check_message(api: Api, j: &mut Jiter, peek: Peek) -> Result<(), String> {
-    let err = |e: jiter::JiterError| format!("{}", e.error_type);
     if peek != Peek::Object {
         return Err("not an object".into());
     }
     let (mut role, mut content) = (None::<String>, None::<Peek>);
-    let mut key = j.known_object().map_err(err)?.map(str::to_string);
+    let mut key = j.known_object().map_err(jiter_error)?.map(str::to_string);
     while let Some(k) = key {
-        let peek = j.peek().map_err(err)?;
+        let peek = j.peek().map_err(jiter_error)?;
         match k.as_str() {
             "role" | "content" if (if k == "role" { role.is_some() } else { content.is_some() }) => {
                 return Err(format!("it repeats the key `{k}`"));
             }
-            "role" if peek == Peek::String => role = Some(j.known_str().map_err(err)?.to_string()),
+            "role" if peek == Peek::String => role = Some(j.known_str().map_err(jiter_error)?.to_string()),
             "role" => return Err("`role` is not a string".into()),
             "content" => {
                 content = Some(peek);
-                j.known_skip(peek).map_err(err)?;
+                j.known_skip(peek).map_err(jiter_error)?;
             }
-            _ => j.known_skip(peek).map_err(err)?,
+            _ => j.known_skip(peek).map_err(jiter_error)?,
         }
-        key = j.next_key().map_err(err)?.map(str::to_string);
+        key = j.next_key().map_err(jiter_error)?.map(str::to_string);
     }
     let role = role.ok_or("it has no `role`")?;
     let roles: &[&str] = match api {
