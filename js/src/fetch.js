@@ -161,9 +161,10 @@ export function gatedFetch(options = {}) {
   return async function mediagateFetch(input, init) {
     const isRequest = typeof Request !== 'undefined' && input instanceof Request;
     const method = init?.method ?? (isRequest ? input.method : 'GET');
+    // Only a POST carries a body to judge: anything else goes untouched, without a look at it.
+    if (String(method).toUpperCase() !== 'POST') return send(input, init);
     const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
-    const isJsonPost = String(method).toUpperCase() === 'POST' && isJson(headers.get('content-type'));
-    const dialect = endpointDialect(isRequest ? input.url : input, method) ?? (isJsonPost ? 'other' : null);
+    const dialect = endpointDialect(isRequest ? input.url : input, method) ?? (isJson(headers.get('content-type')) ? 'other' : null);
     if (dialect === null) return send(input, init);
     // fetch sends the init's body unless it is null or undefined, else the Request's own.
     const rawBody = init?.body != null ? init.body : isRequest ? await input.clone().text() : undefined;
