@@ -48,15 +48,29 @@ EXTENSION = {"png": "png", "jpeg": "jpg", "gif": "gif", "webp": "webp", "bmp": "
 
 # The references that read each format (each one's own documentation; tools from Debian).
 REFERENCES = {
-    "png": ["pillow", "sharp", "chromium", "pngcheck"],
-    "jpeg": ["pillow", "sharp", "chromium", "djpeg"],
-    "gif": ["pillow", "sharp", "chromium", "giftext"],
-    "webp": ["pillow", "sharp", "chromium", "dwebp"],
-    "bmp": ["pillow", "chromium", "bmptopnm"],
-    "ico": ["pillow", "chromium", "winicontopam"],
-    "tiff": ["pillow", "sharp", "tifftopnm"],
+    "png": ["pillow", "sharp", "chromium", "pngcheck", "imagemagick"],
+    "jpeg": ["pillow", "sharp", "chromium", "djpeg", "imagemagick"],
+    "gif": ["pillow", "sharp", "chromium", "giftext", "imagemagick"],
+    "webp": ["pillow", "sharp", "chromium", "dwebp", "imagemagick"],
+    "bmp": ["pillow", "chromium", "bmptopnm", "imagemagick"],
+    "ico": ["pillow", "chromium", "winicontopam", "imagemagick"],
+    "tiff": ["pillow", "sharp", "tifftopnm", "imagemagick"],
     "pdf": ["pdftoppm", "mutool"],
 }
+
+# ImageMagick by absolute path: a `convert` earlier on PATH may be something else (on the build
+# machines /usr/local/bin/convert is a stand-in that only prints PNGs, for the sandbox client).
+IMAGEMAGICK = "/usr/bin/convert"
+# ImageMagick's coder for each format, named so that it does not pick one by the file's extension.
+IMAGEMAGICK_CODER = {"png": "PNG", "jpeg": "JPEG", "gif": "GIF", "webp": "WEBP", "bmp": "BMP", "ico": "ICO", "tiff": "TIFF"}
+# With -regard-warnings every warning fails the read, and most warnings are about the image's data
+# (a libjpeg "Corrupt JPEG data", an "invalid colormap index"). These few are about metadata the
+# pixels do not need, and ImageMagick still decodes the image in full after them: an XMP packet it
+# cannot parse, a TIFF tag libtiff does not know, libtiff's notice on every old-style JPEG TIFF.
+IMAGEMAGICK_METADATA_WARNINGS = re.compile(
+    r"CorruptImageProfile .*\(XMP\)|ParseError .*@ warning/xml-tree\.c|Unknown field with tag \d+ .* encountered"
+    r"|Deprecated and troublesome old-style JPEG compression mode"
+)
 
 # Refusals that say the file is broken: each must be shared by at least two references.
 BROKEN_REASONS = {"undecodable", "magic_mismatch"}
@@ -246,8 +260,18 @@ def pillow_version():
     return PIL.__version__
 
 
-def tool_decode(tool, path, scratch):
-    """A Debian tool decodes when it exits 0 (a PDF renderer also: nothing on stderr naming an error)."""
+def imagemagick_decodes(returncode, stderr):
+    """convert -regard-warnings exits 1 on an error or a warning; a read whose every message is a
+    metadata warning (IMAGEMAGICK_METADATA_WARNINGS) still decoded the pixels."""
+    if returncode == 0:
+        return True
+    messages = [line for line in stderr.splitlines() if line.strip()]
+    return returncode == 1 and bool(messages) and all(IMAGEMAGICK_METADATA_WARNINGS.search(m) for m in messages)
+
+
+def tool_decode(tool, path, scratch, fmt=None):
+    """A Debian tool decodes when it exits 0 (a PDF renderer also: nothing on stderr naming an error;
+    ImageMagick: imagemagick_decodes)."""
     out = Path(scratch) / f"{os.getpid()}-{threading.get_ident()}"  # a name per thread: the renderers' output
     commands = {
         "pngcheck": ["pngcheck", "-q", path],
@@ -261,11 +285,15 @@ def tool_decode(tool, path, scratch):
         "tifftopnm": ["tifftopnm", path],
         "pdftoppm": ["pdftoppm", "-f", "1", "-l", "1", "-r", "36", "-png", path, str(out)],
         "mutool": ["mutool", "draw", "-q", "-r", "36", "-o", f"{out}.png", path, "1"],
+        # [0]: the first frame or page only; null: decodes every pixel and writes nothing.
+        "imagemagick": [IMAGEMAGICK, "-regard-warnings", f"{IMAGEMAGICK_CODER.get(fmt)}:{path}[0]", "null:"],
     }
+    # One thread each: the suite runs as many tools at once as there are cores.
+    env = {**os.environ, "MAGICK_THREAD_LIMIT": "1"} if tool == "imagemagick" else None
     try:
         # pngcheck says what is wrong on stdout; the others write the image there.
         stdout = subprocess.PIPE if tool == "pngcheck" else subprocess.DEVNULL
-        done = subprocess.run(commands[tool], stdout=stdout, stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT_S)
+        done = subprocess.run(commands[tool], stdout=stdout, stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"{tool} ran past {TOOL_TIMEOUT_S} s"}
     finally:
@@ -277,6 +305,9 @@ def tool_decode(tool, path, scratch):
         ok = False
     if ok and tool == "mutool" and re.search(r"^error:", stderr, re.M):
         ok = False
+    if tool == "imagemagick":
+        ok = imagemagick_decodes(done.returncode, stderr)
+        stderr = stderr.replace(path, Path(path).name)  # each message names the file: its words fit in the report
     answer = {"ok": ok}
     if not ok:
         answer["error"] = f"exit {done.returncode}: {stderr[:300]}"
@@ -300,6 +331,7 @@ def tool_versions():
         "mutool": first_line(["sh", "-c", "mutool -v 2>&1"]),
         "netpbm": first_line(["sh", "-c", "tifftopnm -version 2>&1 | grep -io 'netpbm version.*'"]),
         "giftext": first_line(["sh", "-c", "giftext -h 2>&1 | head -n1 | sed 's/,.*//'"]),
+        "imagemagick": first_line(["sh", "-c", f"{IMAGEMAGICK} -version | head -n1 | cut -d' ' -f2-4"]),
     }
 
 
@@ -343,7 +375,7 @@ def run_references(items, scratch, jobs):
         for i, (p, f) in enumerate(items):
             for ref in applicable(p, f):
                 if ref not in ("pillow", "sharp", "chromium"):
-                    tool_futures[tools.submit(tool_decode, ref, str(p), scratch)] = (i, ref)
+                    tool_futures[tools.submit(tool_decode, ref, str(p), scratch, f)] = (i, ref)
         for future, i in pillow_futures.items():
             results[i]["pillow"] = future.result()
         for future, (i, ref) in tool_futures.items():

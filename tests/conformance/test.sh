@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The differential conformance suite (README.md here): the gate's verdicts on the public corpora
-# and their mutations, judged by Pillow, libvips (sharp), Chromium and Debian's format tools.
+# and their mutations, judged by Pillow, libvips (sharp), Chromium, ImageMagick and Debian's format
+# tools.
 # Installs what is missing (Debian packages, Pillow into .venv, the npm packages), then runs
 # conform.py; extra arguments go to it (--filter NAME, --report FILE, --jobs N). Needs the release
 # CLI (MEDIAGATE_BIN, else target/release/mediagate).
@@ -12,11 +13,13 @@ source ../../scripts/suite.sh
 
 # The Debian references: dwebp (webp), djpeg (libjpeg-turbo-progs), pngcheck, giftext (giflib-tools),
 # bmptopnm, winicontopam, tifftopnm (netpbm, libtiff), pdftoppm (poppler-utils), mutool (mupdf-tools);
-# Chromium for createImageBitmap.
+# Chromium for createImageBitmap; ImageMagick 6 (imagemagick) by its absolute path, because a
+# `convert` earlier on PATH can be another program (on the build machines /usr/local/bin/convert is
+# a stand-in that prints PNGs only), and conform.py calls /usr/bin/convert.
 declare -A package_of=(
   [dwebp]=webp [djpeg]=libjpeg-turbo-progs [pngcheck]=pngcheck [giftext]=giflib-tools
   [bmptopnm]=netpbm [winicontopam]=netpbm [tifftopnm]=netpbm [pdftoppm]=poppler-utils
-  [mutool]=mupdf-tools [chromium]=chromium
+  [mutool]=mupdf-tools [chromium]=chromium [/usr/bin/convert]=imagemagick
 )
 missing=()
 for tool in "${!package_of[@]}"; do

@@ -79,6 +79,49 @@ class Judge(unittest.TestCase):
         self.assertTrue(all(e["reason"] and e["rule"] in ("fail-open", "false-refusal", "broken-unshared") for e in entries))
 
 
+def palette_png(index, entries):
+    """A 1x1 8-bit palette PNG whose one pixel is `index` into a PLTE of `entries` colours."""
+    import struct
+    import zlib
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 3, 0, 0, 0)
+    plte = bytes([255, 0, 0]) * entries
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"PLTE", plte)
+            + chunk(b"IDAT", zlib.compress(bytes([0, index]))) + chunk(b"IEND", b""))
+
+
+class ImageMagick(unittest.TestCase):
+    def test_a_warning_fails_unless_it_is_about_metadata(self):
+        xmp = "convert: CorruptImageProfile `a.webp' (XMP) @ warning/profile.c/ValidateXMPProfile/1728."
+        tag = "convert: Unknown field with tag 317 (0x13d) encountered. `TIFFReadDirectory' @ warning/tiff.c/TIFFWarnings/981."
+        index = "convert: invalid colormap index `a.png' @ error/colormap-private.h/ConstrainColormapIndex/35."
+        libjpeg = "convert: Corrupt JPEG data: 3 extraneous bytes before marker 0xd9 `a.jpg' @ warning/jpeg.c/JPEGWarningHandler/389."
+        self.assertTrue(conform.imagemagick_decodes(0, ""))
+        self.assertTrue(conform.imagemagick_decodes(1, f"{xmp}\n{tag}\n"))
+        self.assertFalse(conform.imagemagick_decodes(1, index))
+        self.assertFalse(conform.imagemagick_decodes(1, libjpeg))
+        self.assertFalse(conform.imagemagick_decodes(1, f"{tag}\n{index}"))
+        self.assertFalse(conform.imagemagick_decodes(1, ""))
+
+    def test_a_palette_index_past_plte_fails_and_one_inside_decodes(self):
+        # Runs the real /usr/bin/convert (test.sh installs imagemagick): the reason it is a reference.
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as scratch:
+            answers = []
+            for index in (0, 5):
+                path = Path(scratch) / f"index{index}.png"
+                path.write_bytes(palette_png(index, 2))
+                answers.append(conform.tool_decode("imagemagick", str(path), scratch, "png"))
+        self.assertTrue(answers[0]["ok"], answers[0])
+        self.assertFalse(answers[1]["ok"])
+        self.assertIn("invalid colormap index", answers[1]["error"])
+
+
 class Mutations(unittest.TestCase):
     def test_the_mutations_are_fixed(self):
         data = bytes(range(256)) * 4
