@@ -13,6 +13,7 @@ pub mod limits;
 pub mod options;
 pub mod profile;
 pub mod remux;
+pub mod repairs;
 pub mod signature;
 pub mod tool;
 pub mod verdict;

@@ -38,6 +38,14 @@ pub fn png(w: u32, h: u32) -> Vec<u8> {
     encode(&gradient(w, h), ImageFormat::Png)
 }
 
+/// A `w`×`h` noise PNG cut in the middle of its image data: the gate repairs it (`cut-data`).
+pub fn cut_png(w: u32, h: u32) -> Vec<u8> {
+    let whole = encode(&noise(w, h), ImageFormat::Png);
+    let idat = whole.windows(4).position(|k| k == b"IDAT").expect("an IDAT chunk") - 4;
+    let len = u32::from_be_bytes(whole[idat..idat + 4].try_into().unwrap()) as usize;
+    whole[..idat + 8 + len / 2].to_vec()
+}
+
 /// A valid PNG padded to exactly `len` bytes by a private ancillary chunk (`paDd`, which decoders
 /// skip); its canonical form without the padding is `png(8, 8)`.
 pub fn png_of_len(len: usize) -> Vec<u8> {

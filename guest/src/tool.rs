@@ -9,6 +9,7 @@ use crate::convert::PageError;
 use crate::limits::RAW_CAP_DOWNSAMPLE;
 use crate::options::{Options, Verify};
 use crate::profile::Provider;
+use crate::repairs::repair_note;
 use crate::signature::{PDF_MIME, sniff};
 use reply::{ANSWER_CAP_CHARS, ChunkKind, CutBuffer, HEAD_CHARS, ThinkSplitter};
 use workspace_path::{PathError, confine};
@@ -174,13 +175,20 @@ pub fn read_image(
         })?
     };
     let mime = admitted.mime;
+    let repaired = admitted.repaired();
     let data = admitted.into_bytes(bytes);
 
     let prompt = match question.map(str::trim) {
         Some(q) if !q.is_empty() => q,
         _ => DESCRIBE_PROMPT,
     };
-    let mut reply = vlm.ask(prompt, mime, data).map_err(vlm_error)?;
+    // A repaired image is not what its author made: both models are told, the one that looks and
+    // the one that reads its answer.
+    let prompt = match &repaired {
+        Some(words) => format!("{prompt}\n\n{}", repair_note("The image", words)),
+        None => prompt.to_string(),
+    };
+    let mut reply = vlm.ask(&prompt, mime, data).map_err(vlm_error)?;
 
     let mut live = Live::new(sink);
     let mut think = ThinkSplitter::default();
@@ -216,12 +224,17 @@ pub fn read_image(
     for (kind, text) in think.finish() {
         live.emit(kind, &text);
     }
-    let note = match &ending {
+    let incomplete = match &ending {
         Ending::Ended => None,
         Ending::Runaway => Some(incomplete_note(&format!(
             "it did not end within {READ_BOUND_CHARS} characters, and mediagate stopped reading it"
         ))),
         Ending::Failed(e) => Some(incomplete_note(&e.to_string())),
+    };
+    let repair = repaired.map(|words| format!("\n\n{}", repair_note(path, &words)));
+    let note = match (incomplete, repair) {
+        (None, None) => None,
+        (a, b) => Some(format!("{}{}", a.unwrap_or_default(), b.unwrap_or_default())),
     };
     if !live.answer.is_empty() {
         return Ok(live.finish(note.as_deref()));

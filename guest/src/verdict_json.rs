@@ -29,7 +29,8 @@ pub fn change_name(c: ChangeKind) -> &'static str {
 }
 
 /// `{"ok": true, "kind", "mime", "original_size", "resized", "reencoded", "base64_len", "dropped"?,
-/// "width"?, "height"?, "converted"?}`: dimensions only when measured, never invented.
+/// "repaired"?, "width"?, "height"?, "converted"?}`: dimensions only when measured, never invented;
+/// `repaired`, the words the model is told of a repair (`repairs.rs`).
 pub fn admitted(a: &Admitted) -> Value {
     let mut v = json!({
         "ok": true,
@@ -42,6 +43,9 @@ pub fn admitted(a: &Admitted) -> Value {
     });
     if !a.dropped.is_empty() {
         v["dropped"] = json!(a.dropped);
+    }
+    if let Some(words) = a.repaired() {
+        v["repaired"] = json!(words);
     }
     if let Some(d) = &a.dimensions {
         v["width"] = json!(d.width);

@@ -96,6 +96,8 @@ export interface Admitted extends VerdictExtras {
   base64_len: number;
   /** What the gate's canonical form left out of the input, by kind (`exif`, `text`, …); absent when nothing was. */
   dropped?: string[];
+  /** What the gate repaired (a cut file's missing part shown empty, frames clipped, an animation shown as its still image), in the words the model is told beside the image; absent when nothing was. */
+  repaired?: string;
   /** Measured dimensions of the admitted image; absent when not measured (documents). */
   width?: number;
   height?: number;

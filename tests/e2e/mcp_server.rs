@@ -498,3 +498,60 @@ fn calls_waiting_for_the_clients_roots_are_bounded_and_an_answer_under_a_string_
         answered += 1;
     }
 }
+
+/// A 64×64 noise PNG cut in the middle of its image data: the gate passes it repaired, its
+/// missing rows empty.
+fn cut_png() -> Vec<u8> {
+    let mut state = 0x2545_F491u32;
+    let img = image::RgbImage::from_fn(64, 64, |_, _| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        let [r, g, b, _] = state.to_le_bytes();
+        image::Rgb([r, g, b])
+    });
+    let mut whole = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut whole), image::ImageFormat::Png).unwrap();
+    let idat = whole.windows(4).position(|k| k == b"IDAT").unwrap() - 4;
+    let len = u32::from_be_bytes(whole[idat..idat + 4].try_into().unwrap()) as usize;
+    whole.truncate(idat + 8 + len / 2);
+    whole
+}
+
+/// A repaired image reaches the model with a note saying what was repaired: beside the image
+/// `view_image` shows, and in what `read_image` asks the vision model and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repaired_image_is_shown_with_its_note_and_read_with_it() {
+    let server = VlmServer::start(vec![openai_reply(&["Noise above, black below."], 0)]).await;
+    let ws = workspace();
+    std::fs::write(ws.path().join("cut.png"), cut_png()).unwrap();
+    let mut mcp = Mcp::start(ws.path(), Some(&server.openai_url()), &[]);
+
+    mcp.send(&json!({"jsonrpc": "2.0", "id": "v", "method": "tools/call",
+        "params": {"name": "view_image", "arguments": {"path": "cut.png"}}}));
+    let shown = recv_blocking(&mcp);
+    let content = shown["result"]["content"].as_array().unwrap();
+    assert_eq!(
+        (content.len(), &content[0]["type"], &content[1]["type"]),
+        (2, &json!("image"), &json!("text")),
+        "{shown}"
+    );
+    let note = content[1]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("[mediagate] cut.png was repaired before the model saw it: the file was cut short"),
+        "{note}"
+    );
+
+    mcp.call(json!("r"), "cut.png", None);
+    let answer = recv_blocking(&mcp);
+    let (is_error, text) = tool_text(&answer);
+    assert!(!is_error && text.starts_with("Noise above, black below.\n\n[mediagate] cut.png was repaired"), "{text}");
+    let asked = server.requests()[0].body.to_string();
+    assert!(asked.contains("[mediagate] The image was repaired before the model saw it"), "{asked:.400}");
+
+    // A whole image: no note.
+    mcp.send(&json!({"jsonrpc": "2.0", "id": "w", "method": "tools/call",
+        "params": {"name": "view_image", "arguments": {"path": "icon.png"}}}));
+    let shown = recv_blocking(&mcp);
+    assert_eq!(shown["result"]["content"].as_array().unwrap().len(), 1, "{shown}");
+}

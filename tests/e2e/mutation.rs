@@ -365,7 +365,8 @@ async fn mutated_corpus_files_get_a_verdict_or_a_clean_error_body() {
 }
 
 /// The same bytes as an MCP image block between two text blocks: the seat answers with a list of
-/// the same length, the media block admitted or replaced in its slot by words.
+/// the same length, the media block admitted or replaced in its slot by words — or, where the gate
+/// repaired the image, one longer by the note set after it.
 async fn check_tool_result(gate: &mediagate::Gate, what: &str, bytes: &[u8], claimed: &str, options: AdmitOptions) {
     let data = base64::engine::general_purpose::STANDARD.encode(bytes);
     let content = serde_json::json!([
@@ -382,8 +383,16 @@ async fn check_tool_result(gate: &mediagate::Gate, what: &str, bytes: &[u8], cla
     };
     let new: serde_json::Value =
         serde_json::from_str(admission.content.as_deref().expect("a media block is always answered")).unwrap();
-    let blocks = new.as_array().expect("the same shape");
+    let mut blocks = new.as_array().expect("the same shape").clone();
+    if blocks.len() == 4 {
+        let note = blocks.remove(2);
+        assert!(admission.refused.is_empty(), "{what}: a note is set beside an admitted image only");
+        assert_eq!(note["type"], "text");
+        let note = note["text"].as_str().unwrap();
+        assert!(note.starts_with("[mediagate] The image") && note.contains(" was repaired "), "{what}: {note}");
+    }
     assert_eq!(blocks.len(), 3, "{what}: no block lost or added");
+    assert_eq!(blocks[2]["text"], "after", "{what}");
     match admission.refused.as_slice() {
         [] => {
             assert_eq!(blocks[1]["type"], "image");

@@ -116,6 +116,7 @@ fn verify(v: wit::Verify) -> crate::Verify {
 /// The admitted block; its payload says `unchanged` when the bytes are the input's own.
 fn admitted(a: crate::verdict::Admitted) -> wit::Admitted {
     let base64_len = a.base64_len();
+    let repaired = a.repaired();
     wit::Admitted {
         kind: kind(a.kind),
         mime: a.mime.to_string(),
@@ -129,6 +130,7 @@ fn admitted(a: crate::verdict::Admitted) -> wit::Admitted {
         reencoded: a.reencoded,
         base64_len,
         dropped: a.dropped.iter().map(|d| d.to_string()).collect(),
+        repaired,
     }
 }
 

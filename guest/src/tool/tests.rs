@@ -504,3 +504,24 @@ fn the_schema_offers_a_page_from_one() {
     assert_eq!(schema["required"], serde_json::json!(["path"]));
     assert!(TOOL_DESCRIPTION.contains("PDF"));
 }
+
+#[test]
+fn a_repaired_image_is_named_to_the_vision_model_and_in_the_answer() {
+    let ws = FakeWorkspace::default().with("cut.png", EntryType::File, crate::test_images::cut_png(64, 64));
+    let vlm = FakeVlm::replying(vec![content("Noise, then black.")]);
+    let sink = RecordingSink::default();
+    let answer = read_image(&ws, &vlm, &sink, "cut.png", Some("What is it?"), None).unwrap();
+    let asked = &vlm.asked.borrow()[0].0;
+    assert!(asked.starts_with("What is it?\n\n[mediagate] The image was repaired"), "{asked}");
+    assert!(asked.contains("cut short"), "{asked}");
+    assert!(
+        answer.starts_with("Noise, then black.\n\n[mediagate] cut.png was repaired before the model saw it: the file"),
+        "{answer}"
+    );
+    assert!(streamed(&sink, ChunkKind::Content).ends_with(answer.as_str()), "the sink has the note too");
+
+    // A whole image: the question goes verbatim and the answer is the model's alone.
+    let vlm = FakeVlm::replying(vec![content("A gradient.")]);
+    let answer = read_image(&ws_with_png(), &vlm, &RecordingSink::default(), "shot.png", Some("Q"), None).unwrap();
+    assert_eq!((answer.as_str(), vlm.asked.borrow()[0].0.as_str()), ("A gradient.", "Q"));
+}

@@ -13,7 +13,7 @@
 use jiter::{Jiter, Peek};
 
 use super::tool_result::scan::Object;
-use super::tool_result::{Block, Ruled, Rules, placeholder_text, readable, scan, shape, walk};
+use super::tool_result::{Block, Ruled, Rules, readable, scan, shape, walk};
 use crate::options::{Options, SideRule};
 use crate::profile::{Api, RequestRules, Rule};
 use crate::signature::ImageType;
@@ -243,6 +243,10 @@ fn admit_request_under(
                         ),
                         _ => "the same bytes, written in canonical form".into(),
                     };
+                    let message = match admitted.repaired() {
+                        Some(words) => format!("{message}; repaired, and the model is told: {words}"),
+                        None => message,
+                    };
                     Some(Change {
                         path: outcome.path,
                         block_type: outcome.block_type,
@@ -426,8 +430,8 @@ impl Rules for RequestSeat {
         self.replaced(size);
     }
 
-    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String {
-        placeholder_text("in this request", block, refusal)
+    fn origin(&self) -> String {
+        "in this request".into()
     }
 }
 

@@ -25,6 +25,7 @@ use crate::limits::{
     TOOL_RESULT_BASE64_BUDGET, TOOL_RESULT_MAX_BYTES, TOOL_RESULT_MAX_IMAGES, TOOL_RESULT_PIXEL_BUDGET,
 };
 use crate::options::Options;
+use crate::repairs::repair_note;
 use crate::signature::{PDF_MIME, normalize_mime, sniff};
 use crate::verdict::{Admitted, ConversionMade, Reason, Refusal, Unit};
 pub(crate) use scan::{Scan, scan};
@@ -156,8 +157,9 @@ pub(crate) trait Rules {
     fn replaced(&mut self, _size: usize) {}
     /// A block with no bytes to judge (a URL the provider fetches) stands as it is, `size` bytes.
     fn stood(&mut self, _size: usize) {}
-    /// The text of the block that replaces a refused one.
-    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String;
+    /// Where the blocks come from, in the words a placeholder or a note says it
+    /// (`returned by tool "x"`, `in this request`).
+    fn origin(&self) -> String;
 }
 
 struct ToolRules<'a> {
@@ -207,8 +209,8 @@ impl Rules for ToolRules<'_> {
         Ok(())
     }
 
-    fn placeholder(&self, block: &Block, refusal: &Refusal) -> String {
-        placeholder_text(&format!("returned by tool \"{}\"", self.tool), block, refusal)
+    fn origin(&self) -> String {
+        format!("returned by tool \"{}\"", self.tool)
     }
 }
 
@@ -254,14 +256,20 @@ pub(crate) fn walk(
         };
         let verdict = judged.and_then(|admitted| {
             let rebuilt = shape::rebuilt(scan, block, &admitted);
+            // A repaired image is not what its author made: the model is told, beside it.
+            let note = admitted.repaired().and_then(|words| {
+                block.note_beside(object.in_array, &repair_note(&block_subject(&rules.origin(), block), &words))
+            });
             let grown: isize = rebuilt.iter().map(|(span, value)| value.len() as isize - span.len() as isize).sum();
+            let grown = grown + note.as_ref().map_or(0, |n| n.len() as isize);
             rules.after(block, &admitted, object.span.len().saturating_add_signed(grown))?;
             let changed = rebuilt.iter().any(|(span, value)| readable[span.clone()] != **value);
             edits.extend(rebuilt);
+            edits.extend(note.map(|note| (object.span.end..object.span.end, note)));
             Ok((admitted, changed))
         });
         if let Err((refusal, _)) = &verdict {
-            let placeholder = block.placeholder(&rules.placeholder(block, refusal));
+            let placeholder = block.placeholder(&placeholder_text(&rules.origin(), block, refusal));
             rules.replaced(placeholder.len());
             edits.push((object.span.clone(), placeholder));
         }
@@ -344,13 +352,18 @@ pub(crate) fn limit_words(refusal: &Refusal) -> String {
     }
 }
 
+/// The block as a placeholder or a note names it: `The image (image/png) returned by tool "x"`.
+fn block_subject(origin: &str, block: &Block) -> String {
+    match &block.mime {
+        Some(m) => format!("The {} ({m}) {origin}", block.block_type),
+        None => format!("The {} {origin}", block.block_type),
+    }
+}
+
 pub(crate) fn placeholder_text(origin: &str, block: &Block, refusal: &Refusal) -> String {
-    let what = match &block.mime {
-        Some(m) => format!("{} ({m})", block.block_type),
-        None => block.block_type.clone(),
-    };
     format!(
-        "[mediagate] The {what} {origin} was not passed to the model: {} — {} ({} bytes{}).",
+        "[mediagate] {} was not passed to the model: {} — {} ({} bytes{}).",
+        block_subject(origin, block),
         refusal.reason.as_str(),
         refusal.message,
         refusal.raw_bytes,

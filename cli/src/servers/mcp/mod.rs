@@ -482,7 +482,18 @@ impl McpServer {
             };
             match self.tool.admit_workspace_file(workspace, &file, options).await.map(|a| a.answer) {
                 Ok(Ok(answer)) => {
+                    // A repaired image is not what its author made: the model is told, beside it.
+                    let repaired = match &answer.verdict {
+                        Verdict::Admitted(a) => a.repaired.clone(),
+                        Verdict::Refused(_) => None,
+                    };
                     let mut result = view_image_result(&arguments.path, answer.verdict);
+                    if let Some(words) = repaired.filter(|_| result.is_error != Some(true)) {
+                        result.content.push(ContentBlock::text(format!(
+                            "[mediagate] {} was repaired before the model saw it: {words}.",
+                            arguments.path
+                        )));
+                    }
                     if let Some(c) = answer.conversion {
                         result.content.push(ContentBlock::text(format!(
                             "{} was converted from {} to {}: {}",

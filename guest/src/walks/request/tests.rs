@@ -439,3 +439,30 @@ fn a_body_of_no_known_dialect_has_its_media_judged_wherever_they_sit() {
     assert_eq!(admitted(admit_request(Api::Other, "[1, \"a\"]", &Options::default())).request, None);
     assert!(admit_request(Api::Other, "{", &Options::default()).unwrap_err().unusable);
 }
+
+#[test]
+fn a_repaired_image_reaches_the_model_with_its_note_and_the_change_says_so() {
+    let cut = crate::test_images::cut_png(64, 64);
+    let text = anthropic(vec![anthropic_image(&cut), json!({"type": "text", "text": "what is this?"})]);
+    let a = admitted(admit_request(Api::Anthropic, &text, &Options::default()));
+    let out = request_value(&a);
+    let content = out["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{out}");
+    assert_eq!(content[1]["type"], "text");
+    let note = content[1]["text"].as_str().unwrap();
+    assert!(note.starts_with("[mediagate] The image (image/png) in this request was repaired"), "{note}");
+    assert_eq!(content[2]["text"], "what is this?");
+    assert_eq!(a.changes.len(), 1);
+    assert!(
+        a.changes[0].message.contains("repaired, and the model is told: the file was cut short"),
+        "{:?}",
+        a.changes
+    );
+
+    // A Gemini part gets a text part beside it.
+    let text = json!({"contents": [{"parts": [gemini_part("image/png", &cut)]}]}).to_string();
+    let out = request_value(&admitted(admit_request(Api::Gemini, &text, &Options::default())));
+    let parts = out["contents"][0]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2, "{out}");
+    assert!(parts[1]["text"].as_str().unwrap().contains("was repaired"), "{out}");
+}

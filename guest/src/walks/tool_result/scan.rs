@@ -62,6 +62,8 @@ pub struct Object {
     pub pointer: String,
     /// Its position in the array that holds it; 0 elsewhere.
     pub index: u32,
+    /// An array holds it (a note can be set beside it there).
+    pub in_array: bool,
     /// Its members with media keys, in document order (a repeated key appears each time).
     pub members: Vec<Member>,
     /// Keys (any key) that appear more than once.
@@ -153,7 +155,7 @@ pub struct ScanError(pub String);
 pub fn scan(text: &str) -> Result<Scan, ScanError> {
     let mut walker = Walker { jiter: Jiter::new(text.as_bytes()), text, scan: Scan::default(), path: Vec::new() };
     let peek = walker.jiter.peek().map_err(|e| walker.error(e))?;
-    walker.value(peek, 0, 0)?;
+    walker.value(peek, 0, None)?;
     walker.jiter.finish().map_err(|e| walker.error(e))?;
     Ok(walker.scan)
 }
@@ -214,19 +216,20 @@ impl Walker<'_> {
         ScanError(format!("{} at line {} column {}", e.error_type, at.line, at.column))
     }
 
-    fn value(&mut self, peek: Peek, depth: usize, index: u32) -> Result<(Range<usize>, Value), ScanError> {
+    /// `slot`: the value's position in the array that holds it, if an array does.
+    fn value(&mut self, peek: Peek, depth: usize, slot: Option<u32>) -> Result<(Range<usize>, Value), ScanError> {
         if depth > TOOL_RESULT_MAX_DEPTH {
             return Err(ScanError(format!("it nests deeper than {TOOL_RESULT_MAX_DEPTH} levels")));
         }
         let start = self.jiter.current_index();
         let value = match peek {
-            Peek::Object => self.object(start, depth, index)?,
+            Peek::Object => self.object(start, depth, slot)?,
             Peek::Array => {
                 let mut next = self.jiter.known_array().map_err(|e| self.error(e))?;
                 let mut i = 0u32;
                 while let Some(peek) = next {
                     self.path.push(i.to_string());
-                    self.value(peek, depth + 1, i)?;
+                    self.value(peek, depth + 1, Some(i))?;
                     self.path.pop();
                     i = i.saturating_add(1);
                     next = self.jiter.array_step().map_err(|e| self.error(e))?;
@@ -242,7 +245,8 @@ impl Walker<'_> {
                     self.scan.objects.push(Object {
                         span,
                         pointer: pointer(&self.path),
-                        index,
+                        index: slot.unwrap_or(0),
+                        in_array: slot.is_some(),
                         members: Vec::new(),
                         repeated_keys: Vec::new(),
                         loose: Some(loose),
@@ -258,7 +262,7 @@ impl Walker<'_> {
         Ok((start..self.jiter.current_index(), value))
     }
 
-    fn object(&mut self, start: usize, depth: usize, index: u32) -> Result<Value, ScanError> {
+    fn object(&mut self, start: usize, depth: usize, slot: Option<u32>) -> Result<Value, ScanError> {
         let mut members = Vec::new();
         let mut seen = BTreeSet::new();
         let mut repeated = Vec::new();
@@ -267,7 +271,7 @@ impl Walker<'_> {
         while let Some(k) = key {
             let peek = self.jiter.peek().map_err(|e| self.error(e))?;
             self.path.push(k.replace('~', "~0").replace('/', "~1"));
-            let (span, value) = self.value(peek, depth + 1, 0)?;
+            let (span, value) = self.value(peek, depth + 1, None)?;
             self.path.pop();
             if let Some(media_key) = MEDIA_KEYS.iter().find(|m| **m == k) {
                 members.push(Member { key: media_key, span, value });
@@ -285,7 +289,8 @@ impl Walker<'_> {
         self.scan.objects.push(Object {
             span: start..end,
             pointer: pointer(&self.path),
-            index,
+            index: slot.unwrap_or(0),
+            in_array: slot.is_some(),
             members,
             repeated_keys: repeated,
             loose: None,

@@ -93,6 +93,15 @@ impl Block {
         !self.is_document() && !self.is_audio() && !matches!(self.payload, Payload::Refused(_))
     }
 
+    /// The JSON text that, inserted after the block, sets a text carrying `words` beside it: a
+    /// text block of its API (or a Gemini text part) after it in the array that holds it. `None`
+    /// where no text can stand beside it: outside an array, or a media string alone, whose array
+    /// (Ollama's `images`, for one) takes nothing but media.
+    pub fn note_beside(&self, in_array: bool, words: &str) -> Option<String> {
+        let beside = in_array && !matches!(self.placeholder, Placeholder::String);
+        beside.then(|| format!(",{}", self.placeholder(words)))
+    }
+
     /// The JSON text that replaces the block when it is refused, carrying `words`.
     pub fn placeholder(&self, words: &str) -> String {
         match self.placeholder {

@@ -656,3 +656,35 @@ fn a_pdf_a_server_labels_octet_stream_is_admitted_as_the_pdf_it_is() {
     assert_eq!(content[0]["resource"]["blob"], b64(&pdf));
     assert_eq!(refused.iter().map(|r| (r.index, r.reason)).collect::<Vec<_>>(), vec![(1, Reason::MimeUnsupported)]);
 }
+
+#[test]
+fn a_repaired_image_has_a_note_beside_it_and_a_whole_one_none() {
+    let cut = b64(&crate::test_images::cut_png(64, 64));
+    let (content, refused) = admit(&json!({"content": [
+        {"type": "image", "data": cut, "mimeType": "image/png"},
+        {"type": "text", "text": "after"},
+        {"type": "image", "data": b64(&png(8, 8)), "mimeType": "image/png"},
+    ]}));
+    assert!(refused.is_empty());
+    let content = content.expect("the cut image was rewritten");
+    let blocks = content["content"].as_array().unwrap();
+    let types: Vec<&str> = blocks.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["image", "text", "text", "image"], "one note, after the repaired image only");
+    let note = blocks[1]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("[mediagate] The image (image/png) returned by tool \"screenshot\" was repaired")
+            && note.contains("cut short"),
+        "{note}"
+    );
+    assert_eq!(blocks[2]["text"], "after");
+
+    // MCP's and the Responses API's shapes: a text block of their own vocabulary.
+    let (content, _) = admit(&json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{cut}")}]));
+    let content = content.unwrap();
+    assert_eq!(content[1]["type"], "input_text", "{content}");
+
+    // No array holds it: nowhere to set a note, and the image passes repaired all the same.
+    let (content, refused) = admit(&json!({"type": "image", "data": cut, "mimeType": "image/png"}));
+    assert!(refused.is_empty());
+    assert_eq!(content.unwrap()["type"], "image");
+}
