@@ -23,7 +23,7 @@
 use image::metadata::Orientation;
 
 use crate::container::{self, Broken};
-use crate::limits::ANCILLARY_INFLATE_MAX;
+use crate::limits::{ANCILLARY_INFLATE_MAX, DECODE_MAX_ALLOC};
 use crate::signature::ImageType;
 
 /// What the gate admits in place of the input, and what it left out.
@@ -288,6 +288,8 @@ fn png_is_canonical(bytes: &[u8]) -> bool {
         colours.read(&kind, &whole[8..8 + len]);
         match &kind {
             b"IDAT" => seen_idat = true,
+            // Its pixels may index past it: the whole re-mux reads them (`pad_palette`).
+            b"PLTE" if palette_may_fall_short(bytes, len) => return false,
             b"IHDR" | b"PLTE" => {}
             b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP"
                 if !seen_idat && colours.keeps(&kind, &whole[8..8 + len]) => {}
@@ -312,6 +314,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut idat_end = 0;
     let mut idat_crc_fails = false;
     let mut colours = ColourChunks::default();
+    let mut plte_at = None;
     // `Some(the part of a cut IDAT chunk's data that arrived)` when the file ends before IEND.
     let cut = loop {
         let Some(head) = bytes.get(at..at + 8) else {
@@ -359,7 +362,10 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 ihdr.get_or_insert(data);
                 out.bytes.extend_from_slice(whole)
             }
-            b"PLTE" => out.bytes.extend_from_slice(whole),
+            b"PLTE" => {
+                plte_at.get_or_insert(out.bytes.len());
+                out.bytes.extend_from_slice(whole)
+            }
             b"tRNS" | b"sRGB" | b"gAMA" | b"cHRM" | b"cICP" => {
                 if colours.keeps(&kind, data) {
                     out.bytes.extend_from_slice(whole)
@@ -453,7 +459,64 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         let at = first_idat.unwrap_or(out.bytes.len() - 12);
         out.bytes.splice(at..at, exif);
     }
+    // After the eXIf, which goes after the palette: the palette's place is unchanged by it.
+    if let Some(at) = plte_at {
+        pad_palette(&mut out.bytes, at);
+    }
     Ok(out.finish())
+}
+
+/// A palette image whose pixels use indices past its palette: libpng shows them black (it
+/// zero-fills the palette), Pillow and Chromium show them, and ImageMagick refuses the file
+/// ("invalid colormap index"). The palette (the `PLTE` chunk at `at` in `png`, a whole PNG) is
+/// written padded with black up to the highest index used, so every decoder shows what libpng
+/// does. The indices are read only when the palette is shorter than the bit depth can address.
+fn pad_palette(png: &mut Vec<u8>, at: usize) {
+    let len = u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]) as usize;
+    if !palette_may_fall_short(png, len) {
+        return;
+    }
+    // A file the decoder cannot read is judged by the gate's own decode after this.
+    let Some(highest) = highest_palette_index(png, png[24]) else { return };
+    if highest < len / 3 {
+        return;
+    }
+    let mut palette = png[at + 8..at + 8 + len].to_vec();
+    palette.resize((highest + 1) * 3, 0);
+    let mut chunk = Vec::with_capacity(palette.len() + 12);
+    png_chunk(&mut chunk, b"PLTE", &palette);
+    png.splice(at..at + 12 + len, chunk);
+}
+
+/// Whether a palette PNG's `PLTE` of `len` bytes has fewer entries than its bit depth addresses
+/// (read from IHDR, the first chunk: bit depth at byte 24, colour type at 25).
+fn palette_may_fall_short(png: &[u8], len: usize) -> bool {
+    let (Some(&depth), Some(&colour)) = (png.get(24), png.get(25)) else { return false };
+    colour == 3 && len % 3 == 0 && matches!(depth, 1 | 2 | 4 | 8) && len / 3 < 1 << depth
+}
+
+/// The highest palette index a palette PNG's pixels use, read row by row (padding bits at a row's
+/// end are zero: they never raise it).
+fn highest_palette_index(png: &[u8], depth: u8) -> Option<usize> {
+    let limits = png::Limits { bytes: DECODE_MAX_ALLOC as usize };
+    let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(png), limits);
+    decoder.set_transformations(png::Transformations::IDENTITY);
+    let mut reader = decoder.read_info().ok()?;
+    let mask = (1u16 << depth) - 1;
+    let mut highest = 0u8;
+    while let Some(row) = reader.next_row().ok()? {
+        for &byte in row.data() {
+            let mut bits = 0;
+            while bits < 8 {
+                highest = highest.max(((u16::from(byte) >> bits) & mask) as u8);
+                bits += depth;
+            }
+        }
+        if u16::from(highest) == mask {
+            break; // as high as the depth goes
+        }
+    }
+    Some(usize::from(highest))
 }
 
 /// The inflated ICC profile of an `iCCP` chunk, or `None` for one a decoder skips (an unknown
@@ -855,6 +918,11 @@ fn webp(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         };
         at += chunk.len();
         match &chunk[..4] {
+            // libwebp reads a VP8X of exactly 10 bytes and refuses any other length (and so do
+            // Pillow and Chromium, which decode with it); the image crate reads it anyway.
+            b"VP8X" if len != 10 => {
+                return broken(format!("the WebP's VP8X chunk is {len} bytes, not 10 (libwebp refuses it)"));
+            }
             b"VP8X" => {
                 vp8x_at = Some(out.bytes.len());
                 out.bytes.extend_from_slice(chunk);

@@ -245,6 +245,11 @@ pub(super) fn gif(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     run: &run,
                     rect: [left, top, w, h],
                     screen: [sw, sh],
+                    colours: match (local, global) {
+                        (true, _) => table_len(packed) / 3,
+                        (false, true) => table_len(screen[10]) / 3,
+                        (false, false) => 256,
+                    },
                 };
                 at = run.end;
                 let written = frame.write(&mut out, &mut decoder, &mut control, frames_written == 0);
@@ -288,6 +293,9 @@ struct Frame<'a, 'b> {
     run: &'b SubBlocks<'a>,
     rect: [usize; 4],
     screen: [usize; 2],
+    /// Entries of the colour table the frame's indices name (its own, the global one, or the
+    /// 256-entry grey ramp the gate writes where there is none).
+    colours: usize,
 }
 
 impl Frame<'_, '_> {
@@ -385,14 +393,16 @@ impl Frame<'_, '_> {
 
     /// The index that fills what the data did not reach, made transparent: the control's own
     /// transparent index, else one the frame does not use (set in the control, or a control
-    /// added); with every index used, index 0, opaque.
+    /// added); with every index used, index 0, opaque. Always an index of the colour table: one
+    /// past it is an "invalid colormap index" to ImageMagick, which then refuses the file.
     fn transparent_fill(&self, out: &mut Out, control: &mut Option<usize>, stored: &[u8]) -> u8 {
         if let Some(c) = *control
             && out.bytes[c + 3] & 1 != 0
+            && usize::from(out.bytes[c + 6]) < self.colours
         {
             return out.bytes[c + 6];
         }
-        let codes = 1usize << self.min_code.max(2);
+        let codes = (1usize << self.min_code.max(2)).min(self.colours);
         let mut used = [false; 4096];
         for &i in stored {
             used[usize::from(i)] = true;

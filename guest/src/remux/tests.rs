@@ -834,3 +834,90 @@ fn same_bytes_is_slice_equality() {
         }
     }
 }
+
+/// A 4×2 palette PNG of bit depth 2 whose 2-entry palette the pixels index past (up to 3).
+fn png_indexing_past_its_palette() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, 4, 2);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_depth(png::BitDepth::Two);
+    encoder.set_palette(vec![255, 0, 0, 0, 255, 0]);
+    let mut writer = encoder.write_header().unwrap();
+    // Indices 0 1 2 3 / 1 1 0 0, four to a byte.
+    writer.write_image_data(&[0b00_01_10_11, 0b01_01_00_00]).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+#[test]
+fn a_palette_the_pixels_index_past_is_padded_with_black() {
+    let bytes = png_indexing_past_its_palette();
+    let (out, _) = made(&bytes, ImageType::Png);
+    let plte = chunk_at(&out, b"PLTE");
+    assert_eq!(&out[plte..plte + 4], &12u32.to_be_bytes(), "four entries: up to index 3");
+    assert_eq!(&out[plte + 8..plte + 20], &[255, 0, 0, 0, 255, 0, 0, 0, 0, 0, 0, 0]);
+    let shown = decoded(&out, ImageFormat::Png).to_rgb8();
+    assert_eq!(
+        [shown.get_pixel(0, 0).0, shown.get_pixel(2, 0).0, shown.get_pixel(3, 0).0],
+        [[255, 0, 0], [0; 3], [0; 3]]
+    );
+    assert_eq!(crate::container::check(&out, ImageType::Png), Ok(()));
+
+    // A palette that covers every index used stays as it is, though shorter than the depth allows.
+    let mut encoder_out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut encoder_out, 2, 1);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_palette(vec![1, 2, 3, 4, 5, 6]);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&[1, 0]).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(canonical(&encoder_out, ImageType::Png, false), Ok(Canonical::default()));
+}
+
+#[test]
+fn a_cut_gif_frame_is_filled_with_an_index_of_its_table_whatever_its_control_says() {
+    // Two colours, frames of index 0 only, a control naming transparent index 3: past the table.
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = gif::Encoder::new(&mut bytes, 16, 8, &[0, 0, 0, 255, 255, 255]).unwrap();
+        for left in [0, 8] {
+            let buffer = vec![0u8; 8 * 4];
+            let frame = gif::Frame {
+                left,
+                width: 8,
+                height: 4,
+                transparent: Some(3),
+                buffer: buffer.into(),
+                ..Default::default()
+            };
+            encoder.write_frame(&frame).unwrap();
+        }
+    }
+    let c = canonical(&bytes[..bytes.len() - 4], ImageType::Gif, false).expect("repaired");
+    assert!(c.dropped.contains(&"cut-data"), "{:?}", c.dropped);
+    let out = c.bytes.unwrap();
+    let frames = gif_frames_of(&out);
+    let fill = *frames[1].4.last().unwrap();
+    assert_eq!(fill, 1, "the one index of the table the frame does not use");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::Indexed);
+    let mut decoder = options.read_info(&out[..]).unwrap();
+    decoder.read_next_frame().unwrap();
+    assert_eq!(decoder.read_next_frame().unwrap().unwrap().transparent, Some(1), "and made transparent");
+}
+
+#[test]
+fn a_webp_whose_vp8x_is_not_10_bytes_is_refused_as_libwebp_refuses_it() {
+    let good = webp_with_metadata(1);
+    // VP8X at byte 12: its length, then its 10 bytes; two more bytes inside it.
+    let mut bad = good[..16].to_vec();
+    bad.extend_from_slice(&12u32.to_le_bytes());
+    bad.extend_from_slice(&good[20..30]);
+    bad.extend_from_slice(&[0, 0]);
+    bad.extend_from_slice(&good[30..]);
+    let riff = (bad.len() - 8) as u32;
+    bad[4..8].copy_from_slice(&riff.to_le_bytes());
+    let err = canonical(&bad, ImageType::WebP, false).unwrap_err();
+    assert!(err.0.contains("VP8X chunk is 12 bytes, not 10"), "{}", err.0);
+}
