@@ -24,7 +24,7 @@ use hayro::hayro_interpret::util::TransformExt;
 use hayro::hayro_syntax::Filter;
 use hayro::hayro_syntax::Pdf;
 use hayro::hayro_syntax::object::{Name, Object, Stream};
-use hayro::hayro_syntax::page::Page;
+use hayro::hayro_syntax::page::{Page, Rotation};
 use hayro::hayro_syntax::{DecryptionError, LoadPdfError};
 use hayro::kurbo::Affine;
 use hayro::vello_cpu::color::palette::css::WHITE;
@@ -703,16 +703,33 @@ fn render(page: &Page<'_>, number: u32, max_side: u32, raw: u64) -> Result<(Rgba
             format!("page {number} has no usable size (its MediaBox/CropBox is {w_pt}x{h_pt} pt)"),
         ));
     }
-    let fit = max_side as f32 / w_pt.max(h_pt);
+    // hayro takes a side under 1 pt as 1 pt and flips the content about that height: a 0.36 pt
+    // page came out 3 px, its content in the bottom-left pixel. An unrotated page is sized by
+    // its crop box, and its content lifted back to the top below.
+    let (true_w, true_h) = match page.rotation() {
+        Rotation::None => {
+            let crop = page.intersected_crop_box();
+            (crop.width() as f32, crop.height() as f32)
+        }
+        _ => (w_pt, h_pt),
+    };
+    let (true_w, true_h) = if true_w.is_finite() && true_h.is_finite() && true_w > 0.0 && true_h > 0.0 {
+        (true_w.min(w_pt), true_h.min(h_pt))
+    } else {
+        (w_pt, h_pt)
+    };
+    let fit = max_side as f32 / true_w.max(true_h);
     let scale = fit.min(MAX_DPI / 72.0);
     let px = |pt: f32| ((pt * scale).round() as u32).clamp(1, max_side) as u16;
-    let (width, height) = (px(w_pt), px(h_pt));
+    let (width, height) = (px(true_w), px(true_h));
 
     let cache = RenderCache::new();
     let interpreter = InterpreterSettings::default();
     let settings = RenderSettings::default();
     let mut ctx = RenderContext::new(width, height);
-    let transform = Affine::scale(f64::from(scale)) * page.initial_transform(true).to_kurbo();
+    // An unrotated page under 1 pt: hayro's flip about 1 pt put its content that far too low.
+    let lift = Affine::translate((0.0, -f64::from(h_pt - true_h)));
+    let transform = Affine::scale(f64::from(scale)) * lift * page.initial_transform(true).to_kurbo();
     render_into(page, &cache, &interpreter, &settings, &mut ctx, transform);
     ctx.flush();
     let mut pixmap = Pixmap::new(width, height);
