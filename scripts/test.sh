@@ -122,9 +122,13 @@ lane proxy "MCP proxy in front of the official servers, driven by the official T
   env MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
 lane conformance "Conformance: the gate's verdicts judged by Pillow, libvips, Chromium and Debian's format tools" \
   env MEDIAGATE_BIN="$bin" bash tests/conformance/test.sh
+lane smuggling "Smuggling: markers hidden where no decoder looks, searched for in the canonical form" \
+  env MEDIAGATE_BIN="$bin" bash tests/smuggling/test.sh
+lane pdf-grid "PDF image pages at every size: the converter against pdftoppm" \
+  env MEDIAGATE_BIN="$bin" bash tests/pdf-grid/test.sh
 section "JavaScript package: Node, headless Chromium, the options each reaching the component (the suites above run beside it)"
 MEDIAGATE_BIN="$bin" bash js/test.sh
-collect python mcp proxy conformance
+collect python mcp proxy conformance smuggling pdf-grid
 all_collected
 
 # Alone: maturin relinks the CLI stripped for the wheel (target/release/mediagate), which no suite
