@@ -91,6 +91,74 @@ fn an_icon_gives_its_largest_entry() {
     }
 }
 
+/// An icon written by hand: its directory says what `entries` say (width and height bytes, 0
+/// for 256; bit count), whatever the data that follows holds.
+fn ico_by_hand(entries: &[(u8, u8, u16, &[u8])]) -> Vec<u8> {
+    let mut ico = vec![0, 0, 1, 0];
+    ico.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    let mut offset = 6 + 16 * entries.len();
+    for (width, height, bits, data) in entries {
+        ico.extend_from_slice(&[*width, *height, 0, 0, 1, 0]);
+        ico.extend_from_slice(&bits.to_le_bytes());
+        ico.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        ico.extend_from_slice(&(offset as u32).to_le_bytes());
+        offset += data.len();
+    }
+    for (.., data) in entries {
+        ico.extend_from_slice(data);
+    }
+    ico
+}
+
+/// A 32-bit BMP icon entry of `side`² (DIB header, colour rows, an all-clear AND mask).
+fn bmp_icon_entry(side: u32, colour: [u8; 4]) -> Vec<u8> {
+    let mut dib = 40u32.to_le_bytes().to_vec();
+    dib.extend_from_slice(&side.to_le_bytes());
+    dib.extend_from_slice(&(2 * side).to_le_bytes());
+    dib.extend_from_slice(&1u16.to_le_bytes());
+    dib.extend_from_slice(&32u16.to_le_bytes());
+    dib.extend_from_slice(&[0; 24]);
+    let [r, g, b, a] = colour;
+    dib.extend([b, g, r, a].repeat((side * side) as usize));
+    dib.extend(vec![0; side.div_ceil(32) as usize * 4 * side as usize]);
+    dib
+}
+
+#[test]
+fn an_icon_gives_its_truly_largest_entry_whatever_its_directory_says() {
+    let png = |side: u32, colour: [u8; 4]| {
+        encode(&DynamicImage::ImageRgba8(RgbaImage::from_pixel(side, side, Rgba(colour))), ImageFormat::Png)
+    };
+    let (small, large) = (png(128, [255, 0, 0, 255]), png(256, [0, 0, 255, 255]));
+    let note = |a: &Admitted| a.converted.as_ref().unwrap().note.clone();
+    // A PNG entry's directory says bit count 0, as icon writers leave it.
+    let ico = ico_by_hand(&[(128, 128, 32, &small), (0, 0, 0, &large)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 256, height: 256 }));
+    assert_eq!(note(&a), "decoded from ICO 256x256, the largest of its 2 entries");
+    assert_eq!(png_pixels(&a).get_pixel(9, 9).0, [0, 0, 255, 255]);
+    // A directory that says the 256² entry is 16².
+    let ico = ico_by_hand(&[(16, 16, 32, &large), (128, 128, 32, &small)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(note(&a), "decoded from ICO 256x256, the largest of its 2 entries");
+    // A BMP entry judged by its DIB header: 48² though the directory says 16² of 0 bits.
+    let bmp = bmp_icon_entry(48, [0, 255, 0, 255]);
+    let ico = ico_by_hand(&[(32, 32, 32, &png(32, [255, 0, 0, 255])), (16, 16, 0, &bmp)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(note(&a), "decoded from ICO 48x48, the largest of its 2 entries");
+    assert_eq!(png_pixels(&a).get_pixel(0, 0).0, [0, 255, 0, 255]);
+    // Of two entries the same size, the one of more bits per pixel (an RGBA PNG over a grey one).
+    let grey =
+        encode(&DynamicImage::ImageLuma8(image::GrayImage::from_pixel(64, 64, image::Luma([90]))), ImageFormat::Png);
+    let rgba = png(64, [0, 0, 255, 128]);
+    for ico in
+        [ico_by_hand(&[(64, 64, 0, &grey), (64, 64, 0, &rgba)]), ico_by_hand(&[(64, 64, 0, &rgba), (64, 64, 8, &grey)])]
+    {
+        let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+        assert_eq!(png_pixels(&a).get_pixel(0, 0).0, [0, 0, 255, 128]);
+    }
+}
+
 #[test]
 fn the_claimed_type_must_be_what_the_bytes_are() {
     let png = encode(&gradient(4, 4), ImageFormat::Png);
