@@ -89,15 +89,47 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
         DynamicImage::from_decoder(decoder)
     }
     .map_err(|e| decode_refusal(raw, name, e))?;
+    let image = eight_bit(image);
+    let (image, (width, height), turned) = if source == Source::Tiff {
+        upright(image, (width, height), bytes)
+    } else {
+        (image, (width, height), String::new())
+    };
     let note = match source {
-        Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page)"),
+        Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page){turned}"),
         Source::Ico => {
             let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
             format!("decoded from ICO {width}x{height}, the largest of its {entries} entries")
         }
         _ => format!("decoded from {name} {width}x{height}"),
     };
-    Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
+    Ok(Made { image, source_dimensions: Dimensions { width, height }, from: source.mime(), note })
+}
+
+/// A TIFF page turned upright as its Orientation tag (274) says: the image, its upright size and
+/// what to add to the note (nothing for a page stored upright). The tag's eight values are EXIF's
+/// (EXIF took them from TIFF). Pillow leaves a TIFF as stored until `ImageOps.exif_transpose`,
+/// which applies them; ImageMagick applies them with `-auto-orient`; netpbm's `tifftopnm -byrow`
+/// applies all eight (its default, libtiff's RGBA reader, leaves 5-8 untransposed and warns);
+/// the image crate reports the tag and leaves the pixels. A model shown the page sideways reads
+/// it sideways, so it is turned here. A value outside 1-8 is ignored, as `exif_transpose` does.
+fn upright(image: DynamicImage, (width, height): (u32, u32), bytes: &[u8]) -> (DynamicImage, (u32, u32), String) {
+    use image::metadata::Orientation;
+    let tag = super::tiff_layouts::orientation(bytes);
+    let orientation = tag.and_then(|v| Orientation::from_exif(u8::try_from(v).ok()?));
+    let Some(orientation) = orientation.filter(|&o| o != Orientation::NoTransforms) else {
+        return (image, (width, height), String::new());
+    };
+    let quarter_turn = matches!(
+        orientation,
+        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+    );
+    // A quarter turn copies the image: fitted first (the fit is a square, so this is the same
+    // fit turned), the copy is of the fitted image, not of the page.
+    let mut image = if quarter_turn { resize_to_fit(image, FIT_SIDE) } else { image };
+    image.apply_orientation(orientation);
+    let turned = format!(", turned upright (Orientation {}; stored as {width}x{height})", orientation.to_exif());
+    (image, if quarter_turn { (height, width) } else { (width, height) }, turned)
 }
 
 /// The entry of an ICO to convert: the one with the most pixels, then the most bits per pixel,
@@ -214,16 +246,12 @@ fn decode_tiff_layout(bytes: &[u8], budget: &mut Budget) -> Result<Made, Refusal
     check_side(raw, "TIFF", width, height)?;
     check_header(raw, "TIFF", width, height, header.decoded, budget)?;
     let page = tiff_layouts::decode(bytes).map_err(undecodable)?;
-    let mut note = format!("decoded from TIFF {width}x{height} (its first page)");
+    let (image, (width, height), turned) = upright(eight_bit(page.image), (width, height), bytes);
+    let mut note = format!("decoded from TIFF {width}x{height} (its first page){turned}");
     if let Some(damage) = page.damage {
         note.push_str(&format!("; {damage}"));
     }
-    Ok(Made {
-        image: eight_bit(page.image),
-        source_dimensions: Dimensions { width, height },
-        from: Source::Tiff.mime(),
-        note,
-    })
+    Ok(Made { image, source_dimensions: Dimensions { width, height }, from: Source::Tiff.mime(), note })
 }
 
 /// Pixel layouts a TIFF decodes to unchanged (8 or 16 bits per sample, integer, no CMYK or 1-bit

@@ -91,6 +91,11 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
     Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels })
 }
 
+/// The first page's Orientation tag (274), when it has one that can be read.
+pub(super) fn orientation(bytes: &[u8]) -> Option<u16> {
+    open(bytes).ok()?.find_tag_unsigned::<u16>(Tag::Orientation).ok().flatten()
+}
+
 /// The decoded page, and what was left out of it in words (a damaged fax strip's rest).
 pub(super) struct Page {
     pub image: DynamicImage,

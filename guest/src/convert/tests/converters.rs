@@ -354,6 +354,74 @@ fn a_planar_tiff_is_interleaved_plane_by_plane() {
     assert_eq!(png_pixels(&a).get_pixel(1, 0).0, [7, 112, 217, 255]);
 }
 
+/// A TIFF of `stored` (written as its rows are stored) with `tags` in its IFD: the `tiff`
+/// crate's encoder, uncompressed strips.
+fn tiff_with_tags<C: tiff::encoder::colortype::ColorType>(
+    (width, height): (u32, u32),
+    stored: &[C::Inner],
+    tags: &[(tiff::tags::Tag, u16)],
+) -> Vec<u8>
+where
+    [C::Inner]: tiff::encoder::TiffValue,
+{
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut encoder = tiff::encoder::TiffEncoder::new(&mut out).unwrap();
+    let mut image = encoder.new_image::<C>(width, height).unwrap();
+    for &(tag, value) in tags {
+        image.encoder().write_tag(tag, value).unwrap();
+    }
+    image.write_data(stored).unwrap();
+    out.into_inner()
+}
+
+#[test]
+fn a_tiff_is_turned_upright_as_its_orientation_tag_says() {
+    use tiff::encoder::colortype::{Gray8, GrayI8, RGB8};
+    use tiff::tags::Tag;
+    // 3x2 stored; pixel (x, y) is grey 10 * y + x + 1. Where the stored (0, 0) and (1, 0) land
+    // upright, for each EXIF orientation (TIFF's are the same eight), on a page of `w`x`h`.
+    let places = |orientation: u16, (w, h): (u32, u32)| match orientation {
+        1 => [(0, 0), (1, 0)],
+        2 => [(w - 1, 0), (w - 2, 0)],
+        3 => [(w - 1, h - 1), (w - 2, h - 1)],
+        4 => [(0, h - 1), (1, h - 1)],
+        5 => [(0, 0), (0, 1)],
+        6 => [(w - 1, 0), (w - 1, 1)],
+        7 => [(w - 1, h - 1), (w - 1, h - 2)],
+        _ => [(0, h - 1), (0, h - 2)],
+    };
+    let grey: Vec<u8> = (0..2).flat_map(|y| (0..3).map(move |x| 10 * y + x + 1)).collect();
+    let rgb: Vec<u8> = grey.iter().flat_map(|&v| [v, v, v]).collect();
+    let signed: Vec<i8> = grey.iter().map(|&v| v as i8).collect();
+    for orientation in 1..=8u16 {
+        let tags = [(Tag::Orientation, orientation)];
+        let upright = if orientation >= 5 { (2, 3) } else { (3, 2) };
+        // RGB (the one-buffer way), signed grey (`tiff_layouts`).
+        for tiff in [tiff_with_tags::<RGB8>((3, 2), &rgb, &tags), tiff_with_tags::<GrayI8>((3, 2), &signed, &tags)] {
+            let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+            let dimensions = Some(Dimensions { width: upright.0, height: upright.1 });
+            assert_eq!((a.dimensions, a.original_dimensions), (dimensions, dimensions), "orientation {orientation}");
+            let note = &a.converted.as_ref().unwrap().note;
+            let (w, h) = upright;
+            assert!(note.starts_with(&format!("decoded from TIFF {w}x{h} (its first page)")), "{note}");
+            assert_eq!(note.contains("turned upright"), orientation != 1, "{note}");
+            let pixels = png_pixels(&a);
+            let [first, second] = places(orientation, upright);
+            assert_eq!(pixels.get_pixel(first.0, first.1).0[..3], [1; 3], "orientation {orientation}");
+            assert_eq!(pixels.get_pixel(second.0, second.1).0[..3], [2; 3], "orientation {orientation}");
+        }
+    }
+    // A page fitted strip by strip, then turned: 2400x10 stored, 10x2400 upright, fitted 8x2000.
+    let long: Vec<u8> = (0..2400 * 10).map(|i| (i % 2400 / 10) as u8).collect();
+    let tiff = tiff_with_tags::<Gray8>((2400, 10), &long, &[(Tag::Orientation, 8)]);
+    let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(a.original_dimensions, Some(Dimensions { width: 10, height: 2400 }));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 8, height: 2000 }));
+    // Orientation 8: the stored row runs up the left column, so its start is at the bottom.
+    let pixels = png_pixels(&a);
+    assert!(pixels.get_pixel(0, 1999).0[0] < 5 && pixels.get_pixel(0, 0).0[0] > 230);
+}
+
 #[test]
 fn a_hand_made_tiff_converts() {
     let t = tiff_by_hand(16, 4, 64, 0);
