@@ -50,9 +50,13 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     }
     if source == Source::Bmp
         && let Some(dib) = bytes.get(14..).and_then(Dib::parse)
-        && dib.is_ours()
     {
-        return decode_bmp_layout(bytes, &dib, budget);
+        if let Some(why) = dib.not_converted() {
+            return Err(Refusal::new(Reason::Undecodable, raw, None, why));
+        }
+        if dib.is_ours() {
+            return decode_bmp_layout(bytes, &dib, budget);
+        }
     }
     let normalised = if source == Source::Bmp { bmp::normalised(bytes) } else { Cow::Borrowed(bytes) };
     let bytes = &*normalised;
