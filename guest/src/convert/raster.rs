@@ -58,7 +58,11 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
             return decode_bmp_layout(bytes, &dib, budget);
         }
     }
-    let normalised = if source == Source::Bmp { bmp::normalised(bytes) } else { Cow::Borrowed(bytes) };
+    let normalised = match source {
+        Source::Bmp => bmp::normalised(bytes),
+        Source::Tiff => super::tiff_layouts::first_page_only(bytes),
+        _ => Cow::Borrowed(bytes),
+    };
     let bytes = &*normalised;
     if source == Source::Tiff && super::tiff_layouts::is_ours(bytes) {
         return decode_tiff_layout(bytes, budget);

@@ -22,6 +22,7 @@
 //! pieces as small as the cut, and its LZW reader then stops short of the stream's end ("no lzw
 //! end code found") on tiles Pillow and libtiff decode.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 
 use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};
@@ -187,39 +188,84 @@ fn open(bytes: &[u8]) -> Result<Decoder<Cursor<&[u8]>>, String> {
     Ok(Decoder::new(Cursor::new(bytes)).map_err(words)?.with_limits(limits))
 }
 
+/// Where a TIFF's first IFD is, read from the file's header.
+struct FirstIfd<'a> {
+    bytes: &'a [u8],
+    little_endian: bool,
+    big: bool,
+    /// Its entry count, and where its first entry starts.
+    count: usize,
+    entries_at: usize,
+}
+
+impl<'a> FirstIfd<'a> {
+    fn of(bytes: &'a [u8]) -> Option<Self> {
+        let mut ifd = FirstIfd { bytes, little_endian: bytes.get(..2)? == b"II", big: false, count: 0, entries_at: 0 };
+        ifd.big = ifd.u16_at(2)? == 43;
+        if ifd.big {
+            let at = usize::try_from(ifd.uint_at(8, 8)?).ok()?;
+            (ifd.count, ifd.entries_at) = (usize::try_from(ifd.uint_at(at, 8)?).ok()?, at.checked_add(8)?);
+        } else {
+            let at = usize::try_from(ifd.uint_at(4, 4)?).ok()?;
+            (ifd.count, ifd.entries_at) = (usize::from(ifd.u16_at(at)?), at.checked_add(2)?);
+        }
+        Some(ifd)
+    }
+
+    /// An unsigned integer of `len` bytes at `at`, in the file's byte order.
+    fn uint_at(&self, at: usize, len: usize) -> Option<u64> {
+        let b = self.bytes.get(at..at.checked_add(len)?)?;
+        let order = |(i, &x): (usize, &u8)| u64::from(x) << (8 * if self.little_endian { i } else { len - 1 - i });
+        Some(b.iter().enumerate().map(order).sum())
+    }
+
+    fn u16_at(&self, at: usize) -> Option<u16> {
+        self.uint_at(at, 2).map(|v| v as u16)
+    }
+
+    fn entry_size(&self) -> usize {
+        if self.big { 20 } else { 12 }
+    }
+
+    /// Where the IFD's next-IFD offset is, and its width.
+    fn next_at(&self) -> Option<(usize, usize)> {
+        let at = self.entries_at.checked_add(self.count.checked_mul(self.entry_size())?)?;
+        Some((at, if self.big { 8 } else { 4 }))
+    }
+}
+
 /// The bytes with the first IFD's PhotometricInterpretation (a SHORT held in its entry) set to
 /// `value`. `None`: no such entry where the header says.
 fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
-    let le = bytes.get(..2)? == b"II";
-    let u16_at = |i: usize| {
-        let b: [u8; 2] = bytes.get(i..i + 2)?.try_into().ok()?;
-        Some(if le { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
-    };
-    let u32_at = |i: usize| {
-        let b: [u8; 4] = bytes.get(i..i + 4)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    let u64_at = |i: usize| {
-        let b: [u8; 8] = bytes.get(i..i + 8)?.try_into().ok()?;
-        Some(if le { u64::from_le_bytes(b) } else { u64::from_be_bytes(b) })
-    };
-    let big = u16_at(2)? == 43;
-    let (count, first, entry) = if big {
-        let ifd = usize::try_from(u64_at(8)?).ok()?;
-        (usize::try_from(u64_at(ifd)?).ok()?, ifd + 8, 20)
-    } else {
-        let ifd = usize::try_from(u32_at(4)?).ok()?;
-        (usize::from(u16_at(ifd)?), ifd + 2, 12)
-    };
-    let at = (0..count).map(|i| first + i * entry).find(|&e| u16_at(e) == Some(262))?;
-    if u16_at(at + 2)? != 3 {
+    let ifd = FirstIfd::of(bytes)?;
+    let at = (0..ifd.count).map(|i| ifd.entries_at + i * ifd.entry_size()).find(|&e| ifd.u16_at(e) == Some(262))?;
+    if ifd.u16_at(at + 2)? != 3 {
         return None;
     }
-    let value_at = at + if big { 12 } else { 8 };
+    let value_at = at + if ifd.big { 12 } else { 8 };
     let mut out = bytes.to_vec();
-    let v = if le { value.to_le_bytes() } else { value.to_be_bytes() };
+    let v = if ifd.little_endian { value.to_le_bytes() } else { value.to_be_bytes() };
     out.get_mut(value_at..value_at + 2)?.copy_from_slice(&v);
     Some(out)
+}
+
+/// The bytes a TIFF's first page is decoded from: a copy whose first IFD ends the IFD list when
+/// its next-IFD offset points back at that IFD, else the bytes as they are. The `tiff` crate
+/// (under the image crate's decoder too) refuses that list as a cycle when it opens the file,
+/// before any page is read; only the first page is converted, so where the list goes after it
+/// does not matter. libtiff reads the pages before the loop and warns of it (`tifftopnm` and
+/// ImageMagick convert such a file). A longer loop back is never followed: nothing here reads
+/// past the first IFD.
+pub(super) fn first_page_only(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let Some(ifd) = FirstIfd::of(bytes) else { return Cow::Borrowed(bytes) };
+    let first = ifd.entries_at - if ifd.big { 8 } else { 2 };
+    let Some((next_at, width)) = ifd.next_at() else { return Cow::Borrowed(bytes) };
+    if ifd.uint_at(next_at, width) != Some(first as u64) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut copy = bytes.to_vec();
+    copy[next_at..next_at + width].fill(0);
+    Cow::Owned(copy)
 }
 
 /// Every sample of the first page, interleaved, 8 bits each (16-bit unsigned samples keep their

@@ -423,6 +423,21 @@ fn a_tiff_is_turned_upright_as_its_orientation_tag_says() {
 }
 
 #[test]
+fn a_tiff_whose_ifds_form_a_cycle_is_read_to_its_first_page() {
+    // The first IFD's next-IFD offset points at itself; then a second IFD points back at the
+    // first. The page is the first IFD's either way.
+    let ifd = 8 + 64u32;
+    for extra_ifds in [0, 1] {
+        let mut t = tiff_by_hand(16, 4, 64, extra_ifds);
+        let end = t.len();
+        t[end - 4..].copy_from_slice(&ifd.to_le_bytes());
+        let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
+        assert_eq!(a.dimensions, Some(Dimensions { width: 16, height: 4 }), "{extra_ifds} more IFDs");
+        assert_eq!(png_pixels(&a).get_pixel(5, 1).0, [21, 21, 21, 255]);
+    }
+}
+
+#[test]
 fn a_hand_made_tiff_converts() {
     let t = tiff_by_hand(16, 4, 64, 0);
     let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
