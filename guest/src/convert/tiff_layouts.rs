@@ -1,5 +1,5 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
-//! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
+//! 1/2/4-bit grey, grey with alpha, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
 //! strips), planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point
 //! samples, WebP- and Zstandard-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`,
 //! which the PDF renderer carries anyway).
@@ -41,6 +41,7 @@ pub(super) struct Header {
 }
 
 const PHOTOMETRIC_WHITE_IS_ZERO: u16 = 0;
+const PHOTOMETRIC_BLACK_IS_ZERO: u16 = 1;
 const PHOTOMETRIC_PALETTE: u16 = 3;
 const PHOTOMETRIC_YCBCR: u16 = 6;
 const COMPRESSION_CCITT_RLE: u16 = 2;
@@ -67,7 +68,12 @@ pub(super) fn is_ours(bytes: &[u8]) -> bool {
     let planar = tag(Tag::PlanarConfiguration) == Some(2);
     let compression = tag(Tag::Compression);
     let photometric = tag(Tag::PhotometricInterpretation);
+    // Grey and alpha: the `tiff` crate calls two grey samples `Multiband`, which the image crate
+    // refuses whatever the compression. (WhiteIsZero with alpha is left to it: the `tiff` crate
+    // cannot invert a `Multiband` page.)
+    let grey_and_alpha = photometric == Some(PHOTOMETRIC_BLACK_IS_ZERO) && tag(Tag::SamplesPerPixel) == Some(2);
     planar
+        || grey_and_alpha
         || matches!(
             compression,
             Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP | COMPRESSION_ZSTD)

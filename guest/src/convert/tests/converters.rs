@@ -437,6 +437,51 @@ fn a_tiff_whose_ifds_form_a_cycle_is_read_to_its_first_page() {
     }
 }
 
+/// Grey and alpha, 8 bits each (SamplesPerPixel 2, ExtraSamples unassociated alpha), as Pillow
+/// writes mode `LA`.
+struct GreyAlpha8;
+
+impl tiff::encoder::colortype::ColorType for GreyAlpha8 {
+    type Inner = u8;
+    const TIFF_VALUE: tiff::tags::PhotometricInterpretation = tiff::tags::PhotometricInterpretation::BlackIsZero;
+    const BITS_PER_SAMPLE: &'static [u16] = &[8, 8];
+    const SAMPLE_FORMAT: &'static [tiff::tags::SampleFormat] =
+        &[tiff::tags::SampleFormat::Uint, tiff::tags::SampleFormat::Uint];
+
+    fn horizontal_predict(row: &[u8], result: &mut Vec<u8>) {
+        result.extend(row.iter().enumerate().map(|(i, &v)| if i < 2 { v } else { v.wrapping_sub(row[i - 2]) }));
+    }
+}
+
+#[test]
+fn an_8_bit_grey_and_alpha_tiff_converts_whatever_its_compression() {
+    use tiff::encoder::{Compression, DeflateLevel, TiffEncoder};
+    use tiff::tags::Predictor;
+    let (w, h) = (7u32, 5u32);
+    let stored: Vec<u8> = (0..w * h).flat_map(|i| [(i * 7) as u8, (255 - i * 3) as u8]).collect();
+    let expected = RgbaImage::from_fn(w, h, |x, y| {
+        let i = y * w + x;
+        Rgba([(i * 7) as u8, (i * 7) as u8, (i * 7) as u8, (255 - i * 3) as u8])
+    });
+    let deflate = Compression::Deflate(DeflateLevel::Balanced);
+    for (name, compression, predictor) in [
+        ("Deflate", deflate, Predictor::None),
+        ("Deflate", deflate, Predictor::Horizontal),
+        ("LZW", Compression::Lzw, Predictor::None),
+        ("uncompressed", Compression::Uncompressed, Predictor::None),
+    ] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut encoder = TiffEncoder::new(&mut out).unwrap().with_compression(compression).with_predictor(predictor);
+        let mut image = encoder.new_image::<GreyAlpha8>(w, h).unwrap();
+        image.encoder().write_tag(tiff::tags::Tag::ExtraSamples, 2u16).unwrap();
+        image.write_data(&stored).unwrap();
+        let tiff = out.into_inner();
+        let a = admit_image(&tiff, "image/tiff", &converting(Provider::Anthropic))
+            .unwrap_or_else(|r| panic!("{name}, {predictor:?}: {}", r.message));
+        assert_eq!(png_pixels(&a), expected, "{name}, {predictor:?}");
+    }
+}
+
 #[test]
 fn a_hand_made_tiff_converts() {
     let t = tiff_by_hand(16, 4, 64, 0);
