@@ -1,8 +1,8 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
-//! 1/2/4-bit grey, grey with alpha, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
-//! strips), planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point
-//! samples, WebP- and Zstandard-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`,
-//! which the PDF renderer carries anyway).
+//! 1/2/4-bit grey, grey with alpha and other extra samples, palette (1–8 bits), YCbCr
+//! (JPEG-compressed, or subsampled LZW/uncompressed strips), planar pages (strips or tiles, any
+//! colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
+//! chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF renderer carries anyway).
 //!
 //! Samples that are not unsigned integers of up to 16 bits become 8-bit levels as Pillow and
 //! libvips make them: each value is read as a level on the 0..255 scale, truncated and clipped
@@ -56,6 +56,7 @@ const SAMPLE_FORMAT_UNSIGNED: u16 = 1;
 const SAMPLE_FORMAT_SIGNED: u16 = 2;
 const SAMPLE_FORMAT_FLOAT: u16 = 3;
 const PREDICTOR_HORIZONTAL: u16 = 2;
+const EXTRA_SAMPLE_UNSPECIFIED: u16 = 0;
 const T4_OPTIONS: u16 = 292;
 
 /// Whether the first page is a layout this module decodes (the image crate refuses it or, for
@@ -68,12 +69,13 @@ pub(super) fn is_ours(bytes: &[u8]) -> bool {
     let planar = tag(Tag::PlanarConfiguration) == Some(2);
     let compression = tag(Tag::Compression);
     let photometric = tag(Tag::PhotometricInterpretation);
-    // Grey and alpha: the `tiff` crate calls two grey samples `Multiband`, which the image crate
-    // refuses whatever the compression. (WhiteIsZero with alpha is left to it: the `tiff` crate
-    // cannot invert a `Multiband` page.)
-    let grey_and_alpha = photometric == Some(PHOTOMETRIC_BLACK_IS_ZERO) && tag(Tag::SamplesPerPixel) == Some(2);
+    // Grey and alpha (or other extra samples): the `tiff` crate calls more than one grey sample
+    // `Multiband`, which the image crate refuses whatever the compression. (WhiteIsZero with
+    // extra samples is left to it: the `tiff` crate cannot invert a `Multiband` page.)
+    let grey_and_extra =
+        photometric == Some(PHOTOMETRIC_BLACK_IS_ZERO) && tag(Tag::SamplesPerPixel).is_some_and(|n| n >= 2);
     planar
-        || grey_and_alpha
+        || grey_and_extra
         || matches!(
             compression,
             Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP | COMPRESSION_ZSTD)
@@ -134,6 +136,7 @@ fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression
         return palette(width, height, &samples, &colormap);
     }
     let color = decoder.colortype().map_err(words)?;
+    let extra_samples = decoder.find_tag_unsigned_vec::<u16>(Tag::ExtraSamples).map_err(words)?;
     let (width, height, samples) = read_samples(&mut decoder, false)?;
     let raw = |channels: u32| {
         (samples.len() as u64 == u64::from(width) * u64::from(height) * u64::from(channels))
@@ -145,9 +148,20 @@ fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression
             raw(1)?;
             GrayImage::from_raw(width, height, samples).map(DynamicImage::ImageLuma8).ok_or_else(short)
         }
-        ColorType::Multiband { num_samples: 2, .. } => {
-            raw(2)?;
-            image::GrayAlphaImage::from_raw(width, height, samples).map(DynamicImage::ImageLumaA8).ok_or_else(short)
+        // Grey and extra samples: the first extra is alpha unless ExtraSamples calls it
+        // unspecified (0), and any other is dropped, as Pillow drops an RGB page's unspecified
+        // extras (its `RGBX`, `RGBAX`); a page without ExtraSamples has alpha, as Pillow reads
+        // RGBA without it.
+        ColorType::Multiband { num_samples, .. } if num_samples >= 2 => {
+            let n = usize::from(num_samples);
+            raw(u32::from(num_samples))?;
+            if extra_samples.as_deref().and_then(|e| e.first()) == Some(&EXTRA_SAMPLE_UNSPECIFIED) {
+                let grey = samples.chunks_exact(n).map(|p| p[0]).collect();
+                return GrayImage::from_raw(width, height, grey).map(DynamicImage::ImageLuma8).ok_or_else(short);
+            }
+            let grey_alpha =
+                if n == 2 { samples } else { samples.chunks_exact(n).flat_map(|p| [p[0], p[1]]).collect() };
+            image::GrayAlphaImage::from_raw(width, height, grey_alpha).map(DynamicImage::ImageLumaA8).ok_or_else(short)
         }
         ColorType::RGB(_) => {
             raw(3)?;

@@ -482,6 +482,100 @@ fn an_8_bit_grey_and_alpha_tiff_converts_whatever_its_compression() {
     }
 }
 
+/// A planar TIFF of `spp` 8-bit planes (one strip each), uncompressed, with `photometric` and
+/// `extra` as its ExtraSamples; sample `p` of pixel `i` (in row order) is `60 * p + i + 1`.
+fn planar_tiff_by_hand(w: u32, h: u32, spp: u32, photometric: u32, extra: &[u16]) -> Vec<u8> {
+    let plane = w * h;
+    // A value of up to 4 bytes is held in its entry, a longer one after the header.
+    let inline = |v: &[u16]| u32::from(v[0]) | v.get(1).map_or(0, |&x| u32::from(x) << 16);
+    let mut t = b"II*\0".to_vec();
+    let bits_at = 8u32;
+    let offsets_at = bits_at + 2 * spp;
+    let counts_at = offsets_at + 4 * spp;
+    let extra_at = counts_at + 4 * spp;
+    let data_at = extra_at + 2 * extra.len() as u32;
+    t.extend_from_slice(&(data_at + spp * plane).to_le_bytes());
+    t.extend((0..spp).flat_map(|_| 8u16.to_le_bytes()));
+    t.extend((0..spp).flat_map(|p| (data_at + p * plane).to_le_bytes()));
+    t.extend((0..spp).flat_map(|_| plane.to_le_bytes()));
+    t.extend(extra.iter().flat_map(|e| e.to_le_bytes()));
+    t.extend((0..spp * plane).map(|i| (i / plane * 60 + i % plane + 1) as u8));
+    let bits = if spp <= 2 { inline(&vec![8; spp as usize]) } else { bits_at };
+    let mut entries: Vec<(u16, u16, u32, u32)> = vec![
+        (256, 4, 1, w),
+        (257, 4, 1, h),
+        (258, 3, spp, bits),
+        (259, 3, 1, 1),
+        (262, 3, 1, photometric),
+        (273, 4, spp, offsets_at),
+        (277, 3, 1, spp),
+        (278, 4, 1, h),
+        (279, 4, spp, counts_at),
+        (284, 3, 1, 2), // planar
+    ];
+    if !extra.is_empty() {
+        entries.push((338, 3, extra.len() as u32, if extra.len() <= 2 { inline(extra) } else { extra_at }));
+    }
+    t.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, kind, count, value) in entries {
+        t.extend_from_slice(&tag.to_le_bytes());
+        t.extend_from_slice(&kind.to_le_bytes());
+        t.extend_from_slice(&count.to_le_bytes());
+        t.extend_from_slice(&value.to_le_bytes());
+    }
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t
+}
+
+/// Grey and two extra samples, 8 bits each.
+struct GreyAndTwoExtra8;
+
+impl tiff::encoder::colortype::ColorType for GreyAndTwoExtra8 {
+    type Inner = u8;
+    const TIFF_VALUE: tiff::tags::PhotometricInterpretation = tiff::tags::PhotometricInterpretation::BlackIsZero;
+    const BITS_PER_SAMPLE: &'static [u16] = &[8, 8, 8];
+    const SAMPLE_FORMAT: &'static [tiff::tags::SampleFormat] = &[tiff::tags::SampleFormat::Uint; 3];
+
+    fn horizontal_predict(row: &[u8], result: &mut Vec<u8>) {
+        result.extend_from_slice(row);
+    }
+}
+
+#[test]
+fn grey_with_extra_samples_keeps_its_alpha_and_drops_what_is_unspecified() {
+    use tiff::encoder::TiffEncoder;
+    use tiff::encoder::colortype::ColorType;
+    use tiff::tags::Tag;
+    /// Chunky: pixel `i`'s sample `s` is `60 * s + i + 1`, as the planar pages have them.
+    fn chunky<C: ColorType<Inner = u8>>(extra: &[u16]) -> Vec<u8> {
+        let spp = C::BITS_PER_SAMPLE.len() as u32;
+        let stored: Vec<u8> = (0..6).flat_map(|i| (0..spp).map(move |s| (60 * s + i + 1) as u8)).collect();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut encoder = TiffEncoder::new(&mut out).unwrap();
+        let mut image = encoder.new_image::<C>(3, 2).unwrap();
+        if !extra.is_empty() {
+            image.encoder().write_tag(Tag::ExtraSamples, extra).unwrap();
+        }
+        image.write_data(&stored).unwrap();
+        out.into_inner()
+    }
+    // Pixel 4 is (1, 1): grey 5, alpha (the second sample) 65, a third sample 125.
+    let cases: [(&str, Vec<u8>, [u8; 4]); 7] = [
+        ("grey, alpha", chunky::<GreyAlpha8>(&[2]), [5, 5, 5, 65]),
+        ("grey, alpha (no ExtraSamples)", chunky::<GreyAlpha8>(&[]), [5, 5, 5, 65]),
+        ("grey, unspecified", chunky::<GreyAlpha8>(&[0]), [5, 5, 5, 255]),
+        ("grey, alpha, unspecified", chunky::<GreyAndTwoExtra8>(&[2, 0]), [5, 5, 5, 65]),
+        ("planar grey, alpha", planar_tiff_by_hand(3, 2, 2, 1, &[2]), [5, 5, 5, 65]),
+        ("planar grey, alpha, unspecified", planar_tiff_by_hand(3, 2, 3, 1, &[2, 0]), [5, 5, 5, 65]),
+        ("planar RGB, alpha, unspecified", planar_tiff_by_hand(3, 2, 5, 2, &[2, 0]), [5, 65, 125, 185]),
+    ];
+    for (name, tiff, pixel) in cases {
+        let a = admit_image(&tiff, "image/tiff", &converting(Provider::Anthropic))
+            .unwrap_or_else(|r| panic!("{name}: {}", r.message));
+        assert_eq!(png_pixels(&a).get_pixel(1, 1).0, pixel, "{name}");
+    }
+}
+
 #[test]
 fn a_hand_made_tiff_converts() {
     let t = tiff_by_hand(16, 4, 64, 0);
