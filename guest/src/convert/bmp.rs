@@ -1,9 +1,11 @@
 //! The BMP and ICO-entry layouts the image crate's BMP decoder refuses though Chromium and Pillow
 //! read them: RLE4/RLE8 data (top-down too, runs past a row's end clamped as both clamp them,
 //! pixels the data never reaches left transparent as Chromium leaves them), 16/32-bit bitfields
-//! with a channel's mask zero (that channel 0), a `planes` field other than 1 (ignored by both);
-//! and an ICO's BMP entry: the colour rows, then the AND mask, unless the entry is 32-bit with
-//! alpha data (then the alpha channel decides and a short or conflicting mask is ignored).
+//! with a channel's mask zero (that channel 0), a `planes` field other than 1 (ignored by both),
+//! an OS/2 2.x header (read as the BITMAPINFOHEADER it begins with, as Pillow reads it; OS/2's
+//! own Huffman 1D and RLE24 refused in words); and an ICO's BMP entry: the colour rows, then the
+//! AND mask, unless the entry is 32-bit with alpha data (then the alpha channel decides and a
+//! short or conflicting mask is ignored).
 //!
 //! Every size is read from the header and bounded by the caller ([`super::raster`]'s header
 //! checks) before any allocation; every read of the data is checked, so a cut or corrupt file is
@@ -18,10 +20,13 @@ use image::{DynamicImage, ImageDecoder, RgbaImage};
 
 use crate::gate::decode::decode_limits;
 
-/// What a DIB header says (BITMAPCOREHEADER or BITMAPINFOHEADER and its V2-V5 extensions).
+/// What a DIB header says (BITMAPCOREHEADER, BITMAPINFOHEADER and its V2-V5 extensions, or
+/// OS/2 2.x's BITMAPCOREHEADER2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Dib {
     header_size: usize,
+    /// An OS/2 2.x header (16 to 64 bytes, other than the Windows sizes 40, 52 and 56).
+    os2: bool,
     pub width: u32,
     /// |height|: the rows of the bitmap (an ICO entry's counts its AND mask's rows too).
     pub height: u32,
@@ -48,9 +53,15 @@ impl Dib {
         let u16_at = |i: usize| Some(u16::from_le_bytes(dib.get(i..i + 2)?.try_into().ok()?));
         let u32_at = |i: usize| Some(u32::from_le_bytes(dib.get(i..i + 4)?.try_into().ok()?));
         let header_size = u32_at(0)? as usize;
+        let os2 = matches!(header_size, 16..=64) && !matches!(header_size, 40 | 52 | 56);
+        // OS/2 2.x's header is BITMAPINFOHEADER's first 40 bytes, then fields of its own (units,
+        // halftoning, colour encoding) that change nothing drawn. It may stop early, after the
+        // bit count at the soonest (16 bytes, a common size), and a field it leaves out is 0.
+        // Pillow reads only the whole 64-byte header; the shorter ones are read here the same.
+        let field = |i: usize| if i + 4 <= header_size { u32_at(i) } else { Some(0) };
         let (width, height, top_down, planes, bits, compression, colors_used) = match header_size {
             12 => (u32::from(u16_at(4)?), u32::from(u16_at(6)?), false, u16_at(8)?, u16_at(10)?, BI_RGB, 0),
-            40 | 52 | 56 | 108 | 124 => {
+            16..=64 | 108 | 124 => {
                 let width = i32::from_le_bytes(u32_at(4)?.to_le_bytes());
                 let height = i32::from_le_bytes(u32_at(8)?.to_le_bytes());
                 if width <= 0 || height == 0 || height == i32::MIN {
@@ -62,14 +73,15 @@ impl Dib {
                     height < 0,
                     u16_at(12)?,
                     u16_at(14)?,
-                    u32_at(16)?,
-                    u32_at(32)?,
+                    field(16)?,
+                    field(32)?,
                 )
             }
             _ => return None,
         };
         let mut palette_at = header_size;
-        let masks = if compression == BI_BITFIELDS {
+        // OS/2's compression 3 is Huffman 1D, not bitfields.
+        let masks = if compression == BI_BITFIELDS && !os2 {
             // An INFO header's masks follow it; the larger headers hold them (and alpha from V3 on).
             let at = 40;
             if header_size == 40 {
@@ -88,6 +100,7 @@ impl Dib {
         let palette_entry = if header_size == 12 { 3 } else { 4 };
         Some(Dib {
             header_size,
+            os2,
             width,
             height,
             top_down,
@@ -106,6 +119,17 @@ impl Dib {
     /// transparent) and bitfields with a channel's mask zero (the crate refuses those).
     pub fn is_ours(&self) -> bool {
         self.is_rle() || self.masks.is_some_and(|m| m[..3].contains(&0) && matches!(self.bits, 16 | 32))
+    }
+
+    /// Why the bitmap is not converted, when its compression is one of OS/2 2.x's own (Huffman
+    /// 1D, RLE24): Pillow refuses both too.
+    pub fn not_converted(&self) -> Option<String> {
+        let name = match (self.os2, self.compression) {
+            (true, 3) => "Huffman 1D",
+            (true, 4) => "RLE24",
+            _ => return None,
+        };
+        Some(format!("the BMP is an OS/2 2.x bitmap compressed with {name}, which is not converted"))
     }
 
     fn is_rle(&self) -> bool {
@@ -141,10 +165,14 @@ impl Dib {
     }
 }
 
-/// A BMP file with its harmless header quirk normalised for the image crate: a `planes` field
-/// other than 1 (Chromium and Pillow ignore it) set to 1.
+/// A BMP file with its harmless header quirks normalised for the image crate: a `planes` field
+/// other than 1 (Chromium and Pillow ignore it) set to 1; an OS/2 2.x header, which the crate
+/// does not read, rewritten as the BITMAPINFOHEADER it begins with (`with_info_header`).
 pub(super) fn normalised(bytes: &[u8]) -> Cow<'_, [u8]> {
     let Some(dib) = bytes.get(14..).and_then(Dib::parse) else { return Cow::Borrowed(bytes) };
+    if dib.os2 {
+        return with_info_header(bytes, &dib).map_or(Cow::Borrowed(bytes), Cow::Owned);
+    }
     if dib.planes == 1 {
         return Cow::Borrowed(bytes);
     }
@@ -152,6 +180,32 @@ pub(super) fn normalised(bytes: &[u8]) -> Cow<'_, [u8]> {
     let mut copy = bytes.to_vec();
     copy[at..at + 2].copy_from_slice(&1u16.to_le_bytes());
     Cow::Owned(copy)
+}
+
+/// An OS/2 2.x bitmap with a BITMAPINFOHEADER in place of its own: the first 40 bytes of its
+/// header (the fields it leaves out 0, planes 1), then its colour table and pixels, the pixel
+/// offset moved with them. Pillow reads a 64-byte OS/2 header the same way, as the INFO header's
+/// fields and no further. `None`: pixels that start inside the header (left to the crate to refuse).
+fn with_info_header(bytes: &[u8], dib: &Dib) -> Option<Vec<u8>> {
+    let offset = u32::from_le_bytes(bytes.get(10..14)?.try_into().ok()?) as usize;
+    let after_header = 14 + dib.header_size;
+    if offset < after_header || bytes.len() < after_header {
+        return None;
+    }
+    let mut header = [0u8; 40];
+    let kept = dib.header_size.min(40);
+    header[..kept].copy_from_slice(&bytes[14..14 + kept]);
+    header[..4].copy_from_slice(&40u32.to_le_bytes());
+    header[12..14].copy_from_slice(&1u16.to_le_bytes());
+    let mut out = Vec::with_capacity(bytes.len() + 40 - kept);
+    out.extend_from_slice(&bytes[..10]);
+    // The pixels start at or past the header's end: the subtraction cannot go below 0.
+    out.extend_from_slice(&u32::try_from((offset - dib.header_size).checked_add(40)?).ok()?.to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(&bytes[after_header..]);
+    let size = u32::try_from(out.len()).ok()?;
+    out[2..6].copy_from_slice(&size.to_le_bytes());
+    Some(out)
 }
 
 /// A BMP file's colour rows decoded here ([`Dib::is_ours`]); the caller has bounded the size.

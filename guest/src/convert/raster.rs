@@ -50,11 +50,19 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     }
     if source == Source::Bmp
         && let Some(dib) = bytes.get(14..).and_then(Dib::parse)
-        && dib.is_ours()
     {
-        return decode_bmp_layout(bytes, &dib, budget);
+        if let Some(why) = dib.not_converted() {
+            return Err(Refusal::new(Reason::Undecodable, raw, None, why));
+        }
+        if dib.is_ours() {
+            return decode_bmp_layout(bytes, &dib, budget);
+        }
     }
-    let normalised = if source == Source::Bmp { bmp::normalised(bytes) } else { Cow::Borrowed(bytes) };
+    let normalised = match source {
+        Source::Bmp => bmp::normalised(bytes),
+        Source::Tiff => super::tiff_layouts::first_page_only(bytes),
+        _ => Cow::Borrowed(bytes),
+    };
     let bytes = &*normalised;
     if source == Source::Tiff && super::tiff_layouts::is_ours(bytes) {
         return decode_tiff_layout(bytes, budget);
@@ -62,13 +70,14 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
     if source == Source::Ico
         && let Some(entry) = ico_chosen_entry(bytes)
     {
-        // PNG signature, then IHDR: bit depth at 24, colour type at 25.
-        if !entry.starts_with(b"\x89PNG\r\n\x1a\n") {
-            return decode_ico_bmp_entry(bytes, entry, budget);
-        }
-        if entry.len() > 25 && !(entry[24] == 8 && entry[25] == 6) {
-            return decode_ico_png_entry(bytes, entry, budget);
-        }
+        // Decoded here, not by the image crate's ICO decoder: it would choose an entry of its
+        // own, and takes only 8-bit RGBA PNG entries though icon writers (Pillow, for one) store
+        // RGB, grey and palette PNGs, and refuses a BMP entry whose AND mask is short.
+        return if entry.starts_with(b"\x89PNG\r\n\x1a\n") {
+            decode_ico_png_entry(bytes, entry, budget)
+        } else {
+            decode_ico_bmp_entry(bytes, entry, budget)
+        };
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(decode_limits());
@@ -88,39 +97,96 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
         DynamicImage::from_decoder(decoder)
     }
     .map_err(|e| decode_refusal(raw, name, e))?;
+    let image = eight_bit(image);
+    let (image, (width, height), turned) = if source == Source::Tiff {
+        upright(image, (width, height), bytes)
+    } else {
+        (image, (width, height), String::new())
+    };
     let note = match source {
-        Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page)"),
+        Source::Tiff => format!("decoded from TIFF {width}x{height} (its first page){turned}"),
         Source::Ico => {
             let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
             format!("decoded from ICO {width}x{height}, the largest of its {entries} entries")
         }
         _ => format!("decoded from {name} {width}x{height}"),
     };
-    Ok(Made { image: eight_bit(image), source_dimensions: Dimensions { width, height }, from: source.mime(), note })
+    Ok(Made { image, source_dimensions: Dimensions { width, height }, from: source.mime(), note })
 }
 
-/// The entry of an ICO the image crate's decoder would pick (the most bits per pixel, then the
-/// most pixels; the last entry first, then the others in order, a tie keeping the one found
-/// first), its data cut at the file's end where the file is cut. The image crate's ICO decoder
-/// takes only 8-bit RGBA PNG entries, though icon writers (Pillow, for one) store RGB, grey and
-/// palette PNGs, and refuses a BMP entry whose AND mask is short; those entries are decoded here.
+/// A TIFF page turned upright as its Orientation tag (274) says: the image, its upright size and
+/// what to add to the note (nothing for a page stored upright). The tag's eight values are EXIF's
+/// (EXIF took them from TIFF). Pillow leaves a TIFF as stored until `ImageOps.exif_transpose`,
+/// which applies them; ImageMagick applies them with `-auto-orient`; netpbm's `tifftopnm -byrow`
+/// applies all eight (its default, libtiff's RGBA reader, leaves 5-8 untransposed and warns);
+/// the image crate reports the tag and leaves the pixels. A model shown the page sideways reads
+/// it sideways, so it is turned here. A value outside 1-8 is ignored, as `exif_transpose` does.
+fn upright(image: DynamicImage, (width, height): (u32, u32), bytes: &[u8]) -> (DynamicImage, (u32, u32), String) {
+    use image::metadata::Orientation;
+    let tag = super::tiff_layouts::orientation(bytes);
+    let orientation = tag.and_then(|v| Orientation::from_exif(u8::try_from(v).ok()?));
+    let Some(orientation) = orientation.filter(|&o| o != Orientation::NoTransforms) else {
+        return (image, (width, height), String::new());
+    };
+    let quarter_turn = matches!(
+        orientation,
+        Orientation::Rotate90 | Orientation::Rotate270 | Orientation::Rotate90FlipH | Orientation::Rotate270FlipH
+    );
+    // A quarter turn copies the image: fitted first (the fit is a square, so this is the same
+    // fit turned), the copy is of the fitted image, not of the page.
+    let mut image = if quarter_turn { resize_to_fit(image, FIT_SIDE) } else { image };
+    image.apply_orientation(orientation);
+    let turned = format!(", turned upright (Orientation {}; stored as {width}x{height})", orientation.to_exif());
+    (image, if quarter_turn { (height, width) } else { (width, height) }, turned)
+}
+
+/// The entry of an ICO to convert: the one with the most pixels, then the most bits per pixel,
+/// then the first in the directory; each judged by its own header (a PNG entry's IHDR, a BMP
+/// entry's DIB header), not by the directory, whose bit count is 0 for most PNG entries and whose
+/// sizes may lie. So the entry converted is the one the note calls the largest. Pillow also
+/// takes the largest, but by the directory's sizes (ties: the lowest colour depth), and reads a
+/// PNG's real size only after it has chosen; ImageMagick reads every entry as a frame, in
+/// directory order; the image crate's decoder takes the most directory bits, then pixels.
+/// An entry outside the file or whose header cannot be read is passed over; `None` when no entry
+/// is left (the image crate's decoder then says what is wrong). The data is cut at the file's end
+/// where the file is cut.
 fn ico_chosen_entry(bytes: &[u8]) -> Option<&[u8]> {
     let count = usize::from(u16::from_le_bytes(bytes.get(4..6)?.try_into().ok()?));
-    let mut best: Option<((u16, u64), &[u8])> = None;
-    for i in (0..count).rev().take(1).chain(0..count.saturating_sub(1)) {
+    let mut best: Option<((u64, u16), &[u8])> = None;
+    for i in 0..count {
         let e = bytes.get(6 + 16 * i..6 + 16 * (i + 1))?;
-        let side = |b: u8| if b == 0 { 256u64 } else { u64::from(b) };
-        let bits = u16::from_le_bytes(e[6..8].try_into().ok()?);
         let size = u32::from_le_bytes(e[8..12].try_into().ok()?) as usize;
         let offset = u32::from_le_bytes(e[12..16].try_into().ok()?) as usize;
-        let rest = bytes.get(offset..)?;
+        let Some(rest) = bytes.get(offset..) else { continue };
         let data = rest.get(..size).unwrap_or(rest);
-        let score = (bits, side(e[0]) * side(e[1]));
+        let Some(score) = ico_entry_size(data) else { continue };
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, data));
         }
     }
     best.map(|(_, data)| data)
+}
+
+/// An ICO entry's pixels and bits per pixel, from its own header.
+fn ico_entry_size(data: &[u8]) -> Option<(u64, u16)> {
+    if let Some(png) = data.strip_prefix(b"\x89PNG\r\n\x1a\n") {
+        // The IHDR chunk comes first: length, type, width, height, depth, colour type.
+        if png.get(4..8)? != b"IHDR" {
+            return None;
+        }
+        let width = u32::from_be_bytes(png.get(8..12)?.try_into().ok()?);
+        let height = u32::from_be_bytes(png.get(12..16)?.try_into().ok()?);
+        let channels = match *png.get(17)? {
+            0 | 3 => 1,
+            4 => 2,
+            2 => 3,
+            6 => 4,
+            _ => return None,
+        };
+        return Some((u64::from(width) * u64::from(height), u16::from(*png.get(16)?) * channels));
+    }
+    let dib = Dib::parse(data)?;
+    Some((u64::from(dib.width) * u64::from(dib.height / 2), dib.bits))
 }
 
 /// A BMP entry of an ICO (`bmp::decode_icon`), under the same header checks.
@@ -188,16 +254,12 @@ fn decode_tiff_layout(bytes: &[u8], budget: &mut Budget) -> Result<Made, Refusal
     check_side(raw, "TIFF", width, height)?;
     check_header(raw, "TIFF", width, height, header.decoded, budget)?;
     let page = tiff_layouts::decode(bytes).map_err(undecodable)?;
-    let mut note = format!("decoded from TIFF {width}x{height} (its first page)");
+    let (image, (width, height), turned) = upright(eight_bit(page.image), (width, height), bytes);
+    let mut note = format!("decoded from TIFF {width}x{height} (its first page){turned}");
     if let Some(damage) = page.damage {
         note.push_str(&format!("; {damage}"));
     }
-    Ok(Made {
-        image: eight_bit(page.image),
-        source_dimensions: Dimensions { width, height },
-        from: Source::Tiff.mime(),
-        note,
-    })
+    Ok(Made { image, source_dimensions: Dimensions { width, height }, from: Source::Tiff.mime(), note })
 }
 
 /// Pixel layouts a TIFF decodes to unchanged (8 or 16 bits per sample, integer, no CMYK or 1-bit

@@ -1,8 +1,8 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
-//! 1/2/4-bit grey, palette (1–8 bits), YCbCr (JPEG-compressed, or subsampled LZW/uncompressed
-//! strips), planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point
-//! samples, WebP- and Zstandard-compressed chunks, CCITT Group 3 and 4 (with `hayro-ccitt`,
-//! which the PDF renderer carries anyway).
+//! 1/2/4-bit grey, grey with alpha and other extra samples, palette (1–8 bits), YCbCr
+//! (JPEG-compressed, or subsampled LZW/uncompressed strips), planar pages (strips or tiles, any
+//! colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
+//! chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF renderer carries anyway).
 //!
 //! Samples that are not unsigned integers of up to 16 bits become 8-bit levels as Pillow and
 //! libvips make them: each value is read as a level on the 0..255 scale, truncated and clipped
@@ -22,6 +22,7 @@
 //! pieces as small as the cut, and its LZW reader then stops short of the stream's end ("no lzw
 //! end code found") on tiles Pillow and libtiff decode.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 
 use image::{DynamicImage, GrayImage, RgbImage, RgbaImage};
@@ -40,6 +41,7 @@ pub(super) struct Header {
 }
 
 const PHOTOMETRIC_WHITE_IS_ZERO: u16 = 0;
+const PHOTOMETRIC_BLACK_IS_ZERO: u16 = 1;
 const PHOTOMETRIC_PALETTE: u16 = 3;
 const PHOTOMETRIC_YCBCR: u16 = 6;
 const COMPRESSION_CCITT_RLE: u16 = 2;
@@ -54,6 +56,7 @@ const SAMPLE_FORMAT_UNSIGNED: u16 = 1;
 const SAMPLE_FORMAT_SIGNED: u16 = 2;
 const SAMPLE_FORMAT_FLOAT: u16 = 3;
 const PREDICTOR_HORIZONTAL: u16 = 2;
+const EXTRA_SAMPLE_UNSPECIFIED: u16 = 0;
 const T4_OPTIONS: u16 = 292;
 
 /// Whether the first page is a layout this module decodes (the image crate refuses it or, for
@@ -66,7 +69,13 @@ pub(super) fn is_ours(bytes: &[u8]) -> bool {
     let planar = tag(Tag::PlanarConfiguration) == Some(2);
     let compression = tag(Tag::Compression);
     let photometric = tag(Tag::PhotometricInterpretation);
+    // Grey and alpha (or other extra samples): the `tiff` crate calls more than one grey sample
+    // `Multiband`, which the image crate refuses whatever the compression. (WhiteIsZero with
+    // extra samples is left to it: the `tiff` crate cannot invert a `Multiband` page.)
+    let grey_and_extra =
+        photometric == Some(PHOTOMETRIC_BLACK_IS_ZERO) && tag(Tag::SamplesPerPixel).is_some_and(|n| n >= 2);
     planar
+        || grey_and_extra
         || matches!(
             compression,
             Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP | COMPRESSION_ZSTD)
@@ -89,6 +98,11 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
     let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
     let channels = if photometric == Some(PHOTOMETRIC_PALETTE) { 3 } else { u64::from(samples.clamp(1, 4)) };
     Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels })
+}
+
+/// The first page's Orientation tag (274), when it has one that can be read.
+pub(super) fn orientation(bytes: &[u8]) -> Option<u16> {
+    open(bytes).ok()?.find_tag_unsigned::<u16>(Tag::Orientation).ok().flatten()
 }
 
 /// The decoded page, and what was left out of it in words (a damaged fax strip's rest).
@@ -122,6 +136,7 @@ fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression
         return palette(width, height, &samples, &colormap);
     }
     let color = decoder.colortype().map_err(words)?;
+    let extra_samples = decoder.find_tag_unsigned_vec::<u16>(Tag::ExtraSamples).map_err(words)?;
     let (width, height, samples) = read_samples(&mut decoder, false)?;
     let raw = |channels: u32| {
         (samples.len() as u64 == u64::from(width) * u64::from(height) * u64::from(channels))
@@ -133,9 +148,20 @@ fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression
             raw(1)?;
             GrayImage::from_raw(width, height, samples).map(DynamicImage::ImageLuma8).ok_or_else(short)
         }
-        ColorType::Multiband { num_samples: 2, .. } => {
-            raw(2)?;
-            image::GrayAlphaImage::from_raw(width, height, samples).map(DynamicImage::ImageLumaA8).ok_or_else(short)
+        // Grey and extra samples: the first extra is alpha unless ExtraSamples calls it
+        // unspecified (0), and any other is dropped, as Pillow drops an RGB page's unspecified
+        // extras (its `RGBX`, `RGBAX`); a page without ExtraSamples has alpha, as Pillow reads
+        // RGBA without it.
+        ColorType::Multiband { num_samples, .. } if num_samples >= 2 => {
+            let n = usize::from(num_samples);
+            raw(u32::from(num_samples))?;
+            if extra_samples.as_deref().and_then(|e| e.first()) == Some(&EXTRA_SAMPLE_UNSPECIFIED) {
+                let grey = samples.chunks_exact(n).map(|p| p[0]).collect();
+                return GrayImage::from_raw(width, height, grey).map(DynamicImage::ImageLuma8).ok_or_else(short);
+            }
+            let grey_alpha =
+                if n == 2 { samples } else { samples.chunks_exact(n).flat_map(|p| [p[0], p[1]]).collect() };
+            image::GrayAlphaImage::from_raw(width, height, grey_alpha).map(DynamicImage::ImageLumaA8).ok_or_else(short)
         }
         ColorType::RGB(_) => {
             raw(3)?;
@@ -182,39 +208,84 @@ fn open(bytes: &[u8]) -> Result<Decoder<Cursor<&[u8]>>, String> {
     Ok(Decoder::new(Cursor::new(bytes)).map_err(words)?.with_limits(limits))
 }
 
+/// Where a TIFF's first IFD is, read from the file's header.
+struct FirstIfd<'a> {
+    bytes: &'a [u8],
+    little_endian: bool,
+    big: bool,
+    /// Its entry count, and where its first entry starts.
+    count: usize,
+    entries_at: usize,
+}
+
+impl<'a> FirstIfd<'a> {
+    fn of(bytes: &'a [u8]) -> Option<Self> {
+        let mut ifd = FirstIfd { bytes, little_endian: bytes.get(..2)? == b"II", big: false, count: 0, entries_at: 0 };
+        ifd.big = ifd.u16_at(2)? == 43;
+        if ifd.big {
+            let at = usize::try_from(ifd.uint_at(8, 8)?).ok()?;
+            (ifd.count, ifd.entries_at) = (usize::try_from(ifd.uint_at(at, 8)?).ok()?, at.checked_add(8)?);
+        } else {
+            let at = usize::try_from(ifd.uint_at(4, 4)?).ok()?;
+            (ifd.count, ifd.entries_at) = (usize::from(ifd.u16_at(at)?), at.checked_add(2)?);
+        }
+        Some(ifd)
+    }
+
+    /// An unsigned integer of `len` bytes at `at`, in the file's byte order.
+    fn uint_at(&self, at: usize, len: usize) -> Option<u64> {
+        let b = self.bytes.get(at..at.checked_add(len)?)?;
+        let order = |(i, &x): (usize, &u8)| u64::from(x) << (8 * if self.little_endian { i } else { len - 1 - i });
+        Some(b.iter().enumerate().map(order).sum())
+    }
+
+    fn u16_at(&self, at: usize) -> Option<u16> {
+        self.uint_at(at, 2).map(|v| v as u16)
+    }
+
+    fn entry_size(&self) -> usize {
+        if self.big { 20 } else { 12 }
+    }
+
+    /// Where the IFD's next-IFD offset is, and its width.
+    fn next_at(&self) -> Option<(usize, usize)> {
+        let at = self.entries_at.checked_add(self.count.checked_mul(self.entry_size())?)?;
+        Some((at, if self.big { 8 } else { 4 }))
+    }
+}
+
 /// The bytes with the first IFD's PhotometricInterpretation (a SHORT held in its entry) set to
 /// `value`. `None`: no such entry where the header says.
 fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
-    let le = bytes.get(..2)? == b"II";
-    let u16_at = |i: usize| {
-        let b: [u8; 2] = bytes.get(i..i + 2)?.try_into().ok()?;
-        Some(if le { u16::from_le_bytes(b) } else { u16::from_be_bytes(b) })
-    };
-    let u32_at = |i: usize| {
-        let b: [u8; 4] = bytes.get(i..i + 4)?.try_into().ok()?;
-        Some(if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) })
-    };
-    let u64_at = |i: usize| {
-        let b: [u8; 8] = bytes.get(i..i + 8)?.try_into().ok()?;
-        Some(if le { u64::from_le_bytes(b) } else { u64::from_be_bytes(b) })
-    };
-    let big = u16_at(2)? == 43;
-    let (count, first, entry) = if big {
-        let ifd = usize::try_from(u64_at(8)?).ok()?;
-        (usize::try_from(u64_at(ifd)?).ok()?, ifd + 8, 20)
-    } else {
-        let ifd = usize::try_from(u32_at(4)?).ok()?;
-        (usize::from(u16_at(ifd)?), ifd + 2, 12)
-    };
-    let at = (0..count).map(|i| first + i * entry).find(|&e| u16_at(e) == Some(262))?;
-    if u16_at(at + 2)? != 3 {
+    let ifd = FirstIfd::of(bytes)?;
+    let at = (0..ifd.count).map(|i| ifd.entries_at + i * ifd.entry_size()).find(|&e| ifd.u16_at(e) == Some(262))?;
+    if ifd.u16_at(at + 2)? != 3 {
         return None;
     }
-    let value_at = at + if big { 12 } else { 8 };
+    let value_at = at + if ifd.big { 12 } else { 8 };
     let mut out = bytes.to_vec();
-    let v = if le { value.to_le_bytes() } else { value.to_be_bytes() };
+    let v = if ifd.little_endian { value.to_le_bytes() } else { value.to_be_bytes() };
     out.get_mut(value_at..value_at + 2)?.copy_from_slice(&v);
     Some(out)
+}
+
+/// The bytes a TIFF's first page is decoded from: a copy whose first IFD ends the IFD list when
+/// its next-IFD offset points back at that IFD, else the bytes as they are. The `tiff` crate
+/// (under the image crate's decoder too) refuses that list as a cycle when it opens the file,
+/// before any page is read; only the first page is converted, so where the list goes after it
+/// does not matter. libtiff reads the pages before the loop and warns of it (`tifftopnm` and
+/// ImageMagick convert such a file). A longer loop back is never followed: nothing here reads
+/// past the first IFD.
+pub(super) fn first_page_only(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let Some(ifd) = FirstIfd::of(bytes) else { return Cow::Borrowed(bytes) };
+    let first = ifd.entries_at - if ifd.big { 8 } else { 2 };
+    let Some((next_at, width)) = ifd.next_at() else { return Cow::Borrowed(bytes) };
+    if ifd.uint_at(next_at, width) != Some(first as u64) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut copy = bytes.to_vec();
+    copy[next_at..next_at + width].fill(0);
+    Cow::Owned(copy)
 }
 
 /// Every sample of the first page, interleaved, 8 bits each (16-bit unsigned samples keep their

@@ -153,3 +153,79 @@ fn an_icon_without_alpha_takes_its_mask_and_a_cut_mask_is_refused() {
     let e = decode_icon(&entry[..colour_end + 1], &dib).unwrap_err();
     assert!(e.starts_with("its AND mask is cut short (1 of"), "{e}");
 }
+
+/// An OS/2 2.x bitmap (BITMAPCOREHEADER2) of 3x2 pixels with a header of `header_size` bytes (16
+/// to 64; the fields it is too short for left out), `bits` 8 (a 256-colour table of 4-byte
+/// entries, index `i` being BGR `[i, 255 - i, i / 2]`) or 24, and `compression`. The OS/2 fields
+/// past the first 40 bytes hold values that must change nothing.
+fn os2_v2(header_size: usize, bits: u16, compression: u32) -> Vec<u8> {
+    let mut header = 64u32.to_le_bytes().to_vec();
+    header.extend_from_slice(&3i32.to_le_bytes());
+    header.extend_from_slice(&2i32.to_le_bytes());
+    header.extend_from_slice(&1u16.to_le_bytes());
+    header.extend_from_slice(&bits.to_le_bytes());
+    header.extend_from_slice(&compression.to_le_bytes());
+    header.extend_from_slice(&[0; 16]); // image size, resolution, colours used: 0
+    header.extend_from_slice(&0u32.to_le_bytes()); // colours important
+    header.extend_from_slice(&[0; 2]); // units
+    header.extend_from_slice(&[0; 2]); // reserved
+    header.extend_from_slice(&[0; 2]); // recording: bottom-up
+    header.extend_from_slice(&2u16.to_le_bytes()); // rendering: error diffusion
+    header.extend_from_slice(&[7; 8]); // halftoning sizes
+    header.extend_from_slice(&[0; 4]); // colour encoding: RGB
+    header.extend_from_slice(&0xDEAD_BEEFu32.to_le_bytes()); // the application's identifier
+    assert_eq!(header.len(), 64);
+    header.truncate(header_size);
+    header[..4].copy_from_slice(&(header_size as u32).to_le_bytes());
+    let palette: Vec<u8> = if bits == 8 { (0..=255u8).flat_map(|i| [i, 255 - i, i / 2, 0]).collect() } else { vec![] };
+    // Bottom-up rows padded to 4 bytes: indices 1 2 3 below, 4 5 6 above (or those as grey).
+    let rows: Vec<u8> = [[1u8, 2, 3], [4, 5, 6]]
+        .iter()
+        .flat_map(|row| {
+            let mut r: Vec<u8> = if bits == 8 { row.to_vec() } else { row.iter().flat_map(|&v| [v; 3]).collect() };
+            r.resize(r.len().div_ceil(4) * 4, 0);
+            r
+        })
+        .collect();
+    let offset = 14 + header.len() + palette.len();
+    let mut b = b"BM".to_vec();
+    b.extend_from_slice(&((offset + rows.len()) as u32).to_le_bytes());
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&(offset as u32).to_le_bytes());
+    b.extend(header);
+    b.extend(palette);
+    b.extend(rows);
+    b
+}
+
+#[test]
+fn an_os2_v2_bitmap_is_read_as_its_info_header_fields() {
+    use crate::verdict::Dimensions;
+    let colour = |i: u8| [i / 2, 255 - i, i, 255];
+    let options = crate::options::Options { convert: true, ..Default::default() };
+    let admit = |bytes: &[u8]| crate::image_admission::admit_image(bytes, "image/bmp", &options);
+    for header_size in [64, 48, 36, 20, 16] {
+        let image = by_the_crate(&normalised(&os2_v2(header_size, 8, 0)));
+        assert_eq!(image.dimensions(), (3, 2), "{header_size}");
+        assert_eq!(image.get_pixel(0, 0).0, colour(4), "{header_size}");
+        assert_eq!(image.get_pixel(2, 1).0, colour(3), "{header_size}");
+        let image = by_the_crate(&normalised(&os2_v2(header_size, 24, 0)));
+        assert_eq!(image.get_pixel(1, 0).0, [5, 5, 5, 255], "{header_size}");
+        let a = admit(&os2_v2(header_size, 8, 0)).unwrap_or_else(|r| panic!("{header_size}: {}", r.message));
+        assert_eq!(a.dimensions, Some(Dimensions { width: 3, height: 2 }));
+    }
+    // RLE8 (compression 1 in OS/2 too), decoded here from the bytes as they are.
+    let mut rle = os2_v2(64, 8, 1);
+    let offset = u32::from_le_bytes(rle[10..14].try_into().unwrap()) as usize;
+    rle.truncate(offset);
+    rle.extend_from_slice(&[3, 9, 0, 0, 3, 8, 0, 1]);
+    let image = ours(&rle).unwrap();
+    assert_eq!((image.get_pixel(0, 1).0, image.get_pixel(2, 0).0), (colour(9), colour(8)));
+    // OS/2's own compressions (3: Huffman 1D, not bitfields; 4: RLE24) are named, not misread.
+    for (compression, name) in [(3, "Huffman 1D"), (4, "RLE24")] {
+        let bytes = os2_v2(64, 24, compression);
+        assert_eq!(Dib::parse(&bytes[14..]).unwrap().masks, None);
+        let r = admit(&bytes).unwrap_err();
+        assert!(r.message.contains(&format!("OS/2 2.x bitmap compressed with {name}")), "{}", r.message);
+    }
+}

@@ -91,6 +91,74 @@ fn an_icon_gives_its_largest_entry() {
     }
 }
 
+/// An icon written by hand: its directory says what `entries` say (width and height bytes, 0
+/// for 256; bit count), whatever the data that follows holds.
+fn ico_by_hand(entries: &[(u8, u8, u16, &[u8])]) -> Vec<u8> {
+    let mut ico = vec![0, 0, 1, 0];
+    ico.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    let mut offset = 6 + 16 * entries.len();
+    for (width, height, bits, data) in entries {
+        ico.extend_from_slice(&[*width, *height, 0, 0, 1, 0]);
+        ico.extend_from_slice(&bits.to_le_bytes());
+        ico.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        ico.extend_from_slice(&(offset as u32).to_le_bytes());
+        offset += data.len();
+    }
+    for (.., data) in entries {
+        ico.extend_from_slice(data);
+    }
+    ico
+}
+
+/// A 32-bit BMP icon entry of `side`² (DIB header, colour rows, an all-clear AND mask).
+fn bmp_icon_entry(side: u32, colour: [u8; 4]) -> Vec<u8> {
+    let mut dib = 40u32.to_le_bytes().to_vec();
+    dib.extend_from_slice(&side.to_le_bytes());
+    dib.extend_from_slice(&(2 * side).to_le_bytes());
+    dib.extend_from_slice(&1u16.to_le_bytes());
+    dib.extend_from_slice(&32u16.to_le_bytes());
+    dib.extend_from_slice(&[0; 24]);
+    let [r, g, b, a] = colour;
+    dib.extend([b, g, r, a].repeat((side * side) as usize));
+    dib.extend(vec![0; side.div_ceil(32) as usize * 4 * side as usize]);
+    dib
+}
+
+#[test]
+fn an_icon_gives_its_truly_largest_entry_whatever_its_directory_says() {
+    let png = |side: u32, colour: [u8; 4]| {
+        encode(&DynamicImage::ImageRgba8(RgbaImage::from_pixel(side, side, Rgba(colour))), ImageFormat::Png)
+    };
+    let (small, large) = (png(128, [255, 0, 0, 255]), png(256, [0, 0, 255, 255]));
+    let note = |a: &Admitted| a.converted.as_ref().unwrap().note.clone();
+    // A PNG entry's directory says bit count 0, as icon writers leave it.
+    let ico = ico_by_hand(&[(128, 128, 32, &small), (0, 0, 0, &large)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 256, height: 256 }));
+    assert_eq!(note(&a), "decoded from ICO 256x256, the largest of its 2 entries");
+    assert_eq!(png_pixels(&a).get_pixel(9, 9).0, [0, 0, 255, 255]);
+    // A directory that says the 256² entry is 16².
+    let ico = ico_by_hand(&[(16, 16, 32, &large), (128, 128, 32, &small)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(note(&a), "decoded from ICO 256x256, the largest of its 2 entries");
+    // A BMP entry judged by its DIB header: 48² though the directory says 16² of 0 bits.
+    let bmp = bmp_icon_entry(48, [0, 255, 0, 255]);
+    let ico = ico_by_hand(&[(32, 32, 32, &png(32, [255, 0, 0, 255])), (16, 16, 0, &bmp)]);
+    let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(note(&a), "decoded from ICO 48x48, the largest of its 2 entries");
+    assert_eq!(png_pixels(&a).get_pixel(0, 0).0, [0, 255, 0, 255]);
+    // Of two entries the same size, the one of more bits per pixel (an RGBA PNG over a grey one).
+    let grey =
+        encode(&DynamicImage::ImageLuma8(image::GrayImage::from_pixel(64, 64, image::Luma([90]))), ImageFormat::Png);
+    let rgba = png(64, [0, 0, 255, 128]);
+    for ico in
+        [ico_by_hand(&[(64, 64, 0, &grey), (64, 64, 0, &rgba)]), ico_by_hand(&[(64, 64, 0, &rgba), (64, 64, 8, &grey)])]
+    {
+        let a = admitted(&ico, "image/x-icon", &converting(Provider::Anthropic));
+        assert_eq!(png_pixels(&a).get_pixel(0, 0).0, [0, 0, 255, 128]);
+    }
+}
+
 #[test]
 fn the_claimed_type_must_be_what_the_bytes_are() {
     let png = encode(&gradient(4, 4), ImageFormat::Png);
@@ -284,6 +352,228 @@ fn a_planar_tiff_is_interleaved_plane_by_plane() {
     // Pixel (1, 0): R from the first plane (byte 1), G from the second (byte 16), B from the third
     // (byte 31); byte i is i * 7 % 256.
     assert_eq!(png_pixels(&a).get_pixel(1, 0).0, [7, 112, 217, 255]);
+}
+
+/// A TIFF of `stored` (written as its rows are stored) with `tags` in its IFD: the `tiff`
+/// crate's encoder, uncompressed strips.
+fn tiff_with_tags<C: tiff::encoder::colortype::ColorType>(
+    (width, height): (u32, u32),
+    stored: &[C::Inner],
+    tags: &[(tiff::tags::Tag, u16)],
+) -> Vec<u8>
+where
+    [C::Inner]: tiff::encoder::TiffValue,
+{
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut encoder = tiff::encoder::TiffEncoder::new(&mut out).unwrap();
+    let mut image = encoder.new_image::<C>(width, height).unwrap();
+    for &(tag, value) in tags {
+        image.encoder().write_tag(tag, value).unwrap();
+    }
+    image.write_data(stored).unwrap();
+    out.into_inner()
+}
+
+#[test]
+fn a_tiff_is_turned_upright_as_its_orientation_tag_says() {
+    use tiff::encoder::colortype::{Gray8, GrayI8, RGB8};
+    use tiff::tags::Tag;
+    // 3x2 stored; pixel (x, y) is grey 10 * y + x + 1. Where the stored (0, 0) and (1, 0) land
+    // upright, for each EXIF orientation (TIFF's are the same eight), on a page of `w`x`h`.
+    let places = |orientation: u16, (w, h): (u32, u32)| match orientation {
+        1 => [(0, 0), (1, 0)],
+        2 => [(w - 1, 0), (w - 2, 0)],
+        3 => [(w - 1, h - 1), (w - 2, h - 1)],
+        4 => [(0, h - 1), (1, h - 1)],
+        5 => [(0, 0), (0, 1)],
+        6 => [(w - 1, 0), (w - 1, 1)],
+        7 => [(w - 1, h - 1), (w - 1, h - 2)],
+        _ => [(0, h - 1), (0, h - 2)],
+    };
+    let grey: Vec<u8> = (0..2).flat_map(|y| (0..3).map(move |x| 10 * y + x + 1)).collect();
+    let rgb: Vec<u8> = grey.iter().flat_map(|&v| [v, v, v]).collect();
+    let signed: Vec<i8> = grey.iter().map(|&v| v as i8).collect();
+    for orientation in 1..=8u16 {
+        let tags = [(Tag::Orientation, orientation)];
+        let upright = if orientation >= 5 { (2, 3) } else { (3, 2) };
+        // RGB (the one-buffer way), signed grey (`tiff_layouts`).
+        for tiff in [tiff_with_tags::<RGB8>((3, 2), &rgb, &tags), tiff_with_tags::<GrayI8>((3, 2), &signed, &tags)] {
+            let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+            let dimensions = Some(Dimensions { width: upright.0, height: upright.1 });
+            assert_eq!((a.dimensions, a.original_dimensions), (dimensions, dimensions), "orientation {orientation}");
+            let note = &a.converted.as_ref().unwrap().note;
+            let (w, h) = upright;
+            assert!(note.starts_with(&format!("decoded from TIFF {w}x{h} (its first page)")), "{note}");
+            assert_eq!(note.contains("turned upright"), orientation != 1, "{note}");
+            let pixels = png_pixels(&a);
+            let [first, second] = places(orientation, upright);
+            assert_eq!(pixels.get_pixel(first.0, first.1).0[..3], [1; 3], "orientation {orientation}");
+            assert_eq!(pixels.get_pixel(second.0, second.1).0[..3], [2; 3], "orientation {orientation}");
+        }
+    }
+    // A page fitted strip by strip, then turned: 2400x10 stored, 10x2400 upright, fitted 8x2000.
+    let long: Vec<u8> = (0..2400 * 10).map(|i| (i % 2400 / 10) as u8).collect();
+    let tiff = tiff_with_tags::<Gray8>((2400, 10), &long, &[(Tag::Orientation, 8)]);
+    let a = admitted(&tiff, "image/tiff", &converting(Provider::Anthropic));
+    assert_eq!(a.original_dimensions, Some(Dimensions { width: 10, height: 2400 }));
+    assert_eq!(a.dimensions, Some(Dimensions { width: 8, height: 2000 }));
+    // Orientation 8: the stored row runs up the left column, so its start is at the bottom.
+    let pixels = png_pixels(&a);
+    assert!(pixels.get_pixel(0, 1999).0[0] < 5 && pixels.get_pixel(0, 0).0[0] > 230);
+}
+
+#[test]
+fn a_tiff_whose_ifds_form_a_cycle_is_read_to_its_first_page() {
+    // The first IFD's next-IFD offset points at itself; then a second IFD points back at the
+    // first. The page is the first IFD's either way.
+    let ifd = 8 + 64u32;
+    for extra_ifds in [0, 1] {
+        let mut t = tiff_by_hand(16, 4, 64, extra_ifds);
+        let end = t.len();
+        t[end - 4..].copy_from_slice(&ifd.to_le_bytes());
+        let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
+        assert_eq!(a.dimensions, Some(Dimensions { width: 16, height: 4 }), "{extra_ifds} more IFDs");
+        assert_eq!(png_pixels(&a).get_pixel(5, 1).0, [21, 21, 21, 255]);
+    }
+}
+
+/// Grey and alpha, 8 bits each (SamplesPerPixel 2, ExtraSamples unassociated alpha), as Pillow
+/// writes mode `LA`.
+struct GreyAlpha8;
+
+impl tiff::encoder::colortype::ColorType for GreyAlpha8 {
+    type Inner = u8;
+    const TIFF_VALUE: tiff::tags::PhotometricInterpretation = tiff::tags::PhotometricInterpretation::BlackIsZero;
+    const BITS_PER_SAMPLE: &'static [u16] = &[8, 8];
+    const SAMPLE_FORMAT: &'static [tiff::tags::SampleFormat] =
+        &[tiff::tags::SampleFormat::Uint, tiff::tags::SampleFormat::Uint];
+
+    fn horizontal_predict(row: &[u8], result: &mut Vec<u8>) {
+        result.extend(row.iter().enumerate().map(|(i, &v)| if i < 2 { v } else { v.wrapping_sub(row[i - 2]) }));
+    }
+}
+
+#[test]
+fn an_8_bit_grey_and_alpha_tiff_converts_whatever_its_compression() {
+    use tiff::encoder::{Compression, DeflateLevel, TiffEncoder};
+    use tiff::tags::Predictor;
+    let (w, h) = (7u32, 5u32);
+    let stored: Vec<u8> = (0..w * h).flat_map(|i| [(i * 7) as u8, (255 - i * 3) as u8]).collect();
+    let expected = RgbaImage::from_fn(w, h, |x, y| {
+        let i = y * w + x;
+        Rgba([(i * 7) as u8, (i * 7) as u8, (i * 7) as u8, (255 - i * 3) as u8])
+    });
+    let deflate = Compression::Deflate(DeflateLevel::Balanced);
+    for (name, compression, predictor) in [
+        ("Deflate", deflate, Predictor::None),
+        ("Deflate", deflate, Predictor::Horizontal),
+        ("LZW", Compression::Lzw, Predictor::None),
+        ("uncompressed", Compression::Uncompressed, Predictor::None),
+    ] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut encoder = TiffEncoder::new(&mut out).unwrap().with_compression(compression).with_predictor(predictor);
+        let mut image = encoder.new_image::<GreyAlpha8>(w, h).unwrap();
+        image.encoder().write_tag(tiff::tags::Tag::ExtraSamples, 2u16).unwrap();
+        image.write_data(&stored).unwrap();
+        let tiff = out.into_inner();
+        let a = admit_image(&tiff, "image/tiff", &converting(Provider::Anthropic))
+            .unwrap_or_else(|r| panic!("{name}, {predictor:?}: {}", r.message));
+        assert_eq!(png_pixels(&a), expected, "{name}, {predictor:?}");
+    }
+}
+
+/// A planar TIFF of `spp` 8-bit planes (one strip each), uncompressed, with `photometric` and
+/// `extra` as its ExtraSamples; sample `p` of pixel `i` (in row order) is `60 * p + i + 1`.
+fn planar_tiff_by_hand(w: u32, h: u32, spp: u32, photometric: u32, extra: &[u16]) -> Vec<u8> {
+    let plane = w * h;
+    // A value of up to 4 bytes is held in its entry, a longer one after the header.
+    let inline = |v: &[u16]| u32::from(v[0]) | v.get(1).map_or(0, |&x| u32::from(x) << 16);
+    let mut t = b"II*\0".to_vec();
+    let bits_at = 8u32;
+    let offsets_at = bits_at + 2 * spp;
+    let counts_at = offsets_at + 4 * spp;
+    let extra_at = counts_at + 4 * spp;
+    let data_at = extra_at + 2 * extra.len() as u32;
+    t.extend_from_slice(&(data_at + spp * plane).to_le_bytes());
+    t.extend((0..spp).flat_map(|_| 8u16.to_le_bytes()));
+    t.extend((0..spp).flat_map(|p| (data_at + p * plane).to_le_bytes()));
+    t.extend((0..spp).flat_map(|_| plane.to_le_bytes()));
+    t.extend(extra.iter().flat_map(|e| e.to_le_bytes()));
+    t.extend((0..spp * plane).map(|i| (i / plane * 60 + i % plane + 1) as u8));
+    let bits = if spp <= 2 { inline(&vec![8; spp as usize]) } else { bits_at };
+    let mut entries: Vec<(u16, u16, u32, u32)> = vec![
+        (256, 4, 1, w),
+        (257, 4, 1, h),
+        (258, 3, spp, bits),
+        (259, 3, 1, 1),
+        (262, 3, 1, photometric),
+        (273, 4, spp, offsets_at),
+        (277, 3, 1, spp),
+        (278, 4, 1, h),
+        (279, 4, spp, counts_at),
+        (284, 3, 1, 2), // planar
+    ];
+    if !extra.is_empty() {
+        entries.push((338, 3, extra.len() as u32, if extra.len() <= 2 { inline(extra) } else { extra_at }));
+    }
+    t.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, kind, count, value) in entries {
+        t.extend_from_slice(&tag.to_le_bytes());
+        t.extend_from_slice(&kind.to_le_bytes());
+        t.extend_from_slice(&count.to_le_bytes());
+        t.extend_from_slice(&value.to_le_bytes());
+    }
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t
+}
+
+/// Grey and two extra samples, 8 bits each.
+struct GreyAndTwoExtra8;
+
+impl tiff::encoder::colortype::ColorType for GreyAndTwoExtra8 {
+    type Inner = u8;
+    const TIFF_VALUE: tiff::tags::PhotometricInterpretation = tiff::tags::PhotometricInterpretation::BlackIsZero;
+    const BITS_PER_SAMPLE: &'static [u16] = &[8, 8, 8];
+    const SAMPLE_FORMAT: &'static [tiff::tags::SampleFormat] = &[tiff::tags::SampleFormat::Uint; 3];
+
+    fn horizontal_predict(row: &[u8], result: &mut Vec<u8>) {
+        result.extend_from_slice(row);
+    }
+}
+
+#[test]
+fn grey_with_extra_samples_keeps_its_alpha_and_drops_what_is_unspecified() {
+    use tiff::encoder::TiffEncoder;
+    use tiff::encoder::colortype::ColorType;
+    use tiff::tags::Tag;
+    /// Chunky: pixel `i`'s sample `s` is `60 * s + i + 1`, as the planar pages have them.
+    fn chunky<C: ColorType<Inner = u8>>(extra: &[u16]) -> Vec<u8> {
+        let spp = C::BITS_PER_SAMPLE.len() as u32;
+        let stored: Vec<u8> = (0..6).flat_map(|i| (0..spp).map(move |s| (60 * s + i + 1) as u8)).collect();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut encoder = TiffEncoder::new(&mut out).unwrap();
+        let mut image = encoder.new_image::<C>(3, 2).unwrap();
+        if !extra.is_empty() {
+            image.encoder().write_tag(Tag::ExtraSamples, extra).unwrap();
+        }
+        image.write_data(&stored).unwrap();
+        out.into_inner()
+    }
+    // Pixel 4 is (1, 1): grey 5, alpha (the second sample) 65, a third sample 125.
+    let cases: [(&str, Vec<u8>, [u8; 4]); 7] = [
+        ("grey, alpha", chunky::<GreyAlpha8>(&[2]), [5, 5, 5, 65]),
+        ("grey, alpha (no ExtraSamples)", chunky::<GreyAlpha8>(&[]), [5, 5, 5, 65]),
+        ("grey, unspecified", chunky::<GreyAlpha8>(&[0]), [5, 5, 5, 255]),
+        ("grey, alpha, unspecified", chunky::<GreyAndTwoExtra8>(&[2, 0]), [5, 5, 5, 65]),
+        ("planar grey, alpha", planar_tiff_by_hand(3, 2, 2, 1, &[2]), [5, 5, 5, 65]),
+        ("planar grey, alpha, unspecified", planar_tiff_by_hand(3, 2, 3, 1, &[2, 0]), [5, 5, 5, 65]),
+        ("planar RGB, alpha, unspecified", planar_tiff_by_hand(3, 2, 5, 2, &[2, 0]), [5, 65, 125, 185]),
+    ];
+    for (name, tiff, pixel) in cases {
+        let a = admit_image(&tiff, "image/tiff", &converting(Provider::Anthropic))
+            .unwrap_or_else(|r| panic!("{name}: {}", r.message));
+        assert_eq!(png_pixels(&a).get_pixel(1, 1).0, pixel, "{name}");
+    }
 }
 
 #[test]
