@@ -492,7 +492,7 @@ fn pad_palette(png: &mut Vec<u8>, at: usize) {
 /// (read from IHDR, the first chunk: bit depth at byte 24, colour type at 25).
 fn palette_may_fall_short(png: &[u8], len: usize) -> bool {
     let (Some(&depth), Some(&colour)) = (png.get(24), png.get(25)) else { return false };
-    colour == 3 && len % 3 == 0 && matches!(depth, 1 | 2 | 4 | 8) && len / 3 < 1 << depth
+    colour == 3 && len.is_multiple_of(3) && matches!(depth, 1 | 2 | 4 | 8) && len / 3 < 1 << depth
 }
 
 /// The highest palette index a palette PNG's pixels use, read row by row (padding bits at a row's
