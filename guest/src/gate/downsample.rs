@@ -71,20 +71,11 @@ pub(crate) fn resize_to_fit(img: DynamicImage, side: u32) -> DynamicImage {
 
 /// A PNG decoded row by row straight into the fit ([`RowResizer`]): the 4000×3000 decode of a
 /// 12 MP PNG (36 MB) is never held, only the rows under the filter and the fitted image. Every row
-/// is decoded and checked as the whole decode does (same crate, same settings as the image
-/// crate's PNG decoder). `Ok(None)`: a PNG this path does not take (interlaced, 16-bit, nothing to
+/// is decoded and checked as the whole decode does (same crate as the image crate's PNG decoder;
+/// the zlib checksum checked too, [`png_reader`]). `Ok(None)`: a PNG this path does not take (interlaced, 16-bit, nothing to
 /// shrink), decoded whole instead.
 fn png_fitted_by_rows(bytes: &[u8], side: u32) -> Result<Option<DynamicImage>, ImageError> {
-    let png_error = |e: png::DecodingError| match e {
-        png::DecodingError::LimitsExceeded => {
-            ImageError::Limits(image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory))
-        }
-        e => ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Png.into(), e)),
-    };
-    let limits = png::Limits { bytes: crate::limits::DECODE_MAX_ALLOC as usize };
-    let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
-    decoder.set_transformations(png::Transformations::EXPAND);
-    let mut reader = decoder.read_info().map_err(png_error)?;
+    let mut reader = png_reader(bytes, png::Transformations::EXPAND)?;
     let (width, height, interlaced) = (reader.info().width, reader.info().height, reader.info().interlaced);
     let color = match reader.output_color_type() {
         (png::ColorType::Grayscale, png::BitDepth::Eight) => image::ColorType::L8,
@@ -104,6 +95,37 @@ fn png_fitted_by_rows(bytes: &[u8], side: u32) -> Result<Option<DynamicImage>, I
         rows.push_row(row.data()).map_err(broken)?;
     }
     rows.finish().map(Some).map_err(broken)
+}
+
+fn png_error(e: png::DecodingError) -> ImageError {
+    match e {
+        png::DecodingError::LimitsExceeded => {
+            ImageError::Limits(image::error::LimitError::from_kind(image::error::LimitErrorKind::InsufficientMemory))
+        }
+        e => ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Png.into(), e)),
+    }
+}
+
+/// A PNG reader under the decoder's bound that checks the image data's Adler-32 checksum: libpng,
+/// Pillow and libvips refuse a PNG whose checksum fails, so the gate does not pass one.
+fn png_reader(
+    bytes: &[u8],
+    transformations: png::Transformations,
+) -> Result<png::Reader<std::io::Cursor<&[u8]>>, ImageError> {
+    let limits = png::Limits { bytes: crate::limits::DECODE_MAX_ALLOC as usize };
+    let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
+    decoder.set_transformations(transformations);
+    decoder.ignore_checksums(false);
+    decoder.read_info().map_err(png_error)
+}
+
+/// Decodes every row of a PNG's image, as stored (no palette or bit-depth expansion), and reads its
+/// image data to the end of their zlib stream, checksum included: the check the whole decode makes,
+/// without the whole decode's buffer or its expansion to RGBA.
+pub fn verify_png(bytes: &[u8]) -> Result<(), ImageError> {
+    let mut reader = png_reader(bytes, png::Transformations::IDENTITY)?;
+    while reader.next_row().map_err(png_error)?.is_some() {}
+    Ok(())
 }
 
 /// Decodes a JPEG at the smallest DCT scale (1/8, 1/4, 1/2 or 1) that still covers the size the

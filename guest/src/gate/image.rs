@@ -173,6 +173,10 @@ fn admit(
             Ok(()) => None,
             Err(e) => return Err(undecodable(raw, t, &e)),
         },
+        Verify::Full if t == ImageType::Png => match downsample::verify_png(src) {
+            Ok(()) => None,
+            Err(e) => return Err(decode_failed(raw, t, &e)),
+        },
         Verify::Full => match decode(src, t) {
             Ok(img) => Some(img),
             Err(e) => return Err(decode_failed(raw, t, &e)),

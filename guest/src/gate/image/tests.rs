@@ -533,3 +533,27 @@ fn every_conformance_jpeg_and_its_mutations_gets_a_verdict_body() {
     }
     assert!(panicked.is_empty(), "panicked on: {panicked:#?}");
 }
+
+/// `png` with its image data's Adler-32 checksum (the zlib stream's last 4 bytes, at the end of
+/// its one IDAT chunk) flipped, under a right CRC.
+fn png_with_wrong_adler(png: &[u8]) -> Vec<u8> {
+    let idat = png.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+    let len = u32::from_be_bytes(png[idat..idat + 4].try_into().unwrap()) as usize;
+    let mut out = png.to_vec();
+    out[idat + 8 + len - 1] ^= 0xFF;
+    let crc = crc32fast::hash(&out[idat + 4..idat + 8 + len]);
+    out[idat + 8 + len..idat + 12 + len].copy_from_slice(&crc.to_be_bytes());
+    out
+}
+
+#[test]
+fn a_png_whose_zlib_checksum_fails_is_refused_as_libpng_refuses_it() {
+    let good = png(64, 48);
+    assert!(admit_image(&good, "image/png", &Options::default()).is_ok());
+    let bad = png_with_wrong_adler(&good);
+    let r = refused(admit_image(&bad, "image/png", &Options::default()));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    // The fit decodes it too, and refuses it alike.
+    let big = png_with_wrong_adler(&encode(&noise(2400, 1200), ImageFormat::Png));
+    assert_eq!(refused(admit_image(&big, "image/png", &Options::default())).reason, Reason::Undecodable);
+}
