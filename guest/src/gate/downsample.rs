@@ -124,6 +124,15 @@ fn png_reader(
 /// without the whole decode's buffer or its expansion to RGBA.
 pub fn verify_png(bytes: &[u8]) -> Result<(), ImageError> {
     let mut reader = png_reader(bytes, png::Transformations::IDENTITY)?;
+    // Read as stored, the indices need no palette; shown, they do, and libpng stops ("IDAT must
+    // follow PLTE in palette image").
+    let info = reader.info();
+    if info.color_type == png::ColorType::Indexed && info.palette.is_none() {
+        return Err(ImageError::Decoding(image::error::DecodingError::new(
+            image::ImageFormat::Png.into(),
+            "the palette image has no PLTE chunk before its image data",
+        )));
+    }
     while reader.next_row().map_err(png_error)?.is_some() {}
     Ok(())
 }

@@ -553,6 +553,24 @@ fn a_png_whose_zlib_checksum_fails_is_refused_as_libpng_refuses_it() {
     let bad = png_with_wrong_adler(&good);
     let r = refused(admit_image(&bad, "image/png", &Options::default()));
     assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
+    // A palette image whose PLTE comes after its image data: read as stored the indices need none.
+    let mut encoded = Vec::new();
+    let mut encoder = png::Encoder::new(&mut encoded, 2, 1);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_palette(vec![1, 2, 3, 4, 5, 6]);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&[1, 0]).unwrap();
+    writer.finish().unwrap();
+    let (plte, idat) = (33, 33 + 12 + 6);
+    let idat_len = u32::from_be_bytes(encoded[idat..idat + 4].try_into().unwrap()) as usize;
+    let mut reordered = encoded[..plte].to_vec();
+    reordered.extend_from_slice(&encoded[idat..idat + 12 + idat_len]);
+    reordered.extend_from_slice(&encoded[plte..idat]);
+    reordered.extend_from_slice(&encoded[idat + 12 + idat_len..]);
+    assert_eq!(&reordered[37..41], b"IDAT");
+    assert!(admit_image(&encoded, "image/png", &Options::default()).is_ok());
+    let r = refused(admit_image(&reordered, "image/png", &Options::default()));
+    assert!(r.message.contains("no PLTE chunk before its image data"), "{}", r.message);
     // The fit decodes it too, and refuses it alike.
     let big = png_with_wrong_adler(&encode(&noise(2400, 1200), ImageFormat::Png));
     assert_eq!(refused(admit_image(&big, "image/png", &Options::default())).reason, Reason::Undecodable);
