@@ -23,7 +23,7 @@
 use image::metadata::Orientation;
 
 use crate::container::{self, Broken};
-use crate::limits::{ANCILLARY_INFLATE_MAX, DECODE_MAX_ALLOC};
+use crate::limits::{ANCILLARY_INFLATE_MAX, DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, GIF_FRAMES_MAX_PIXELS};
 use crate::signature::ImageType;
 
 /// What the gate admits in place of the input, and what it left out.
@@ -907,6 +907,8 @@ fn webp(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut at = 12;
     let mut vp8x_at = None;
     let mut orientation = None;
+    // Where each ANMF chunk (an animation frame) went in the output.
+    let mut frames: Vec<std::ops::Range<usize>> = Vec::new();
     while at < riff_end {
         let Some(head) = bytes.get(at..at + 8).filter(|_| at + 8 <= riff_end) else {
             return broken("the WebP ends inside a chunk header (truncated)");
@@ -927,7 +929,11 @@ fn webp(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                 vp8x_at = Some(out.bytes.len());
                 out.bytes.extend_from_slice(chunk);
             }
-            b"VP8 " | b"VP8L" | b"ALPH" | b"ANIM" | b"ANMF" | b"ICCP" => out.bytes.extend_from_slice(chunk),
+            b"ANMF" => {
+                frames.push(out.bytes.len()..out.bytes.len() + chunk.len());
+                out.bytes.extend_from_slice(chunk)
+            }
+            b"VP8 " | b"VP8L" | b"ALPH" | b"ANIM" | b"ICCP" => out.bytes.extend_from_slice(chunk),
             b"EXIF" => {
                 orientation = turned(&chunk[8..8 + len]);
                 out.metadata(chunk, "exif");
@@ -950,7 +956,36 @@ fn webp(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     }
     let riff_len = (out.bytes.len() - 8) as u32;
     out.bytes[4..8].copy_from_slice(&riff_len.to_le_bytes());
+    // A later frame that does not decode goes, with every frame after it (each is drawn on the
+    // ones before): ImageMagick decodes every frame and fails on it, Pillow fails seeking to it,
+    // a provider that plays the animation would too. The first frame is the gate's decode's.
+    if frames.len() > 1
+        && let Some(broken) = first_broken_frame(&out.bytes).filter(|&k| k > 0)
+    {
+        for frame in frames[broken.min(frames.len())..].iter().rev() {
+            out.bytes.drain(frame.clone());
+        }
+        let riff_len = (out.bytes.len() - 8) as u32;
+        out.bytes[4..8].copy_from_slice(&riff_len.to_le_bytes());
+        out.drop("broken-frames");
+    }
     Ok(out.finish())
+}
+
+/// The index of an animated WebP's first frame that does not decode, every frame drawn on its
+/// canvas in turn; `None` when all do, or when that work would pass [`GIF_FRAMES_MAX_PIXELS`] of
+/// canvas (a GIF's frames are bounded alike) or the decoder's bounds.
+fn first_broken_frame(webp: &[u8]) -> Option<usize> {
+    let mut decoder = image_webp::WebPDecoder::new(std::io::Cursor::new(webp)).ok()?;
+    decoder.set_memory_limit(DECODE_MAX_ALLOC as usize);
+    let (w, h) = decoder.dimensions();
+    let canvas = u64::from(w) * u64::from(h);
+    let frames = u64::from(decoder.num_frames());
+    if !decoder.is_animated() || canvas > DECODE_MAX_PIXELS || canvas.saturating_mul(frames) > GIF_FRAMES_MAX_PIXELS {
+        return None;
+    }
+    let mut buf = vec![0; decoder.output_buffer_size()?];
+    (0..frames as usize).find(|_| decoder.read_frame(&mut buf).is_err())
 }
 
 /// Whether a top-level chunk of this kind is in the RIFF written so far.

@@ -921,3 +921,43 @@ fn a_webp_whose_vp8x_is_not_10_bytes_is_refused_as_libwebp_refuses_it() {
     let err = canonical(&bad, ImageType::WebP, false).unwrap_err();
     assert!(err.0.contains("VP8X chunk is 12 bytes, not 10"), "{}", err.0);
 }
+
+/// The output ranges of a RIFF's top-level chunks of `kind`.
+fn riff_chunks(webp: &[u8], kind: &[u8; 4]) -> Vec<std::ops::Range<usize>> {
+    let (mut at, mut found) = (12, Vec::new());
+    while at + 8 <= webp.len() {
+        let len = u32::from_le_bytes(webp[at + 4..at + 8].try_into().unwrap()) as usize;
+        let end = at + 8 + len + (len & 1);
+        if &webp[at..at + 4] == kind {
+            found.push(at..end);
+        }
+        at = end;
+    }
+    found
+}
+
+#[test]
+fn an_animated_webp_loses_its_frames_from_the_first_broken_one_on() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/conformance/webp/anim.webp");
+    let whole = std::fs::read(path).unwrap();
+    let frames = riff_chunks(&whole, b"ANMF");
+    assert_eq!(frames.len(), 6);
+    assert_eq!(canonical(&whole, ImageType::WebP, false), Ok(Canonical::default()), "every frame decodes");
+
+    // The fifth frame's image data garbled (past its 16-byte frame header and its chunk header).
+    let mut broken = whole.clone();
+    let fifth = frames[4].clone();
+    broken[fifth.start + 8 + 16 + 8..fifth.end - 2].fill(0xFF);
+    let c = canonical(&broken, ImageType::WebP, false).expect("admitted");
+    assert_eq!(c.dropped, ["broken-frames"]);
+    let out = c.bytes.unwrap();
+    assert_eq!(riff_chunks(&out, b"ANMF").len(), 4, "frames 1 to 4 stay");
+    assert_eq!(out[8..frames[4].start], whole[8..frames[4].start], "as they were");
+    assert_eq!(u32::from_le_bytes(out[4..8].try_into().unwrap()) as usize, out.len() - 8);
+    let mut decoder = image_webp::WebPDecoder::new(std::io::Cursor::new(&out)).unwrap();
+    assert_eq!(decoder.num_frames(), 4);
+    let mut buf = vec![0; decoder.output_buffer_size().unwrap()];
+    for _ in 0..4 {
+        decoder.read_frame(&mut buf).expect("every frame left decodes");
+    }
+}
