@@ -305,53 +305,16 @@ fn a_tiff_is_decoded_in_one_buffer_to_the_image_crates_pixels() {
     assert!(taken >= 5, "{taken} corpus TIFFs took the one-buffer way");
 }
 
-/// A planar RGB TIFF (PlanarConfiguration 2: one strip per channel), 8 bits, uncompressed.
-fn planar_rgb_tiff_by_hand(w: u32, h: u32) -> Vec<u8> {
-    let plane = w * h;
-    let mut t = b"II*\0".to_vec();
-    let bits_at = 8u32;
-    let offsets_at = bits_at + 6;
-    let counts_at = offsets_at + 12;
-    let data_at = counts_at + 12;
-    let ifd_at = data_at + 3 * plane;
-    t.extend_from_slice(&ifd_at.to_le_bytes());
-    t.extend([8u16, 8, 8].iter().flat_map(|b| b.to_le_bytes()));
-    t.extend((0..3).flat_map(|p| (data_at + p * plane).to_le_bytes()));
-    t.extend((0..3).flat_map(|_| plane.to_le_bytes()));
-    t.extend((0..3 * plane).map(|i| (i * 7 % 256) as u8));
-    let entries: [(u16, u16, u32, u32); 10] = [
-        (256, 4, 1, w),
-        (257, 4, 1, h),
-        (258, 3, 3, bits_at),
-        (259, 3, 1, 1),
-        (262, 3, 1, 2), // RGB
-        (273, 4, 3, offsets_at),
-        (277, 3, 1, 3), // samples per pixel
-        (278, 4, 1, h),
-        (279, 4, 3, counts_at),
-        (284, 3, 1, 2), // planar
-    ];
-    t.extend_from_slice(&(entries.len() as u16).to_le_bytes());
-    for (tag, kind, count, value) in entries {
-        t.extend_from_slice(&tag.to_le_bytes());
-        t.extend_from_slice(&kind.to_le_bytes());
-        t.extend_from_slice(&count.to_le_bytes());
-        t.extend_from_slice(&value.to_le_bytes());
-    }
-    t.extend_from_slice(&0u32.to_le_bytes());
-    t
-}
-
 #[test]
 fn a_planar_tiff_is_interleaved_plane_by_plane() {
-    let t = planar_rgb_tiff_by_hand(5, 3);
+    let t = planar_tiff_by_hand(5, 3, 3, 2, &[]); // RGB
     // The one-buffer way takes chunky pages only; a planar one is `tiff_layouts`'s.
     assert!(super::raster::decode_tiff_in_one_buffer(&t, 5, 3, 45).is_err());
     let a = admitted(&t, "image/tiff", &converting(Provider::Anthropic));
     assert_eq!(a.dimensions, Some(Dimensions { width: 5, height: 3 }));
-    // Pixel (1, 0): R from the first plane (byte 1), G from the second (byte 16), B from the third
-    // (byte 31); byte i is i * 7 % 256.
-    assert_eq!(png_pixels(&a).get_pixel(1, 0).0, [7, 112, 217, 255]);
+    // Pixel (1, 0): R from the first plane, G from the second, B from the third (sample p of
+    // pixel i is 60 * p + i + 1).
+    assert_eq!(png_pixels(&a).get_pixel(1, 0).0, [2, 62, 122, 255]);
 }
 
 /// A TIFF of `stored` (written as its rows are stored) with `tags` in its IFD: the `tiff`
