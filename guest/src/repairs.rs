@@ -3,14 +3,15 @@
 //! an animation is shown as its still image. A model that reads such an image without a word may
 //! take a black band for content or describe a frame the author never showed; so wherever an
 //! admitted image reaches a model (a tool result, a request, `view_image`, `read_image`) these
-//! words go beside it. Metadata the canonical form leaves out is no repair: the pixels are the
-//! author's, and nothing is said.
+//! words go beside it. What leaves the pixels the author's is no repair to speak of: metadata left
+//! out, and a chunk whose checksum fails (an ancillary one left out, or image data checked intact,
+//! `bad-crc`) — a note on every icon a common MCP server returns would teach the model nothing.
 
 use crate::verdict::Admitted;
 
 /// The kinds of [`crate::remux::DROPPED_KINDS`] that change what the model sees, each with the
 /// words it is told, in the order they are said.
-pub const REPAIR_WORDS: [(&str, &str); 6] = [
+pub const REPAIR_WORDS: [(&str, &str); 5] = [
     ("cut-data", "the file was cut short, and any part of the picture that did not arrive is shown empty"),
     (
         "broken-scan",
@@ -18,7 +19,6 @@ pub const REPAIR_WORDS: [(&str, &str); 6] = [
     ),
     ("broken-frames", "animation frames whose data do not decode were left out"),
     ("off-screen", "the parts of its frames that lay outside the picture were clipped"),
-    ("bad-crc", "a part of the file failed its checksum: left out, or checked and found intact"),
     ("animation", "its animation was left out, and this is its still image"),
 ];
 
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn metadata_alone_is_no_repair_and_repairs_are_said_in_order() {
-        assert_eq!(repair_words(&["exif", "xmp", "other-metadata", "stray-bytes", "trailing-bytes"]), None);
+        assert_eq!(repair_words(&["exif", "xmp", "other-metadata", "stray-bytes", "trailing-bytes", "bad-crc"]), None);
         assert_eq!(repair_words(&[]), None);
         let words = repair_words(&["exif", "off-screen", "cut-data"]).expect("two repairs");
         assert!(words.starts_with("the file was cut short"), "{words}");
