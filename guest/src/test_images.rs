@@ -38,6 +38,20 @@ pub fn png(w: u32, h: u32) -> Vec<u8> {
     encode(&gradient(w, h), ImageFormat::Png)
 }
 
+/// A palette PNG of `w`×`h` at `depth`, its `palette` (RGB triples) and its packed `rows` as
+/// given, whether or not the indices stay inside the palette (the png crate does not check).
+pub fn indexed_png(w: u32, h: u32, depth: png::BitDepth, palette: Vec<u8>, rows: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_depth(depth);
+    encoder.set_palette(palette);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(rows).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
 /// A `w`×`h` noise PNG cut in the middle of its image data: the gate repairs it (`cut-data`).
 pub fn cut_png(w: u32, h: u32) -> Vec<u8> {
     let whole = encode(&noise(w, h), ImageFormat::Png);

@@ -837,16 +837,14 @@ fn same_bytes_is_slice_equality() {
 
 /// A 4×2 palette PNG of bit depth 2 whose 2-entry palette the pixels index past (up to 3).
 fn png_indexing_past_its_palette() -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, 4, 2);
-    encoder.set_color(png::ColorType::Indexed);
-    encoder.set_depth(png::BitDepth::Two);
-    encoder.set_palette(vec![255, 0, 0, 0, 255, 0]);
-    let mut writer = encoder.write_header().unwrap();
     // Indices 0 1 2 3 / 1 1 0 0, four to a byte.
-    writer.write_image_data(&[0b00_01_10_11, 0b01_01_00_00]).unwrap();
-    writer.finish().unwrap();
-    out
+    crate::test_images::indexed_png(
+        4,
+        2,
+        png::BitDepth::Two,
+        vec![255, 0, 0, 0, 255, 0],
+        &[0b00_01_10_11, 0b01_01_00_00],
+    )
 }
 
 #[test]
@@ -864,15 +862,8 @@ fn a_palette_the_pixels_index_past_is_padded_with_black() {
     assert_eq!(crate::container::check(&out, ImageType::Png), Ok(()));
 
     // A palette that covers every index used stays as it is, though shorter than the depth allows.
-    let mut encoder_out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut encoder_out, 2, 1);
-    encoder.set_color(png::ColorType::Indexed);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_palette(vec![1, 2, 3, 4, 5, 6]);
-    let mut writer = encoder.write_header().unwrap();
-    writer.write_image_data(&[1, 0]).unwrap();
-    writer.finish().unwrap();
-    assert_eq!(canonical(&encoder_out, ImageType::Png, false), Ok(Canonical::default()));
+    let covered = crate::test_images::indexed_png(2, 1, png::BitDepth::Eight, vec![1, 2, 3, 4, 5, 6], &[1, 0]);
+    assert_eq!(canonical(&covered, ImageType::Png, false), Ok(Canonical::default()));
 }
 
 #[test]

@@ -554,13 +554,7 @@ fn a_png_whose_zlib_checksum_fails_is_refused_as_libpng_refuses_it() {
     let r = refused(admit_image(&bad, "image/png", &Options::default()));
     assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
     // A palette image whose PLTE comes after its image data: read as stored the indices need none.
-    let mut encoded = Vec::new();
-    let mut encoder = png::Encoder::new(&mut encoded, 2, 1);
-    encoder.set_color(png::ColorType::Indexed);
-    encoder.set_palette(vec![1, 2, 3, 4, 5, 6]);
-    let mut writer = encoder.write_header().unwrap();
-    writer.write_image_data(&[1, 0]).unwrap();
-    writer.finish().unwrap();
+    let encoded = indexed_png(2, 1, png::BitDepth::Eight, vec![1, 2, 3, 4, 5, 6], &[1, 0]);
     let (plte, idat) = (33, 33 + 12 + 6);
     let idat_len = u32::from_be_bytes(encoded[idat..idat + 4].try_into().unwrap()) as usize;
     let mut reordered = encoded[..plte].to_vec();
