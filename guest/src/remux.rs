@@ -445,7 +445,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         None => {
             apng.end()?;
             if idat_crc_fails {
-                png_cut::check_image_data(ihdr, &idats)?;
+                png_image_data::check_after_bad_crc(ihdr, &idats)?;
                 out.drop("bad-crc");
             }
         }
@@ -1004,6 +1004,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 mod gif_frames;
 mod jpeg_scan;
 mod png_cut;
+pub mod png_image_data;
 
 #[cfg(test)]
 mod tests;

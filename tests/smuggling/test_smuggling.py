@@ -54,15 +54,6 @@ KNOWN_OPEN: dict[str, str] = {
         "DQT segments are copied whole, and a table no component of the frame names is read by no "
         "decoder. The gate should keep only the quantization tables the frame header names"
     ),
-    "png-idat-after-zlib": (
-        "IDAT chunks are copied whole (a PNG of critical chunks alone is admitted byte for byte), so bytes "
-        "after the image data's zlib stream, inside the last IDAT, pass. The gate should cut the image data "
-        "at the stream's end and write the IDAT chunks anew, naming the rest stray-bytes"
-    ),
-    "png-idat-extra-chunk": (
-        "an IDAT chunk after the zlib stream has ended is copied like the others (libpng ignores it, "
-        "warning of extra compressed data); the same cut at the stream's end closes it"
-    ),
     "png-palette-unused": "PLTE " + _PALETTE,
     "gif-palette-unused": "the global colour table " + _PALETTE,
     "gif-lzw-after-end": (

@@ -139,7 +139,7 @@ fn admit(
     }
 
     // The container, walked: cut files, metadata bombs and scan bombs end here.
-    let (dropped, repaired) = match &canonical {
+    let (mut dropped, repaired) = match &canonical {
         Ok(c) => (c.dropped.clone(), c.reencoded),
         Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why.clone())),
     };
@@ -166,6 +166,9 @@ fn admit(
     // decodes at a reduced DCT scale, which still reads every coefficient of every block; a PNG it
     // decodes row by row into the fit, never holding the whole decode).
     let written = written_from.is_some();
+    // A PNG's image data ended at their zlib stream's end, when something followed it (read with
+    // the pixels, so only when they are read).
+    let mut ended_png = None;
     let decoded = match options.verify {
         _ if written => None,
         Verify::Full if matches!(t, ImageType::Jpeg | ImageType::Png) && !fits_as_is => None,
@@ -173,10 +176,22 @@ fn admit(
             Ok(()) => None,
             Err(e) => return Err(undecodable(raw, t, &e)),
         },
-        Verify::Full if t == ImageType::Png => match downsample::verify_png(src) {
-            Ok(()) => None,
-            Err(e) => return Err(decode_failed(raw, t, &e)),
-        },
+        Verify::Full if t == ImageType::Png => {
+            if let Err(e) = downsample::verify_png(src) {
+                return Err(decode_failed(raw, t, &e));
+            }
+            match remux::png_image_data::end_image_data(src) {
+                Ok(None) => {}
+                Ok(Some((ended, stray))) => {
+                    if stray && !dropped.contains(&"stray-bytes") {
+                        dropped.push("stray-bytes");
+                    }
+                    ended_png = Some(ended);
+                }
+                Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why)),
+            }
+            None
+        }
         Verify::Full => match decode(src, t) {
             Ok(img) => Some(img),
             Err(e) => return Err(decode_failed(raw, t, &e)),
@@ -244,7 +259,7 @@ fn admit(
         .in_unit(Unit::PixelsPerSide));
     }
 
-    let b64 = base64_len(src.len() as u64);
+    let b64 = base64_len(ended_png.as_ref().map_or(src.len(), Vec::len) as u64);
     if b64 > profile.max_base64_len {
         return Err(Refusal::new(
             Reason::Base64TooLarge,
@@ -256,8 +271,9 @@ fn admit(
     Ok(Admitted {
         kind: Kind::Image,
         mime: t.mime(),
-        data: match canonical {
-            Ok(Canonical { bytes: Some(made), .. }) => Data::Bytes(made),
+        data: match (ended_png, canonical) {
+            (Some(ended), _) => Data::Bytes(ended),
+            (None, Ok(Canonical { bytes: Some(made), .. })) => Data::Bytes(made),
             _ => Data::Unchanged,
         },
         original_size: raw,

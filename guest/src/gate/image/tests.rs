@@ -248,6 +248,31 @@ fn a_png_whose_idat_crc_alone_is_wrong_is_admitted_with_a_fresh_crc() {
 }
 
 #[test]
+fn bytes_after_a_pngs_image_data_go_when_its_pixels_are_read() {
+    // Text after the zlib stream in the last IDAT chunk, CRC right: no decoder shows it.
+    let good = png(16, 16);
+    let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+    let len = u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize;
+    let data = [&good[idat + 8..idat + 8 + len], &b"SMUGGLED"[..]].concat();
+    let mut tailed = good[..idat].to_vec();
+    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
+    chunk.extend_from_slice(b"IDAT");
+    chunk.extend_from_slice(&data);
+    chunk.extend_from_slice(&crc32fast::hash(&chunk[4..]).to_be_bytes());
+    tailed.extend_from_slice(&chunk);
+    tailed.extend_from_slice(&good[idat + 12 + len..]);
+    let full = Options { verify: Verify::Full, ..Options::default() };
+    let a = admit_image(&tailed, "image/png", &full).unwrap();
+    assert_eq!((a.data, a.dropped, a.reencoded), (Data::Bytes(good.clone()), vec!["stray-bytes"], false));
+    // Kept metadata or not, a repair.
+    let a = admit_image(&tailed, "image/png", &Options { keep_metadata: true, ..full }).unwrap();
+    assert_eq!((a.data, a.dropped), (Data::Bytes(good), vec!["stray-bytes"]));
+    // Read for the header alone, the image data are not read, and nothing is cut.
+    let header_only = Options { verify: Verify::Header, ..full };
+    assert_eq!(admit_image(&tailed, "image/png", &header_only).unwrap().data, Data::Unchanged);
+}
+
+#[test]
 fn the_decoders_judge_the_repaired_canonical_form() {
     let full = Options { verify: Verify::Full, ..Options::default() };
     // Stray bytes before a marker: libjpeg skips them, so does the gate.
