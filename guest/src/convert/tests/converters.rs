@@ -875,9 +875,10 @@ fn a_conversion_is_admitted_as_the_plain_gate_admits_its_png() {
         assert_eq!(ours.mime != "image/png", over_the_limit, "{}", ours.mime);
         eprintln!("{} bytes in: held {before} bytes through the plain gate, {after} now", input.len());
         if over_the_limit {
-            // Not held again: the PNG's decode (the fitted pixels) and the ladder's second fast PNG.
-            let fitted = ours.dimensions.map_or(0, |d| d.width as usize * d.height as usize * 3);
-            assert!(after + fitted <= before, "held {after} bytes, {before} before (the fitted image is {fitted})");
+            // Not held again: the PNG's decode (the fitted pixels). The plain gate no longer writes
+            // a second fast PNG either (its row sample predicts no PNG fits), and the two peaks
+            // came out equal (26.5 MB): the conversion holds no more than the plain gate.
+            assert!(after <= before, "held {after} bytes, {before} before");
         }
     }
 }
