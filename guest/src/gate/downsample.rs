@@ -323,10 +323,14 @@ pub fn fit(
     let unchanged = header.orientation == Orientation::NoTransforms && (fitted.width(), fitted.height()) == as_decoded;
     let written = written.filter(|_| t == ImageType::Png && unchanged);
 
-    // The sample's sizes, measured once: before any whole PNG where the caller wrote none.
+    // The sample's sizes, measured once: before any whole PNG where the caller wrote none and the
+    // source's own compression, scaled to the fitted pixels, does not put the fast pass well
+    // under the limit (most screenshots: they then pay no sample unless the fast pass misses).
     let mut sample = None;
     let mut effort = Some(Effort::Fast);
-    if t == ImageType::Png && written.is_none() {
+    let source_ratio = bytes.len() as f64 / header.decoded_bytes.max(1) as f64;
+    let by_source = fitted.as_bytes().len() as f64 * source_ratio * SOURCE_UNDER_PREDICTS;
+    if t == ImageType::Png && written.is_none() && !fits_by(by_source, profile.max_base64_len, 1.0) {
         let sizes = sample.insert(SampleSizes::of(&fitted)?);
         if sizes.no_png_comes_near(profile.max_base64_len)? {
             effort = None;
@@ -439,6 +443,12 @@ fn next_png_effort(
 /// over-prediction measured was 9% (a 768x512 photo); on the images over the limit, within 0.2%
 /// (BENCHMARKS.md, the levers).
 const SAMPLE_OVER_PREDICTS: f64 = 1.10;
+
+/// How much smaller than the fitted image's fast pass its source's compression ratio may predict
+/// it: a fitted image compresses worse than its source, and the fast pass less than most PNG
+/// writers (the benchmark screenshot: 0.18 of its pixels' bytes as stored, 0.55 fitted by the
+/// fast pass; the 12 MP photo as a PNG: 0.49, 0.57).
+const SOURCE_UNDER_PREDICTS: f64 = 1.5;
 
 /// [`row_sample`] of the image, written by the fast pass, and its size at the quick level (the
 /// same filtered rows re-deflated), measured when first asked for; `rows` the image's rows over

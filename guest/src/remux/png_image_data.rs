@@ -129,7 +129,7 @@ pub(super) fn read(ihdr: &[u8], idats: &[&[u8]]) -> Result<ImageData, String> {
                 return Err(CORRUPT.into());
             }
         }
-        before = [&before[..], data].concat();
+        before.extend_from_slice(&data[data.len().saturating_sub(8)..]);
         before.drain(..before.len().saturating_sub(8));
     }
     if inflated < expected {
@@ -144,12 +144,15 @@ pub(super) fn read(ihdr: &[u8], idats: &[&[u8]]) -> Result<ImageData, String> {
 /// does not end in this chunk (no stream the inflater ends here does that); `Err`: no place holds
 /// it (the checksum fails).
 fn checksum_end(before: &[u8], taken: &[u8], adler: u32) -> Result<Option<usize>, ()> {
-    let joined = [before, taken].concat();
+    // The last 12 bytes taken hold every place the checksum may end (the last 8) and its 4 bytes;
+    // `before` matters only when fewer were taken.
+    let skip = taken.len().saturating_sub(12);
+    let joined = [before, &taken[skip..]].concat();
     let want = adler.to_be_bytes();
     let first = joined.len().saturating_sub(8).max(4);
     match (first..=joined.len()).rev().find(|&end| joined[end - 4..end] == want) {
         None => Err(()),
-        Some(end) if end > before.len() => Ok(Some(end - before.len())),
+        Some(end) if end > before.len() => Ok(Some(end - before.len() + skip)),
         Some(_) => Ok(None),
     }
 }
@@ -332,6 +335,8 @@ mod tests {
         let adler = 0x0102_0304u32;
         assert_eq!(checksum_end(&[], &[9, 9, 1, 2, 3, 4, 7, 7], adler), Ok(Some(6)));
         assert_eq!(checksum_end(&[9, 1, 2], &[3, 4, 7], adler), Ok(Some(2)));
+        let long = [&[9; 20][..], &[1, 2, 3, 4, 7, 7][..]].concat();
+        assert_eq!(checksum_end(&[1, 2, 3, 4], &long, adler), Ok(Some(24)));
         assert_eq!(checksum_end(&[1, 2, 3, 4], &[7], adler), Ok(None));
         assert_eq!(checksum_end(&[], &[1, 2, 3, 4, 1, 2, 3, 4], adler), Ok(Some(8)));
         assert_eq!(checksum_end(&[], &[9, 9, 9, 9, 9], adler), Err(()));
