@@ -188,7 +188,10 @@ fn admit(
                     }
                     ended_png = Some(ended);
                 }
-                Err(Broken(why)) => return Err(Refusal::new(Reason::Undecodable, raw, None, why)),
+                Err(Broken(why)) => {
+                    let message = format!("the {} pixels cannot be decoded: {why}", t.mime());
+                    return Err(Refusal::new(Reason::Undecodable, raw, None, message));
+                }
             }
             None
         }

@@ -267,6 +267,15 @@ fn bytes_after_a_pngs_image_data_go_when_its_pixels_are_read() {
     // Kept metadata or not, a repair.
     let a = admit_image(&tailed, "image/png", &Options { keep_metadata: true, ..full }).unwrap();
     assert_eq!((a.data, a.dropped), (Data::Bytes(good), vec!["stray-bytes"]));
+    // Damaged image data are refused in the words of every other decode failure.
+    let mut damaged = tailed.clone();
+    damaged[idat + 12] ^= 0xFF;
+    let crc_at = idat + 8 + data.len();
+    let crc = crc32fast::hash(&damaged[idat + 4..crc_at]).to_be_bytes();
+    damaged[crc_at..crc_at + 4].copy_from_slice(&crc);
+    let r = refused(admit_image(&damaged, "image/png", &full));
+    assert_eq!(r.reason, Reason::Undecodable);
+    assert!(r.message.starts_with("the image/png pixels cannot be decoded: the PNG's image data"), "{}", r.message);
     // Read for the header alone, the image data are not read, and nothing is cut.
     let header_only = Options { verify: Verify::Header, ..full };
     assert_eq!(admit_image(&tailed, "image/png", &header_only).unwrap().data, Data::Unchanged);
