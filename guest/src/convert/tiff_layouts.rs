@@ -1,6 +1,7 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
-//! 1/2/4-bit grey, grey with alpha and other extra samples, palette (1–8 bits), YCbCr
-//! (JPEG-compressed, or subsampled LZW/uncompressed strips), planar pages (strips or tiles, any
+//! unsigned samples of every width up to 31 bits but 8 and 16 (grey or colour; uncompressed ones
+//! unpacked here), grey with alpha and any number of other extra samples, palette (1–8 bits), YCbCr
+//! (JPEG-compressed, old-style JPEG (`old_jpeg`), or subsampled LZW/uncompressed strips), planar pages (strips or tiles, any
 //! colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
 //! chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF renderer carries anyway).
 //!
@@ -32,6 +33,8 @@ use tiff::tags::Tag;
 
 use crate::limits::DECODE_MAX_ALLOC;
 
+mod old_jpeg;
+
 /// What the layout is, read before decoding (for the header check and the way to take).
 pub(super) struct Header {
     pub width: u32,
@@ -48,6 +51,7 @@ const COMPRESSION_CCITT_RLE: u16 = 2;
 const COMPRESSION_FAX3: u16 = 3;
 const COMPRESSION_FAX4: u16 = 4;
 const COMPRESSION_LZW: u16 = 5;
+const COMPRESSION_OLD_JPEG: u16 = 6;
 const COMPRESSION_NONE: u16 = 1;
 const COMPRESSION_JPEG: u16 = 7;
 const COMPRESSION_WEBP: u16 = 50001;
@@ -78,10 +82,17 @@ pub(super) fn is_ours(bytes: &[u8]) -> bool {
         || grey_and_extra
         || matches!(
             compression,
-            Some(COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4 | COMPRESSION_WEBP | COMPRESSION_ZSTD)
+            Some(
+                COMPRESSION_FAX3
+                    | COMPRESSION_CCITT_RLE
+                    | COMPRESSION_FAX4
+                    | COMPRESSION_OLD_JPEG
+                    | COMPRESSION_WEBP
+                    | COMPRESSION_ZSTD
+            )
         )
         || matches!(photometric, Some(PHOTOMETRIC_PALETTE | PHOTOMETRIC_YCBCR))
-        || matches!(bits, Some(2 | 4 | 32 | 64))
+        || bits.is_some_and(|b| !matches!(b, 1 | 8 | 16))
         || sample_format != SAMPLE_FORMAT_UNSIGNED
 }
 
@@ -96,7 +107,8 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
     let (width, height) = decoder.dimensions().map_err(words)?;
     let samples = decoder.find_tag_unsigned::<u16>(Tag::SamplesPerPixel).map_err(words)?.unwrap_or(1);
     let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
-    let channels = if photometric == Some(PHOTOMETRIC_PALETTE) { 3 } else { u64::from(samples.clamp(1, 4)) };
+    // Grey with extra samples is read whole before its first sample is kept.
+    let channels = if photometric == Some(PHOTOMETRIC_PALETTE) { 3 } else { u64::from(samples.max(1)) };
     Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels })
 }
 
@@ -122,6 +134,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Page, String> {
 }
 
 fn decode_samples(bytes: &[u8], mut decoder: Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
+    if compression == COMPRESSION_OLD_JPEG {
+        let (width, height) = decoder.dimensions().map_err(words)?;
+        return old_jpeg::decode(&mut decoder, width, height);
+    }
     let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
     if photometric == Some(PHOTOMETRIC_YCBCR) && compression != COMPRESSION_JPEG {
         return decode_ycbcr_strips(&mut decoder, compression);
@@ -289,8 +305,9 @@ pub(super) fn first_page_only(bytes: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// Every sample of the first page, interleaved, 8 bits each (16-bit unsigned samples keep their
-/// high byte; 1/2/4-bit ones are scaled to 0..255 unless `indices`, which keeps them as they are;
-/// signed, 32/64-bit and float ones as [`level`] makes them).
+/// high byte; other unsigned widths up to 31 bits are scaled to 0..255, rounded, unless
+/// `indices`, which keeps them as they are; signed, 32/64-bit and float ones as [`level`] makes
+/// them).
 fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(u32, u32, Vec<u8>), String> {
     let (width, height) = decoder.dimensions().map_err(words)?;
     let color = decoder.colortype().map_err(words)?;
@@ -303,11 +320,21 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     };
     let sample_format = first_value(decoder, Tag::SampleFormat).unwrap_or(SAMPLE_FORMAT_UNSIGNED);
     let unsigned = sample_format == SAMPLE_FORMAT_UNSIGNED;
-    let known_bits =
-        if unsigned { matches!(bits, 1 | 2 | 4 | 8 | 16 | 32 | 64) } else { matches!(bits, 8 | 16 | 32 | 64) };
-    if !known_bits || !(1..=4).contains(&spp) {
+    let known_bits = if unsigned { matches!(bits, 1..=32 | 64) } else { matches!(bits, 8 | 16 | 32 | 64) };
+    // Grey with extra samples (`Multiband`) keeps only its first one or two, so it may have any
+    // number; [`header`] counted them all in the page's bytes.
+    let known_samples = spp >= 1 && (spp <= 4 || matches!(color, ColorType::Multiband { .. }));
+    if !known_bits || !known_samples {
         return Err(format!("the TIFF has {spp} samples of {bits} bits per pixel, which is not converted"));
     }
+    if indices && bits > 8 {
+        return Err(format!("a palette TIFF of {bits}-bit indices is not converted"));
+    }
+    // Unsigned samples of every width but 8, 16 and 32 arrive packed, most significant bit first
+    // (TIFF's bit order for every width, whatever the byte order), each row padded to a byte.
+    // The `tiff` crate unpacks none of them but 1/2/4-bit grey: the rest are read here.
+    let packed = unsigned && bits < 32 && !matches!(bits, 8 | 16);
+    let crate_unpacks = matches!(bits, 1 | 2 | 4) && matches!(color, ColorType::Gray(_) | ColorType::Multiband { .. });
     let planar = decoder.find_tag_unsigned::<u16>(Tag::PlanarConfiguration).map_err(words)? == Some(2);
     let planes = if planar { u32::from(spp) } else { 1 };
     let per_chunk = if planar { 1 } else { usize::from(spp) };
@@ -320,16 +347,26 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     let spp = usize::from(spp);
     let total = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(spp));
     let mut out = vec![0u8; total.ok_or("the TIFF is too large")?];
-    let max = (1u32 << bits.min(8)) - 1;
     let predictor = decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1);
-    let reader = match decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)? {
-        Some(COMPRESSION_LZW) if unsigned && bits <= 16 && predictor <= PREDICTOR_HORIZONTAL => {
+    let compression = decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)?.unwrap_or(COMPRESSION_NONE);
+    let reader = match compression {
+        COMPRESSION_LZW if unsigned && bits < 32 && predictor <= PREDICTOR_HORIZONTAL => {
             Chunks::Lzw(LzwChunks::new(decoder, bits, per_chunk)?)
         }
-        Some(COMPRESSION_WEBP) => Chunks::WebP(WebPChunks::new(decoder, per_chunk)?),
-        Some(COMPRESSION_ZSTD) => Chunks::Zstd(ZstdChunks::new(decoder, bits, sample_format, per_chunk)?),
+        COMPRESSION_WEBP => Chunks::WebP(WebPChunks::new(decoder, per_chunk)?),
+        COMPRESSION_ZSTD => Chunks::Zstd(ZstdChunks::new(decoder, bits, sample_format, per_chunk)?),
+        COMPRESSION_NONE if packed && !crate_unpacks => Chunks::Raw(RawChunks::new(decoder)?),
+        _ if packed && !crate_unpacks => {
+            return Err(format!("a TIFF of {bits}-bit samples under compression {compression} is not converted"));
+        }
         _ => Chunks::Tiff,
     };
+    // What a chunk's values come as: packed samples of their own width, else one byte each.
+    let bits = if packed { bits } else { 8 };
+    let max = (1u64 << bits) - 1;
+    // libtiff keeps 24-bit samples, alone among the odd widths, in the file's byte order (it swaps
+    // them as it swaps 16- and 32-bit ones); the others are a bit stream.
+    let swap_24 = bits == 24 && decoder.inner().get_ref().starts_with(b"II");
     for plane in 0..planes {
         for chunk in 0..per_plane {
             let (x0, y0) = ((chunk % across) * cw, (chunk / across) * ch);
@@ -339,11 +376,16 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
                 Chunks::Lzw(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
                 Chunks::WebP(webp) => webp.chunk(index as usize, (cw, ch), dh)?,
                 Chunks::Zstd(zstd) => zstd.rows(index as usize, cw as usize, dh)?,
+                Chunks::Raw(raw) => raw.rows(index as usize, cw as usize * per_chunk * usize::from(bits), dh)?,
                 Chunks::Tiff => eight_bit_levels(decoder.read_chunk(index).map_err(words)?),
+            };
+            let values = if swap_24 {
+                values.chunks(3).flat_map(|s| s.iter().rev().copied().collect::<Vec<_>>()).collect()
+            } else {
+                values
             };
             // A chunk comes out as wide as its data or, for a padded tile the reader did not
             // cut (planes after the first), as wide as the tile: told apart by its length.
-            let bits = bits.min(8); // wider samples are single bytes by now
             let row_bytes = |w: usize| (w * per_chunk * usize::from(bits)).div_ceil(8);
             let stride = if dw != cw as usize && values.len() >= row_bytes(cw as usize) * dh {
                 row_bytes(cw as usize)
@@ -359,13 +401,13 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
                 for x in 0..dw {
                     for s in 0..per_chunk {
                         let i = x * per_chunk + s;
-                        let v = if bits >= 8 {
+                        let v = if bits == 8 {
                             *line.get(i).ok_or_else(short)?
                         } else {
-                            let bit = i * usize::from(bits);
-                            let byte = *line.get(bit / 8).ok_or_else(short)?;
-                            let raw = u32::from(byte >> (8 - usize::from(bits) - bit % 8)) & max;
-                            if indices { raw as u8 } else { (raw * 255 / max) as u8 }
+                            let raw = packed_sample(line, i, bits).ok_or_else(short)?;
+                            // Rounded to the nearest level, as libtiff's readers scale (exact
+                            // for 1, 2 and 4 bits).
+                            if indices { raw as u8 } else { ((raw * 510 + max) / (2 * max)) as u8 }
                         };
                         let channel = if planar { plane as usize } else { s };
                         out[(out_row + x0 as usize + x) * spp + channel] = v;
@@ -377,9 +419,19 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
     Ok((width, height, out))
 }
 
+/// Sample `i` of a row of `bits`-wide samples (up to 31) packed most significant bit first.
+fn packed_sample(row: &[u8], i: usize, bits: u8) -> Option<u64> {
+    let bits = usize::from(bits);
+    let first = i.checked_mul(bits)?;
+    let last = first + bits - 1;
+    let word = row.get(first / 8..=last / 8)?.iter().fold(0u64, |w, &b| w << 8 | u64::from(b));
+    Some((word >> (7 - last % 8)) & ((1 << bits) - 1))
+}
+
 /// Where a page's chunks come from: the `tiff` crate's reader, or one of those kept here.
 enum Chunks<'a> {
     Tiff,
+    Raw(RawChunks<'a>),
     Lzw(LzwChunks<'a>),
     WebP(WebPChunks<'a>),
     Zstd(ZstdChunks<'a>),
@@ -481,6 +533,36 @@ impl<'a> ChunkPlaces<'a> {
     }
 }
 
+/// The uncompressed chunks of a page whose samples arrive packed ([`read_samples`]): each chunk's
+/// bytes as the file holds them, WhiteIsZero turned to BlackIsZero. A Predictor tag is ignored,
+/// as libtiff ignores it on uncompressed data (Pillow and ImageMagick read such a file so).
+struct RawChunks<'a> {
+    places: ChunkPlaces<'a>,
+    white_is_zero: bool,
+}
+
+impl<'a> RawChunks<'a> {
+    fn new(decoder: &mut Decoder<Cursor<&'a [u8]>>) -> Result<Self, String> {
+        let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
+        Ok(RawChunks {
+            places: ChunkPlaces::of(decoder)?,
+            white_is_zero: photometric == Some(PHOTOMETRIC_WHITE_IS_ZERO),
+        })
+    }
+
+    /// The first `rows` rows of chunk `index`, each `row_bits` wide (fewer when the chunk is cut:
+    /// the caller checks the length).
+    fn rows(&self, index: usize, row_bits: usize, rows: usize) -> Result<Vec<u8>, String> {
+        let data = self.places.bytes(index)?;
+        let wanted = row_bits.div_ceil(8).saturating_mul(rows);
+        let mut out = data[..data.len().min(wanted)].to_vec();
+        if self.white_is_zero {
+            out.iter_mut().for_each(|b| *b = !*b);
+        }
+        Ok(out)
+    }
+}
+
 /// The LZW-compressed chunks of a page, inflated as the `tiff` crate would give them: rows as
 /// wide as the chunk, the horizontal predictor undone, WhiteIsZero turned to BlackIsZero, 16-bit
 /// samples cut to their high byte.
@@ -513,7 +595,7 @@ impl<'a> LzwChunks<'a> {
         let places = ChunkPlaces::of(decoder)?;
         let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
             1 => false,
-            PREDICTOR_HORIZONTAL if bits >= 8 => true,
+            PREDICTOR_HORIZONTAL if matches!(bits, 8 | 16) => true,
             p => return Err(format!("the TIFF's predictor {p} on {bits}-bit samples is not converted")),
         };
         let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
@@ -643,7 +725,7 @@ impl<'a> ZstdChunks<'a> {
         }
         let predictor = match decoder.find_tag_unsigned::<u16>(Tag::Predictor).map_err(words)?.unwrap_or(1) {
             1 => false,
-            PREDICTOR_HORIZONTAL if bits >= 8 && sample_format != SAMPLE_FORMAT_FLOAT => true,
+            PREDICTOR_HORIZONTAL if matches!(bits, 8 | 16 | 32 | 64) && sample_format != SAMPLE_FORMAT_FLOAT => true,
             p => return not_converted(format!("with predictor {p} on {bits}-bit samples")),
         };
         let photometric = decoder.find_tag_unsigned::<u16>(Tag::PhotometricInterpretation).map_err(words)?;
@@ -681,7 +763,7 @@ impl<'a> ZstdChunks<'a> {
     }
 
     /// The first `rows` rows of chunk `index`, each `width` samples wide, as 8-bit levels
-    /// ([`eight_bit_levels`]; packed 1/2/4-bit samples stay packed).
+    /// ([`eight_bit_levels`]; unsigned samples of widths other than 16 and 32 stay packed).
     fn rows(&self, index: usize, width: usize, rows: usize) -> Result<Vec<u8>, String> {
         let row_bytes = (width * self.per_chunk * usize::from(self.bits)).div_ceil(8);
         let mut raw = self.decompress(index, row_bytes.checked_mul(rows))?;
@@ -705,8 +787,8 @@ impl<'a> ZstdChunks<'a> {
             // max - v for unsigned samples of any width is the bitwise complement.
             raw.iter_mut().for_each(|b| *b = !*b);
         }
-        if self.bits <= 8 && self.sample_format == SAMPLE_FORMAT_UNSIGNED {
-            return Ok(raw);
+        if self.sample_format == SAMPLE_FORMAT_UNSIGNED && self.bits < 32 && self.bits != 16 {
+            return Ok(raw); // packed, as [`read_samples`] reads them
         }
         let values = raw.chunks_exact(size).map(get);
         let samples = match (self.sample_format, self.bits) {

@@ -317,6 +317,11 @@ impl Frame<'_, '_> {
             out.drop(kind);
             false
         };
+        // A frame of no pixels shows nothing: libvips and Chromium skip it, the `gif` crate
+        // fails on it (its data cannot fill an empty buffer).
+        if w == 0 || h == 0 {
+            return drop_frame(out, control, "off-screen");
+        }
         // The `gif` crate's bounds; giflib's are the same or tighter.
         if !(1..=11).contains(&self.min_code) {
             return if self.run.cut {

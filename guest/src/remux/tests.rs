@@ -764,6 +764,28 @@ fn a_gif_frame_wholly_off_the_screen_is_dropped() {
 }
 
 #[test]
+fn a_gif_frame_of_no_pixels_is_dropped_as_off_the_screen() {
+    // wuffs' zero-width-frame.gif: a 2x2 screen whose one frame is 0x0 with a pixel of LZW data.
+    // libvips and Chromium skip the frame and show the empty screen; the `gif` crate fails on
+    // it ("odd-sized buffer").
+    let mut bytes = b"GIF89a\x02\x00\x02\x00\x81\x00\x00".to_vec();
+    bytes.extend_from_slice(&[0x00, 0x00, 0x00, 0xFF, 0x11, 0x00, 0xFF, 0x22, 0x00, 0xFF, 0x33, 0x00]);
+    bytes.extend_from_slice(&[0x2C, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0x01, 0x28, 0x00, 0x3B]);
+    let c = canonical(&bytes, ImageType::Gif, false).expect("admitted");
+    assert_eq!(c.dropped, ["off-screen"]);
+    let frames = gif_frames_of(&c.bytes.unwrap());
+    assert_eq!(frames.iter().map(|f| (f.2, f.3)).collect::<Vec<_>>(), [(1, 1)], "the empty screen's one pixel");
+    // Beside a frame with pixels, that frame stays alone.
+    let mut two = two_frame_gif([(0, 0), (0, 0)], 8);
+    let second = two.len() - 1 - two.iter().rev().position(|&b| b == 0x2C).unwrap();
+    two.truncate(second);
+    two.extend_from_slice(&[0x2C, 0, 0, 0, 0, 0, 0, 4, 0, 0x00, 0x02, 0x01, 0x28, 0x00, 0x3B]);
+    let c = canonical(&two, ImageType::Gif, false).expect("admitted");
+    assert_eq!(c.dropped, ["off-screen"]);
+    assert_eq!(gif_frames_of(&c.bytes.unwrap()).len(), 1);
+}
+
+#[test]
 fn a_cut_gif_keeps_its_whole_frames_and_what_arrived_of_the_last() {
     let bytes = two_frame_gif([(0, 0), (8, 4)], 8);
     // Cut inside the second frame's LZW data.

@@ -15,6 +15,10 @@ use crate::verdict::Data;
 
 const IMAGE_FLOOR_DB: f64 = 40.0;
 const PAGE_FLOOR_DB: f64 = 30.0;
+/// Old-style JPEG TIFFs: lossy, and Pillow's reading (libtiff's RGBA reader) repeats each chroma
+/// sample over its 2x2 block where the gate's JPEG decoder interpolates (39.6 and 43.5 dB).
+const OLD_JPEG_FLOOR_DB: f64 = 38.0;
+const OLD_JPEG_TIFFS: [&str; 2] = ["smallliz", "zackthecat"];
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/convert")
@@ -99,11 +103,13 @@ fn every_image_pdf_page_renders_to_pdftoppms_pixels() {
     assert!(seen >= 5, "{seen} layout PDFs");
 }
 
-/// The conformance corpus's TIFFs of signed, 32-bit and float samples and of YCbCr LZW strips
-/// (`tests/corpus/conformance/tiff/`), against Pillow's or libvips' 8-bit rendering of each
+/// The conformance corpus's TIFFs of signed, 32-bit, float and odd-width samples, of grey with
+/// extra samples and of YCbCr LZW strips (`tests/corpus/conformance/tiff/`), against Pillow's,
+/// libvips' or (for the odd widths) ImageMagick's 8-bit rendering of each
 /// (`tests/corpus/convert/make_sample_formats.py`): the levels clipped as both references clip
 /// them. Lossless, so the floor is the images' own; YCbCr differs from libtiff's by the rounding
-/// of the colour conversion.
+/// of the colour conversion, odd widths by ImageMagick's scaling through 16 bits; old-style JPEG
+/// is lossy ([`OLD_JPEG_FLOOR_DB`]).
 #[test]
 fn sample_formats_convert_to_the_references_levels() {
     let conformance = corpus().join("../conformance/tiff");
@@ -120,10 +126,11 @@ fn sample_formats_convert_to_the_references_levels() {
         assert_eq!(ours.dimensions(), theirs.dimensions(), "{stem}");
         let db = psnr(&ours, &theirs);
         eprintln!("{stem}: {db:.2} dB vs the reference");
-        assert!(db >= IMAGE_FLOOR_DB, "{stem}: {db:.2} dB vs the reference, under {IMAGE_FLOOR_DB}");
+        let floor = if OLD_JPEG_TIFFS.contains(&stem) { OLD_JPEG_FLOOR_DB } else { IMAGE_FLOOR_DB };
+        assert!(db >= floor, "{stem}: {db:.2} dB vs the reference, under {floor}");
         seen += 1;
     }
-    assert!(seen >= 12, "{seen} references");
+    assert!(seen >= 29, "{seen} references");
 }
 
 /// A one-strip big-endian grey TIFF (`MM`), its strip Zstandard-compressed; `tags` are
