@@ -73,10 +73,10 @@ pub fn decode(bytes: &[u8], source: Source, budget: &mut Budget) -> Result<Made,
         // Decoded here, not by the image crate's ICO decoder: it would choose an entry of its
         // own, and takes only 8-bit RGBA PNG entries though icon writers (Pillow, for one) store
         // RGB, grey and palette PNGs, and refuses a BMP entry whose AND mask is short.
-        return if entry.starts_with(b"\x89PNG\r\n\x1a\n") {
-            decode_ico_png_entry(bytes, entry, budget)
+        return if entry.data.starts_with(b"\x89PNG\r\n\x1a\n") {
+            decode_ico_png_entry(bytes, &entry, budget)
         } else {
-            decode_ico_bmp_entry(bytes, entry, budget)
+            decode_ico_bmp_entry(bytes, &entry, budget)
         };
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
@@ -148,23 +148,48 @@ fn upright(image: DynamicImage, (width, height): (u32, u32), bytes: &[u8]) -> (D
 /// PNG's real size only after it has chosen; ImageMagick reads every entry as a frame, in
 /// directory order; the image crate's decoder takes the most directory bits, then pixels.
 /// An entry outside the file or whose header cannot be read is passed over; `None` when no entry
-/// is left (the image crate's decoder then says what is wrong). The data is cut at the file's end
-/// where the file is cut.
-fn ico_chosen_entry(bytes: &[u8]) -> Option<&[u8]> {
+/// is left (the image crate's decoder then says what is wrong). An entry the file's end cuts
+/// short is taken only when no whole one is left (then cut at the file's end, and refused as cut
+/// when its pixels are): Pillow falls back to a whole entry so, where Chromium refuses the file.
+fn ico_chosen_entry(bytes: &[u8]) -> Option<IcoEntry<'_>> {
     let count = usize::from(u16::from_le_bytes(bytes.get(4..6)?.try_into().ok()?));
-    let mut best: Option<((u64, u16), &[u8])> = None;
+    let mut best: Option<((bool, u64, u16), &[u8])> = None;
+    let mut largest_cut = None;
     for i in 0..count {
         let e = bytes.get(6 + 16 * i..6 + 16 * (i + 1))?;
         let size = u32::from_le_bytes(e[8..12].try_into().ok()?) as usize;
         let offset = u32::from_le_bytes(e[12..16].try_into().ok()?) as usize;
         let Some(rest) = bytes.get(offset..) else { continue };
         let data = rest.get(..size).unwrap_or(rest);
-        let Some(score) = ico_entry_size(data) else { continue };
-        if best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, data));
+        let Some((pixels, bits)) = ico_entry_size(data) else { continue };
+        let whole = data.len() == size;
+        if best.is_none_or(|(s, _)| (whole, pixels, bits) > s) {
+            best = Some(((whole, pixels, bits), data));
+        }
+        if !whole {
+            largest_cut = largest_cut.max(Some((pixels, bits)));
         }
     }
-    best.map(|(_, data)| data)
+    let ((whole, pixels, bits), data) = best?;
+    Some(IcoEntry { data, cut_larger: whole && largest_cut > Some((pixels, bits)) })
+}
+
+/// The ICO entry converted, and whether a larger one was passed over because the file cuts it.
+struct IcoEntry<'a> {
+    data: &'a [u8],
+    cut_larger: bool,
+}
+
+/// What a converted ICO's note says of the entry taken.
+fn ico_note(bytes: &[u8], entry: &IcoEntry<'_>, width: u32, height: u32) -> String {
+    let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
+    if entry.cut_larger {
+        format!(
+            "decoded from ICO {width}x{height}, the largest whole one of its {entries} entries (a larger one is cut short)"
+        )
+    } else {
+        format!("decoded from ICO {width}x{height}, the largest of its {entries} entries")
+    }
 }
 
 /// An ICO entry's pixels and bits per pixel, from its own header.
@@ -190,8 +215,8 @@ fn ico_entry_size(data: &[u8]) -> Option<(u64, u16)> {
 }
 
 /// A BMP entry of an ICO (`bmp::decode_icon`), under the same header checks.
-fn decode_ico_bmp_entry(bytes: &[u8], entry: &[u8], budget: &mut Budget) -> Result<Made, Refusal> {
-    let raw = bytes.len() as u64;
+fn decode_ico_bmp_entry(bytes: &[u8], chosen: &IcoEntry<'_>, budget: &mut Budget) -> Result<Made, Refusal> {
+    let (raw, entry) = (bytes.len() as u64, chosen.data);
     let undecodable =
         |e: String| Refusal::new(Reason::Undecodable, raw, None, format!("the ICO's BMP entry cannot be decoded: {e}"));
     let dib = Dib::parse(entry).ok_or_else(|| undecodable("its header cannot be read".into()))?;
@@ -199,8 +224,7 @@ fn decode_ico_bmp_entry(bytes: &[u8], entry: &[u8], budget: &mut Budget) -> Resu
     check_side(raw, "ICO", width, height)?;
     check_header(raw, "ICO", width, height, u64::from(width) * u64::from(height) * 4, budget)?;
     let image = bmp::decode_icon(entry, &dib).map_err(undecodable)?;
-    let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
-    let note = format!("decoded from ICO {width}x{height}, the largest of its {entries} entries");
+    let note = ico_note(bytes, chosen, width, height);
     Ok(Made {
         image: DynamicImage::ImageRgba8(image),
         source_dimensions: Dimensions { width, height },
@@ -225,16 +249,15 @@ fn decode_bmp_layout(bytes: &[u8], dib: &Dib, budget: &mut Budget) -> Result<Mad
 }
 
 /// That PNG entry decoded with the gate's PNG decoder, under the same header checks.
-fn decode_ico_png_entry(bytes: &[u8], png: &[u8], budget: &mut Budget) -> Result<Made, Refusal> {
+fn decode_ico_png_entry(bytes: &[u8], chosen: &IcoEntry<'_>, budget: &mut Budget) -> Result<Made, Refusal> {
     let raw = bytes.len() as u64;
-    let mut reader = ImageReader::with_format(Cursor::new(png), ImageFormat::Png);
+    let mut reader = ImageReader::with_format(Cursor::new(chosen.data), ImageFormat::Png);
     reader.limits(decode_limits());
     let decoder = reader.into_decoder().map_err(|e| header_refusal(raw, "ICO", e))?;
     let (width, height) = decoder.dimensions();
     check_header(raw, "ICO", width, height, decoder.total_bytes(), budget)?;
     let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_refusal(raw, "ICO", e))?;
-    let entries = u16::from_le_bytes([bytes[4], bytes[5]]);
-    let note = format!("decoded from ICO {width}x{height}, the largest of its {entries} entries");
+    let note = ico_note(bytes, chosen, width, height);
     Ok(Made {
         image: eight_bit(image),
         source_dimensions: Dimensions { width, height },

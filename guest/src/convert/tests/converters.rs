@@ -91,6 +91,25 @@ fn an_icon_gives_its_largest_entry() {
     }
 }
 
+#[test]
+fn an_icon_cut_inside_its_largest_entry_gives_its_largest_whole_one() {
+    let bmp = |side, colour| bmp_icon_entry(side, colour);
+    let (small, large) = (bmp(16, [255, 0, 0, 255]), bmp(48, [0, 0, 255, 255]));
+    let note = |a: &Admitted| a.converted.as_ref().unwrap().note.clone();
+    // The 48² entry last, the file cut inside its colour rows: Pillow falls back to a whole
+    // entry, and so does the gate, saying so.
+    let ico = ico_by_hand(&[(16, 16, 32, &small), (48, 48, 32, &large)]);
+    let cut = &ico[..ico.len() - large.len() / 2];
+    let a = admitted(cut, "image/x-icon", &converting(Provider::Anthropic));
+    assert_eq!(note(&a), "decoded from ICO 16x16, the largest whole one of its 2 entries (a larger one is cut short)");
+    assert_eq!(png_pixels(&a).get_pixel(0, 0).0, [255, 0, 0, 255]);
+    // With no whole entry left, the cut one is read, and refused as cut.
+    let only = ico_by_hand(&[(48, 48, 32, &large)]);
+    let e = admit_image(&only[..only.len() - large.len() / 2], "image/x-icon", &converting(Provider::Anthropic))
+        .unwrap_err();
+    assert_eq!(e.reason, Reason::Undecodable, "{}", e.message);
+}
+
 /// An icon written by hand: its directory says what `entries` say (width and height bytes, 0
 /// for 256; bit count), whatever the data that follows holds.
 fn ico_by_hand(entries: &[(u8, u8, u16, &[u8])]) -> Vec<u8> {
