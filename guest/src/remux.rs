@@ -631,6 +631,7 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     let mut walker = jpeg_scan::Walker::default();
     let mut repair: Option<Repair> = None;
     let mut saw_sof = false;
+    let mut saw_scan = false;
     // After a damaged scan under a restart interval libjpeg resynchronises: a marker below SOF0
     // met there is skipped with the bytes up to the next marker, not read as a segment.
     let mut resyncing = false;
@@ -679,6 +680,15 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     return Ok(made);
                 }
                 return Ok(out.finish());
+            }
+            // Before the first scan, restart markers and TEM are parameterless markers libjpeg
+            // passes over, and the image crate's decoder cannot read a header after one that
+            // follows SOI. After a scan they are kept: there a restart marker is where a
+            // decoder resynchronises after damaged data, and counts in the restart sequence.
+            0xD0..=0xD7 | 0x01 if !saw_scan => {
+                out.drop("stray-bytes");
+                at += 2;
+                continue;
             }
             0xD0..=0xD7 | 0x01 => {
                 out.bytes.extend_from_slice(&bytes[at..at + 2]);
@@ -751,6 +761,7 @@ fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             0xFE => out.metadata(segment, "comment"),
             0xE0..=0xEF => out.metadata(segment, "other-metadata"),
             0xDA => {
+                saw_scan = true;
                 let Ok(end) = container::entropy_coded_end(bytes, at) else {
                     return broken("the JPEG ends inside its image data (truncated)");
                 };

@@ -352,7 +352,16 @@ fn what_libjpeg_repairs_is_repaired() {
     let mut trailing = plain.clone();
     trailing.extend_from_slice(b"maker notes");
     let (out, dropped) = made(&trailing, ImageType::Jpeg);
-    assert_eq!((out, dropped), (plain, vec!["trailing-bytes"]));
+    assert_eq!((out, dropped), (plain.clone(), vec!["trailing-bytes"]));
+    // Restart and TEM markers between segments before the first scan: libjpeg passes over them
+    // (parameterless), the image crate's decoder cannot read the header after one that follows SOI.
+    let mut parameterless = plain[..2].to_vec();
+    parameterless.extend_from_slice(&[0xFF, 0xD5, 0xFF, 0x01]);
+    parameterless.extend_from_slice(&plain[2..sos]);
+    parameterless.extend_from_slice(&[0xFF, 0xD0]);
+    parameterless.extend_from_slice(&plain[sos..]);
+    let (out, dropped) = made(&parameterless, ImageType::Jpeg);
+    assert_eq!((out, dropped), (plain, vec!["stray-bytes"]));
 }
 
 #[test]
