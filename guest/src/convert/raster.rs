@@ -153,7 +153,7 @@ fn upright(image: DynamicImage, (width, height): (u32, u32), bytes: &[u8]) -> (D
 /// when its pixels are): Pillow falls back to a whole entry so, where Chromium refuses the file.
 fn ico_chosen_entry(bytes: &[u8]) -> Option<IcoEntry<'_>> {
     let count = usize::from(u16::from_le_bytes(bytes.get(4..6)?.try_into().ok()?));
-    let mut best: Option<((bool, u64, u16), &[u8])> = None;
+    let mut best: Option<(EntryRank, &[u8])> = None;
     let mut largest_cut = None;
     for i in 0..count {
         let e = bytes.get(6 + 16 * i..6 + 16 * (i + 1))?;
@@ -173,6 +173,9 @@ fn ico_chosen_entry(bytes: &[u8]) -> Option<IcoEntry<'_>> {
     let ((whole, pixels, bits), data) = best?;
     Some(IcoEntry { data, cut_larger: whole && largest_cut > Some((pixels, bits)) })
 }
+
+/// How an ICO entry ranks: whole before cut short, then pixels, then bits per pixel.
+type EntryRank = (bool, u64, u16);
 
 /// The ICO entry converted, and whether a larger one was passed over because the file cuts it.
 struct IcoEntry<'a> {
