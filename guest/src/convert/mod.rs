@@ -125,7 +125,7 @@ impl PageError {
                 format!("page {requested} does not exist: the PDF has {count} page(s), numbered from 1")
             }
             PageError::Encrypted(words) => words.clone(),
-            PageError::Blank { page } => format!("page {page} of the PDF renders to nothing (every pixel is blank)"),
+            PageError::Blank { page } => format!("page {page} of the PDF renders to nothing (every pixel is white)"),
             PageError::Refused(r) => r.message.clone(),
         }
     }

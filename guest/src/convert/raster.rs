@@ -460,13 +460,10 @@ pub fn admit_made(made: Made, raw: u64, options: &Options, budget: &mut Budget) 
     }
 }
 
-/// Every pixel the same: a page that renders to nothing.
+/// Every pixel the page's white ground (what the renderer clears to): a page that renders to
+/// nothing. A page of one other colour shows that colour: a 1x1 image on a 1x1 page is one pixel.
 pub fn is_blank(image: &RgbaImage) -> bool {
-    let mut pixels = image.pixels();
-    match pixels.next() {
-        None => true,
-        Some(first) => pixels.all(|p| p == first),
-    }
+    image.pixels().all(|p| p.0 == [255; 4])
 }
 
 /// 16-bit and float pixels (TIFF) to 8 bits: the PNG the gate judges, and the model sees, is 8-bit.

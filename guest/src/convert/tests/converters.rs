@@ -723,11 +723,13 @@ fn a_refusal_after_conversion_names_the_input() {
 }
 
 #[test]
-fn blank_means_every_pixel_the_same() {
+fn blank_means_every_pixel_white() {
     assert!(raster::is_blank(&RgbaImage::from_pixel(4, 4, Rgba([255; 4]))));
     let mut one = RgbaImage::from_pixel(4, 4, Rgba([255; 4]));
     one.put_pixel(3, 3, Rgba([0, 0, 0, 255]));
     assert!(!raster::is_blank(&one));
+    // One colour that is not the ground: a page of one pixel shows it.
+    assert!(!raster::is_blank(&RgbaImage::from_pixel(1, 1, Rgba([200, 30, 40, 255]))));
 }
 
 #[test]
