@@ -145,7 +145,7 @@ async fn files_that_are_not_images_never_reach_the_vlm() {
         (err.code, err.message.as_str()),
         (
             ToolErrorCode::Refused,
-            "error: the PDF report.png cannot be shown to the model: page 1 of the PDF renders to nothing (every pixel is blank)"
+            "error: the PDF report.png cannot be shown to the model: page 1 of the PDF renders to nothing (every pixel is white)"
         )
     );
     std::fs::write(ws.path().join("notes.png"), "plain words").unwrap();
