@@ -1,8 +1,8 @@
 //! The TIFF layouts the image crate does not take, decoded chunk by chunk with the `tiff` crate:
 //! unsigned samples of every width up to 31 bits but 8 and 16 (grey or colour; uncompressed ones
-//! unpacked here), grey with alpha and any number of other extra samples, palette (1–8 bits), YCbCr
-//! (JPEG-compressed, old-style JPEG (`old_jpeg`), or subsampled LZW/uncompressed strips), planar pages (strips or tiles, any
-//! colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
+//! unpacked here), grey with alpha and any number of other extra samples, palette (1–8 bits),
+//! YCbCr (JPEG-compressed, old-style JPEG (`old_jpeg`), or subsampled LZW/uncompressed strips),
+//! planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
 //! chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF renderer carries anyway).
 //!
 //! Samples that are not unsigned integers of up to 16 bits become 8-bit levels as Pillow and
@@ -372,18 +372,16 @@ fn read_samples(decoder: &mut Decoder<Cursor<&[u8]>>, indices: bool) -> Result<(
             let (x0, y0) = ((chunk % across) * cw, (chunk / across) * ch);
             let (dw, dh) = ((width - x0).min(cw) as usize, (height - y0).min(ch) as usize);
             let index = plane * per_plane + chunk;
-            let values: Vec<u8> = match &reader {
+            let mut values: Vec<u8> = match &reader {
                 Chunks::Lzw(lzw) => lzw.rows(index as usize, cw as usize, dh)?,
                 Chunks::WebP(webp) => webp.chunk(index as usize, (cw, ch), dh)?,
                 Chunks::Zstd(zstd) => zstd.rows(index as usize, cw as usize, dh)?,
                 Chunks::Raw(raw) => raw.rows(index as usize, cw as usize * per_chunk * usize::from(bits), dh)?,
                 Chunks::Tiff => eight_bit_levels(decoder.read_chunk(index).map_err(words)?),
             };
-            let values = if swap_24 {
-                values.chunks(3).flat_map(|s| s.iter().rev().copied().collect::<Vec<_>>()).collect()
-            } else {
-                values
-            };
+            if swap_24 {
+                values.chunks_exact_mut(3).for_each(|sample| sample.reverse());
+            }
             // A chunk comes out as wide as its data or, for a padded tile the reader did not
             // cut (planes after the first), as wide as the tile: told apart by its length.
             let row_bytes = |w: usize| (w * per_chunk * usize::from(bits)).div_ceil(8);
