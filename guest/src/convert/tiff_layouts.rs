@@ -807,7 +807,7 @@ impl<'a> ZstdChunks<'a> {
 /// YCbCr strips that are not JPEG-compressed (LZW or none, 8 bits): each data unit holds a block
 /// of luma samples (the subsampling's width × height, row by row) and one Cb and one Cr, as
 /// libtiff reads them; chroma is spread over its block (libtiff's RGBA reader does the same) and
-/// converted as JPEG's full-range YCbCr, the ReferenceBlackWhite libtiff assumes by default.
+/// converted by the page's ReferenceBlackWhite and YCbCrCoefficients ([`YCbCrToRgb`]).
 fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -> Result<DynamicImage, String> {
     let (width, height) = decoder.dimensions().map_err(words)?;
     let not_converted = |what: &str| Err(format!("a YCbCr TIFF {what} is not converted"));
@@ -837,6 +837,7 @@ fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -
         other => return Err(format!("a YCbCr TIFF under compression {other} is not converted")),
     };
     let places = ChunkPlaces::of(decoder)?;
+    let to_rgb = YCbCrToRgb::of(decoder)?;
     let (width, height) = (width as usize, height as usize);
     let unit = sx * sy + 2;
     let units_across = width.div_ceil(sx);
@@ -863,7 +864,7 @@ fn decode_ycbcr_strips(decoder: &mut Decoder<Cursor<&[u8]>>, compression: u16) -
                     let (x, y) = (bx + dx, by + dy);
                     if x < width && y < y0 + rows {
                         let at = (y * width + x) * 3;
-                        rgb[at..at + 3].copy_from_slice(&ycbcr_to_rgb(block[dy * sx + dx], cb, cr));
+                        rgb[at..at + 3].copy_from_slice(&to_rgb.convert(block[dy * sx + dx], cb, cr));
                     }
                 }
             }
@@ -887,6 +888,77 @@ fn palette(width: u32, height: u32, indices: &[u8], colormap: &[u16]) -> Result<
     }
     RgbImage::from_raw(width, height, rgb).map(DynamicImage::ImageRgb8).ok_or_else(short)
 }
+
+/// libtiff's YCbCr to RGB (`TIFFYCbCrToRGBInit`): each component brought to full range by
+/// ReferenceBlackWhite (luma's black and white onto 0..255, chroma's onto ±127), then the
+/// YCbCrCoefficients' luma weights.
+pub(super) struct YCbCrToRgb {
+    /// Luma's and chroma's black and white code values.
+    reference: [f32; 6],
+    /// The red, green and blue luma weights.
+    luma: [f32; 3],
+}
+
+impl YCbCrToRgb {
+    pub(super) fn of(decoder: &mut Decoder<Cursor<&[u8]>>) -> Result<Self, String> {
+        use tiff::decoder::ifd::Value;
+        // RATIONALs, as the specification has them (a zero denominator makes the tag unusable),
+        // or the integers some writers put there.
+        let rationals = |decoder: &mut Decoder<Cursor<&[u8]>>, tag: Tag| -> Result<Option<Vec<f32>>, String> {
+            let Some(value) = decoder.find_tag(tag).map_err(words)? else { return Ok(None) };
+            let values = match value {
+                Value::List(values) => values,
+                one => vec![one],
+            };
+            let number = |v: &Value| match *v {
+                Value::Rational(n, d) if d != 0 => Some(n as f32 / d as f32),
+                Value::SRational(n, d) if d != 0 => Some(n as f32 / d as f32),
+                Value::Float(f) => Some(f),
+                Value::Double(f) => Some(f as f32),
+                Value::Byte(n) => Some(f32::from(n)),
+                Value::Short(n) => Some(f32::from(n)),
+                Value::Unsigned(n) => Some(n as f32),
+                _ => None,
+            };
+            Ok(values.iter().map(number).collect())
+        };
+        let reference = match rationals(decoder, Tag::Unknown(REFERENCE_BLACK_WHITE))?.as_deref() {
+            Some(&[a, b, c, d, e, f]) if b != a && d != c && f != e => [a, b, c, d, e, f],
+            _ => JPEG_REFERENCE,
+        };
+        let luma = match rationals(decoder, Tag::Unknown(YCBCR_COEFFICIENTS))?.as_deref() {
+            Some(&[r, g, b]) if g != 0.0 && r != 1.0 && b != 1.0 => [r, g, b],
+            _ => JPEG_LUMA,
+        };
+        Ok(YCbCrToRgb { reference, luma })
+    }
+
+    /// Whether this is JPEG's own conversion (full range, BT.601 weights).
+    pub(super) fn is_jpegs(&self) -> bool {
+        self.reference == JPEG_REFERENCE && self.luma == JPEG_LUMA
+    }
+
+    pub(super) fn convert(&self, y: u8, cb: u8, cr: u8) -> [u8; 3] {
+        if self.is_jpegs() {
+            return ycbcr_to_rgb(y, cb, cr);
+        }
+        let [y0, y1, cb0, cb1, cr0, cr1] = self.reference;
+        let [lr, lg, lb] = self.luma;
+        let y = (f32::from(y) - y0) * 255.0 / (y1 - y0);
+        let cb = (f32::from(cb) - cb0) * 127.0 / (cb1 - cb0);
+        let cr = (f32::from(cr) - cr0) * 127.0 / (cr1 - cr0);
+        let r = y + cr * (2.0 - 2.0 * lr);
+        let b = y + cb * (2.0 - 2.0 * lb);
+        let g = (y - lb * b - lr * r) / lg;
+        [r, g, b].map(|v| v.round().clamp(0.0, 255.0) as u8)
+    }
+}
+
+const YCBCR_COEFFICIENTS: u16 = 529;
+const REFERENCE_BLACK_WHITE: u16 = 532;
+/// The tags' defaults, which are JPEG's YCbCr.
+const JPEG_REFERENCE: [f32; 6] = [0.0, 255.0, 128.0, 255.0, 128.0, 255.0];
+const JPEG_LUMA: [f32; 3] = [0.299, 0.587, 0.114];
 
 /// JPEG's YCbCr (full range, BT.601), as libjpeg converts it.
 fn ycbcr_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {

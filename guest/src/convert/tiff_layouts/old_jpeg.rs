@@ -19,7 +19,7 @@ use zune_jpeg::zune_core::bytestream::ZCursor;
 use zune_jpeg::zune_core::colorspace::ColorSpace;
 use zune_jpeg::zune_core::options::DecoderOptions;
 
-use super::{ChunkPlaces, PHOTOMETRIC_YCBCR, words};
+use super::{ChunkPlaces, PHOTOMETRIC_YCBCR, YCbCrToRgb, words};
 use crate::limits::DECODE_MAX_ALLOC;
 
 const JPEG_PROC: u16 = 512;
@@ -30,11 +30,6 @@ const JPEG_Q_TABLES: u16 = 519;
 const JPEG_DC_TABLES: u16 = 520;
 const JPEG_AC_TABLES: u16 = 521;
 const JPEG_PROC_BASELINE: u16 = 1;
-const YCBCR_COEFFICIENTS: u16 = 529;
-const REFERENCE_BLACK_WHITE: u16 = 532;
-/// The tags' defaults, which are JPEG's YCbCr.
-const JPEG_REFERENCE: [f32; 6] = [0.0, 255.0, 128.0, 255.0, 128.0, 255.0];
-const JPEG_LUMA: [f32; 3] = [0.299, 0.587, 0.114];
 
 /// The first page of an old-style JPEG TIFF, `width` x `height`.
 pub(super) fn decode(decoder: &mut Decoder<Cursor<&[u8]>>, width: u32, height: u32) -> Result<DynamicImage, String> {
@@ -93,68 +88,6 @@ pub(super) fn decode(decoder: &mut Decoder<Cursor<&[u8]>>, width: u32, height: u
         n => return Err(format!("the TIFF's old-style JPEG stream has {n} components")),
     }
     .ok_or_else(|| "the TIFF's old-style JPEG stream holds fewer rows than its page".into())
-}
-
-/// libtiff's YCbCr to RGB (`TIFFYCbCrToRGBInit`): each component brought to full range by
-/// ReferenceBlackWhite (luma's black and white onto 0..255, chroma's onto ±127), then the
-/// YCbCrCoefficients' luma weights.
-struct YCbCrToRgb {
-    /// Luma's and chroma's black and white code values.
-    reference: [f32; 6],
-    /// The red, green and blue luma weights.
-    luma: [f32; 3],
-}
-
-impl YCbCrToRgb {
-    fn of(decoder: &mut Decoder<Cursor<&[u8]>>) -> Result<Self, String> {
-        use tiff::decoder::ifd::Value;
-        // RATIONALs, as the specification has them (a zero denominator makes the tag unusable),
-        // or the integers some writers put there.
-        let rationals = |decoder: &mut Decoder<Cursor<&[u8]>>, tag: Tag| -> Result<Option<Vec<f32>>, String> {
-            let Some(value) = decoder.find_tag(tag).map_err(words)? else { return Ok(None) };
-            let values = match value {
-                Value::List(values) => values,
-                one => vec![one],
-            };
-            let number = |v: &Value| match *v {
-                Value::Rational(n, d) if d != 0 => Some(n as f32 / d as f32),
-                Value::SRational(n, d) if d != 0 => Some(n as f32 / d as f32),
-                Value::Float(f) => Some(f),
-                Value::Double(f) => Some(f as f32),
-                Value::Byte(n) => Some(f32::from(n)),
-                Value::Short(n) => Some(f32::from(n)),
-                Value::Unsigned(n) => Some(n as f32),
-                _ => None,
-            };
-            Ok(values.iter().map(number).collect())
-        };
-        let reference = match rationals(decoder, Tag::Unknown(REFERENCE_BLACK_WHITE))?.as_deref() {
-            Some(&[a, b, c, d, e, f]) if b != a && d != c && f != e => [a, b, c, d, e, f],
-            _ => JPEG_REFERENCE,
-        };
-        let luma = match rationals(decoder, Tag::Unknown(YCBCR_COEFFICIENTS))?.as_deref() {
-            Some(&[r, g, b]) if g != 0.0 && r != 1.0 && b != 1.0 => [r, g, b],
-            _ => JPEG_LUMA,
-        };
-        Ok(YCbCrToRgb { reference, luma })
-    }
-
-    /// Whether this is JPEG's own conversion (full range, BT.601 weights).
-    fn is_jpegs(&self) -> bool {
-        self.reference == JPEG_REFERENCE && self.luma == JPEG_LUMA
-    }
-
-    fn convert(&self, y: u8, cb: u8, cr: u8) -> [u8; 3] {
-        let [y0, y1, cb0, cb1, cr0, cr1] = self.reference;
-        let [lr, lg, lb] = self.luma;
-        let y = (f32::from(y) - y0) * 255.0 / (y1 - y0);
-        let cb = (f32::from(cb) - cb0) * 127.0 / (cb1 - cb0);
-        let cr = (f32::from(cr) - cr0) * 127.0 / (cr1 - cr0);
-        let r = y + cr * (2.0 - 2.0 * lr);
-        let b = y + cb * (2.0 - 2.0 * lb);
-        let g = (y - lb * b - lr * r) / lg;
-        [r, g, b].map(|v| v.round().clamp(0.0, 255.0) as u8)
-    }
 }
 
 /// A baseline JPEG stream put together from the tables the tags point at and the one chunk's data.
