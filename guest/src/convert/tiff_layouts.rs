@@ -2,6 +2,7 @@
 //! unsigned samples of every width up to 31 bits but 8 and 16 (grey or colour; uncompressed ones
 //! unpacked here), grey with alpha and any number of other extra samples, palette (1–8 bits),
 //! YCbCr (JPEG-compressed, old-style JPEG (`old_jpeg`), or subsampled LZW/uncompressed strips),
+//! LogLuv and LogL under SGILog compression (`log_luv`),
 //! planar pages (strips or tiles, any colour type), signed, 32/64-bit and floating-point samples, WebP- and Zstandard-compressed
 //! chunks, CCITT Group 3 and 4 (with `hayro-ccitt`, which the PDF renderer carries anyway).
 //!
@@ -33,6 +34,7 @@ use tiff::tags::Tag;
 
 use crate::limits::DECODE_MAX_ALLOC;
 
+mod log_luv;
 mod old_jpeg;
 
 /// What the layout is, read before decoding (for the header check and the way to take).
@@ -66,6 +68,9 @@ const T4_OPTIONS: u16 = 292;
 /// Whether the first page is a layout this module decodes (the image crate refuses it or, for
 /// planar pages, traps on it). `false` when the tags cannot be read: the image crate says why.
 pub(super) fn is_ours(bytes: &[u8]) -> bool {
+    if log_luv::photometric(bytes).is_some() {
+        return true;
+    }
     let Ok(mut decoder) = open(bytes) else { return false };
     let sample_format = first_value(&mut decoder, Tag::SampleFormat).unwrap_or(SAMPLE_FORMAT_UNSIGNED);
     let bits = first_value(&mut decoder, Tag::BitsPerSample);
@@ -103,6 +108,11 @@ fn first_value(decoder: &mut Decoder<Cursor<&[u8]>>, tag: Tag) -> Option<u16> {
 
 /// The page's size and decoded bytes, from its first IFD.
 pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
+    if let Some(luv) = log_luv::photometric(bytes) {
+        let (width, height) = open(&log_luv::openable(bytes)?)?.dimensions().map_err(words)?;
+        let channels = if luv == log_luv::PHOTOMETRIC_LOG_LUV { 3 } else { 1 };
+        return Ok(Header { width, height, decoded: u64::from(width) * u64::from(height) * channels });
+    }
     let mut decoder = open(bytes)?;
     let (width, height) = decoder.dimensions().map_err(words)?;
     let samples = decoder.find_tag_unsigned::<u16>(Tag::SamplesPerPixel).map_err(words)?.unwrap_or(1);
@@ -114,7 +124,8 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
 
 /// The first page's Orientation tag (274), when it has one that can be read.
 pub(super) fn orientation(bytes: &[u8]) -> Option<u16> {
-    open(bytes).ok()?.find_tag_unsigned::<u16>(Tag::Orientation).ok().flatten()
+    let copy = log_luv::photometric(bytes).and_then(|_| log_luv::openable(bytes).ok());
+    open(copy.as_deref().unwrap_or(bytes)).ok()?.find_tag_unsigned::<u16>(Tag::Orientation).ok().flatten()
 }
 
 /// The decoded page, and what was left out of it in words (a damaged fax strip's rest).
@@ -125,6 +136,9 @@ pub(super) struct Page {
 
 /// Decode the first page. The caller has checked [`header`] against the decoder's limits.
 pub(super) fn decode(bytes: &[u8]) -> Result<Page, String> {
+    if let Some(luv) = log_luv::photometric(bytes) {
+        return log_luv::decode(bytes, luv).map(|image| Page { image, damage: None });
+    }
     let mut decoder = open(bytes)?;
     let compression = decoder.find_tag_unsigned::<u16>(Tag::Compression).map_err(words)?.unwrap_or(1);
     if matches!(compression, COMPRESSION_FAX3 | COMPRESSION_CCITT_RLE | COMPRESSION_FAX4) {
@@ -270,15 +284,28 @@ impl<'a> FirstIfd<'a> {
     }
 }
 
-/// The bytes with the first IFD's PhotometricInterpretation (a SHORT held in its entry) set to
-/// `value`. `None`: no such entry where the header says.
-fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
+/// Where the first IFD's PhotometricInterpretation value (a SHORT held in its entry) is, and the
+/// IFD. `None`: no such entry where the header says.
+fn photometric_place(bytes: &[u8]) -> Option<(FirstIfd<'_>, usize)> {
     let ifd = FirstIfd::of(bytes)?;
     let at = (0..ifd.count).map(|i| ifd.entries_at + i * ifd.entry_size()).find(|&e| ifd.u16_at(e) == Some(262))?;
     if ifd.u16_at(at + 2)? != 3 {
         return None;
     }
     let value_at = at + if ifd.big { 12 } else { 8 };
+    Some((ifd, value_at))
+}
+
+/// The first IFD's PhotometricInterpretation as the file holds it: the `tiff` crate does not open
+/// a file whose interpretation it does not know (LogLuv), so this is read before it is.
+fn photometric_in_file(bytes: &[u8]) -> Option<u16> {
+    let (ifd, value_at) = photometric_place(bytes)?;
+    ifd.u16_at(value_at)
+}
+
+/// The bytes with the first IFD's PhotometricInterpretation set to `value`.
+fn with_photometric(bytes: &[u8], value: u16) -> Option<Vec<u8>> {
+    let (ifd, value_at) = photometric_place(bytes)?;
     let mut out = bytes.to_vec();
     let v = if ifd.little_endian { value.to_le_bytes() } else { value.to_be_bytes() };
     out.get_mut(value_at..value_at + 2)?.copy_from_slice(&v);

@@ -57,6 +57,8 @@ REFERENCES = {
     "flower-rgb-planar-14.tif": "imagemagick",
     "12bit.cropped.tiff": "imagemagick",
     "hpredict-1c-12b.tiff": "imagemagick",  # a Predictor tag on uncompressed data: ignored
+    # LogLuv: libtiff's 8-bit rendering, which ImageMagick reads (a 1x1 page of luminance 0).
+    "logluv-3c-16b.tiff": "imagemagick",
 }
 
 SHARP_JS = """

@@ -130,7 +130,45 @@ fn sample_formats_convert_to_the_references_levels() {
         assert!(db >= floor, "{stem}: {db:.2} dB vs the reference, under {floor}");
         seen += 1;
     }
-    assert!(seen >= 29, "{seen} references");
+    assert!(seen >= 30, "{seen} references");
+}
+
+#[test]
+fn logluv_pages_are_libtiffs_8_bit_rendering() {
+    // The converter's own reading of the file (make_logluv.py writes both), pixel for pixel:
+    // libtiff's arithmetic, carried over in double precision, lands on the same levels.
+    let bytes = std::fs::read(corpus().join("logluv-rle.tif")).unwrap();
+    assert!(super::tiff_layouts::is_ours(&bytes));
+    let ours = super::tiff_layouts::decode(&bytes).unwrap().image.to_rgba8();
+    let theirs = image::open(corpus().join("logluv-rle.ref.png")).unwrap().to_rgba8();
+    assert_eq!(ours.dimensions(), theirs.dimensions());
+    let off: Vec<_> = ours.enumerate_pixels().filter(|(x, y, p)| *p != theirs.get_pixel(*x, *y)).collect();
+    assert!(off.is_empty(), "pixels unlike ImageMagick's: {off:?}");
+
+    // LogL: each level is 256 × sqrt(Y) of the luminance the code means, white from 1.0 on,
+    // black at and under 0 (the rows make_logluv.py writes).
+    let bytes = std::fs::read(corpus().join("logl-rle.tif")).unwrap();
+    let page = super::tiff_layouts::decode(&bytes).unwrap().image.to_luma8();
+    let meant = [[0.01, 0.1, 0.25, 0.5, 0.5, 0.5], [0.75, 1.0, 3.0, 0.0, -0.5, 0.0625], [0.5; 6]];
+    for (y, row) in meant.iter().enumerate() {
+        for (x, &luminance) in row.iter().enumerate() {
+            let level = if luminance >= 1.0 { 255.0 } else { 256.0 * f64::max(luminance, 0.0).sqrt() };
+            let got = f64::from(page.get_pixel(x as u32, y as u32)[0]);
+            assert!((got - level.min(255.0)).abs() <= 1.0, "({x}, {y}): {got} for Y {luminance}");
+        }
+    }
+
+    // A last strip whose data end before its row is refused in words: its byte count (the
+    // third of StripByteCounts' LONGs) cut to 1.
+    let mut cut = bytes.clone();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let ifd = u32_at(&cut, 4);
+    let entries = u16::from_le_bytes([cut[ifd], cut[ifd + 1]]) as usize;
+    let counts = (0..entries).map(|i| ifd + 2 + 12 * i).find(|&e| cut[e..e + 2] == 279u16.to_le_bytes()).unwrap();
+    let last = u32_at(&cut, counts + 8) + 8;
+    cut[last..last + 4].copy_from_slice(&1u32.to_le_bytes());
+    let refused = super::tiff_layouts::decode(&cut).map(|p| (p.image.width(), p.image.height())).unwrap_err();
+    assert!(refused.contains("end before row 1 of its strip or tile 2"), "{refused}");
 }
 
 /// A one-strip big-endian grey TIFF (`MM`), its strip Zstandard-compressed; `tags` are
