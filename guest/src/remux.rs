@@ -616,12 +616,25 @@ fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<
 // ---------------------------------------------------------------------------------------------
 // JPEG
 
+/// An arithmetic-coded JPEG is first transcoded to Huffman coding (`jpeg_arithmetic`), which most
+/// decoders read and the gate's own does; the walk then judges that file, whose bytes are the
+/// canonical form even when the walk changes nothing. The transcoding is lossless: nothing is
+/// dropped or repaired by it.
+fn jpeg(bytes: &[u8], out: Out) -> Result<Canonical, Broken> {
+    let Some(huffman) = jpeg_arithmetic::to_huffman(bytes)? else {
+        return jpeg_walk(bytes, out);
+    };
+    let mut made = jpeg_walk(&huffman, Out::new(&huffman, out.keep_metadata))?;
+    made.bytes.get_or_insert(huffman);
+    Ok(made)
+}
+
 /// Markers from SOI to EOI. Bytes that are no marker where one must stand are skipped, as
 /// libjpeg skips them ("extraneous bytes before marker"); so are APPn segments too short for what
 /// they name, and the bytes after a scan's last used bit. Everything after EOI is dropped. Each
 /// scan is walked as libjpeg-turbo reads it (`jpeg_scan`): a progression it rejects is refused;
 /// data cut short or damaged, or a file cut after its first scan, is repaired ([`Repair`]).
-fn jpeg(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+fn jpeg_walk(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..2]);
     let mut at = 2;
     let mut icc = IccChunks::default();
@@ -1013,6 +1026,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 }
 
 mod gif_frames;
+mod jpeg_arithmetic;
 mod jpeg_scan;
 mod png_cut;
 pub mod png_image_data;

@@ -311,6 +311,26 @@ fn jpeg_metadata_is_dropped_and_what_a_decoder_needs_kept() {
 }
 
 #[test]
+fn an_arithmetic_jpeg_is_transcoded_to_huffman_coding_and_walked() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus");
+    let ari = std::fs::read(format!("{corpus}/conformance/jpeg/testimgari.jpg")).unwrap();
+    let twin = std::fs::read(format!("{corpus}/jpeg-arithmetic/testimgari.huffman.jpg")).unwrap();
+    let c = canonical(&ari, ImageType::Jpeg, false).expect("transcoded");
+    assert!(!c.reencoded && c.repair.is_none());
+    let out = c.bytes.expect("the transcoded file");
+    assert_eq!(decoded(&out, ImageFormat::Jpeg), decoded(&twin, ImageFormat::Jpeg));
+    // The transcoded file is canonical as it is: the walk found nothing to change in it.
+    assert_eq!(canonical(&out, ImageType::Jpeg, false), Ok(Canonical::default()));
+    // The metadata rules apply to the transcoded file.
+    let commented = [&ari[..2], &segment(0xFE, SECRET), &ari[2..]].concat();
+    let c = canonical(&commented, ImageType::Jpeg, false).expect("transcoded");
+    assert_eq!(c.dropped, ["comment"]);
+    assert_eq!(c.bytes.as_deref(), Some(&out[..]));
+    let kept = canonical(&commented, ImageType::Jpeg, true).expect("transcoded").bytes.expect("the transcoded file");
+    assert!(contains(&kept, SECRET) && decoded(&kept, ImageFormat::Jpeg) == decoded(&out, ImageFormat::Jpeg));
+}
+
+#[test]
 fn a_jpeg_orientation_outlives_its_exif() {
     let mut exif = b"Exif\0\0".to_vec();
     exif.extend_from_slice(&exif_tiff(8));

@@ -282,6 +282,21 @@ fn bytes_after_a_pngs_image_data_go_when_its_pixels_are_read() {
 }
 
 #[test]
+fn an_arithmetic_jpeg_is_admitted_transcoded_to_huffman_coding() {
+    // libjpeg-turbo's test image: SOF9 with a DAC segment, which the gate's decoder cannot read.
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus");
+    let ari = std::fs::read(format!("{corpus}/conformance/jpeg/testimgari.jpg")).unwrap();
+    let twin = std::fs::read(format!("{corpus}/jpeg-arithmetic/testimgari.huffman.jpg")).unwrap();
+    let full = Options { verify: Verify::Full, ..Options::default() };
+    let a = admit_image(&ari, "image/jpeg", &full).expect("admitted");
+    assert_eq!(a.dimensions, Some(Dimensions { width: 227, height: 149 }));
+    assert!(!a.reencoded && !a.resized && a.dropped.is_empty(), "{:?}", a.dropped);
+    let Data::Bytes(passed) = a.data else { panic!("the transcoded bytes are passed, not the input") };
+    let pixels = |b: &[u8]| image::load_from_memory_with_format(b, ImageFormat::Jpeg).unwrap();
+    assert_eq!(pixels(&passed), pixels(&twin));
+}
+
+#[test]
 fn the_decoders_judge_the_repaired_canonical_form() {
     let full = Options { verify: Verify::Full, ..Options::default() };
     // Stray bytes before a marker: libjpeg skips them, so does the gate.
