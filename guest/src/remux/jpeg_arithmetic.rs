@@ -7,15 +7,17 @@
 //! statistics bins, the DAC conditioning (defaults L=0, U=1, K=5), restart intervals resetting the
 //! statistics and predictors, and its treatment of damage: a marker met inside a scan's data feeds
 //! zero bits to the end of the scan (or the restart interval), a bad code or a magnitude overflow
-//! leaves the rest of the restart interval zero, restart markers out of sequence are resynchronised
-//! as `jpeg_resync_to_restart` does. A file whose data runs to its end with no marker is refused as
-//! truncated: libjpeg's arithmetic decoder cannot suspend for more data, so Pillow refuses it too.
+//! leaves the rest of the restart interval undecoded, restart markers out of sequence are
+//! resynchronised as `jpeg_resync_to_restart` does. A file whose data runs to its end with no
+//! marker is refused as truncated: libjpeg's arithmetic decoder cannot suspend for more data, so
+//! Pillow refuses it too. What zero bits decode to can lie outside what Huffman coding of 8-bit
+//! data holds (libjpeg clamps the pixels it makes of them); such a file is refused in words.
 //!
 //! Every scan is decoded into one coefficient buffer, then written as one sequential Huffman file
-//! (baseline, or extended with 16-bit quantisation tables) with optimal tables (`jcphuff`'s Annex
-//! K.2 procedure): once all scans are read, the coefficients are what they are, whatever the
-//! progression. Segments before the first scan other than the frame and its tables (APPn, COM,
-//! DQT, DRI) are copied in order for the canonical walk to judge.
+//! (baseline; extended when a quantisation table has 16-bit entries) with optimal tables
+//! (`jpeg_gen_optimal_table`, Annex K.2): once all scans are read, the coefficients are what they
+//! are, whatever the progression. The segments before the first scan other than the frame and its
+//! entropy tables (APPn, COM, DQT, DRI) are copied in order, for the canonical walk to judge.
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, JPEG_MAX_SCANS};
