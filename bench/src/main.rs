@@ -21,6 +21,8 @@ struct Args {
     convert_only: bool,
     /// Only the canonical re-mux rows (`--only remux`).
     remux_only: bool,
+    /// Only the fits against sharp (`--only fit`).
+    fits_only: bool,
 }
 
 fn parse_args() -> Args {
@@ -28,6 +30,7 @@ fn parse_args() -> Args {
     let mut per_call_only = false;
     let mut convert_only = false;
     let mut remux_only = false;
+    let mut fits_only = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -37,12 +40,15 @@ fn parse_args() -> Args {
             "--only" => match it.next().as_deref() {
                 Some("convert") => convert_only = true,
                 Some("remux") => remux_only = true,
-                other => panic!("--only takes `convert` (the conversion rows and the sizes) or `remux`, not {other:?}"),
+                Some("fit") => fits_only = true,
+                other => panic!(
+                    "--only takes `convert` (the conversion rows and the sizes), `remux` or `fit`, not {other:?}"
+                ),
             },
-            other => panic!("unknown argument {other}; use --runs N, --quick, --per-call or --only convert|remux"),
+            other => panic!("unknown argument {other}; use --runs N, --quick, --per-call or --only convert|remux|fit"),
         }
     }
-    Args { runs, per_call_only, convert_only, remux_only }
+    Args { runs, per_call_only, convert_only, remux_only, fits_only }
 }
 
 fn root() -> PathBuf {
@@ -120,114 +126,118 @@ fn main() {
         return;
     }
 
-    // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call (`admit` of
-    // no bytes) + drop.
-    let nothing = InputMedia::new(Vec::new(), None);
-    let per_call = |gate: &Gate, n: usize| {
-        rt.block_on(async {
-            for _ in 0..200 {
-                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
-            }
-            let mut times = Vec::with_capacity(n);
-            for _ in 0..n {
+    let opts = gate.default_options();
+    let native_opts = mediagate_guest::Options::default();
+    // `--only fit` skips to the fits.
+    if !args.fits_only {
+        // 1. Per-call overhead: new Store + instantiate from InstancePre + one trivial call (`admit` of
+        // no bytes) + drop.
+        let nothing = InputMedia::new(Vec::new(), None);
+        let per_call = |gate: &Gate, n: usize| {
+            rt.block_on(async {
+                for _ in 0..200 {
+                    gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
+                }
+                let mut times = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let t = Instant::now();
+                    gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
+                    times.push(t.elapsed());
+                }
+                (median(times.clone()), percentile(times, 0.99))
+            })
+        };
+        let (p50, p99) = per_call(&gate, 5000);
+        let ondemand = Gate::new(Runtime::new(RuntimeConfig { pooling: false, ..config.clone() }).unwrap()).unwrap();
+        let (od50, _) = per_call(&ondemand, 2000);
+        rows.push(Row {
+            figure: "per-call overhead (Store + instantiate + trivial call + drop), pooling".into(),
+            measured: format!("p50 {} (p99 {}); on-demand allocator p50 {}", us(p50), us(p99), us(od50)),
+            goal: "≤ 20 µs p50".into(),
+        });
+        // Its parts: the per-call Store as the gate makes it (limits, epoch callback; no WASI context:
+        // the preflight component imports nothing), a bare wasmtime Store, and a WASI context alone
+        // (what the gate no longer builds per call).
+        let parts = |calls_store: bool| {
+            let mut times = Vec::with_capacity(20_000);
+            for _ in 0..20_000 {
                 let t = Instant::now();
-                gate.admit(&nothing, AdmitOptions::UNSET).await.unwrap().answer.unwrap();
+                if calls_store {
+                    drop(runtime.store(()));
+                } else {
+                    drop(wasmtime::Store::new(runtime.engine(), ()));
+                }
                 times.push(t.elapsed());
             }
-            (median(times.clone()), percentile(times, 0.99))
-        })
-    };
-    let (p50, p99) = per_call(&gate, 5000);
-    let ondemand = Gate::new(Runtime::new(RuntimeConfig { pooling: false, ..config.clone() }).unwrap()).unwrap();
-    let (od50, _) = per_call(&ondemand, 2000);
-    rows.push(Row {
-        figure: "per-call overhead (Store + instantiate + trivial call + drop), pooling".into(),
-        measured: format!("p50 {} (p99 {}); on-demand allocator p50 {}", us(p50), us(p99), us(od50)),
-        goal: "≤ 20 µs p50".into(),
-    });
-    // Its parts: the per-call Store as the gate makes it (limits, epoch callback; no WASI context:
-    // the preflight component imports nothing), a bare wasmtime Store, and a WASI context alone
-    // (what the gate no longer builds per call).
-    let parts = |calls_store: bool| {
-        let mut times = Vec::with_capacity(20_000);
-        for _ in 0..20_000 {
-            let t = Instant::now();
-            if calls_store {
-                drop(runtime.store(()));
-            } else {
-                drop(wasmtime::Store::new(runtime.engine(), ()));
+            median(times)
+        };
+        let (store_call, store_bare) = (parts(true), parts(false));
+        let (wasi_ctx, _) = time(20_000, || WasiCtxBuilder::new().build());
+        rows.push(Row {
+            figure: "  of which: the call's Store (limits, epoch callback); a bare Store; a WasiCtx (no longer built)"
+                .into(),
+            measured: format!("p50 {}; {}; {}", us(store_call), us(store_bare), us(wasi_ctx)),
+            goal: "reported".into(),
+        });
+        // What the pool costs in address space (reserved, not resident): the runtime's VmSize.
+        let pooled = |pooling: bool| {
+            let before = vm_size_kib();
+            let runtime = Runtime::new(RuntimeConfig { pooling, ..config.clone() }).unwrap();
+            let reserved = vm_size_kib() - before;
+            drop(runtime);
+            reserved
+        };
+        let (pool_kib, on_demand_kib) = (pooled(true), pooled(false));
+        rows.push(Row {
+            figure: "  the pool's address-space reservation (VmSize of one more runtime): pooling; on-demand".into(),
+            measured: format!(
+                "{:.1} GiB; {:.1} MiB (limits: {} instances, {} MiB memory each)",
+                pool_kib as f64 / (1 << 20) as f64,
+                on_demand_kib as f64 / 1024.0,
+                config.limits.max_concurrent_calls,
+                config.limits.memory_bytes >> 20
+            ),
+            goal: "reported".into(),
+        });
+        if args.per_call_only {
+            for row in &rows {
+                println!("{}: {}", row.figure, row.measured);
             }
-            times.push(t.elapsed());
+            return;
         }
-        median(times)
-    };
-    let (store_call, store_bare) = (parts(true), parts(false));
-    let (wasi_ctx, _) = time(20_000, || WasiCtxBuilder::new().build());
-    rows.push(Row {
-        figure: "  of which: the call's Store (limits, epoch callback); a bare Store; a WasiCtx (no longer built)"
-            .into(),
-        measured: format!("p50 {}; {}; {}", us(store_call), us(store_bare), us(wasi_ctx)),
-        goal: "reported".into(),
-    });
-    // What the pool costs in address space (reserved, not resident): the runtime's VmSize.
-    let pooled = |pooling: bool| {
-        let before = vm_size_kib();
-        let runtime = Runtime::new(RuntimeConfig { pooling, ..config.clone() }).unwrap();
-        let reserved = vm_size_kib() - before;
-        drop(runtime);
-        reserved
-    };
-    let (pool_kib, on_demand_kib) = (pooled(true), pooled(false));
-    rows.push(Row {
-        figure: "  the pool's address-space reservation (VmSize of one more runtime): pooling; on-demand".into(),
-        measured: format!(
-            "{:.1} GiB; {:.1} MiB (limits: {} instances, {} MiB memory each)",
-            pool_kib as f64 / (1 << 20) as f64,
-            on_demand_kib as f64 / 1024.0,
-            config.limits.max_concurrent_calls,
-            config.limits.memory_bytes >> 20
-        ),
-        goal: "reported".into(),
-    });
-    if args.per_call_only {
-        for row in &rows {
-            println!("{}: {}", row.figure, row.measured);
-        }
-        return;
-    }
 
-    // 2. Admit a 3 MB PNG (sniff + base64): sandbox ÷ the same Rust code natively. Both end with
-    // the block's base64 `data`: the sandbox's bytes cross as `unchanged` and the host encodes them
-    // (SIMD); natively the same gate code, then the same encoder (and, for the record, the guest's
-    // scalar `base64` crate).
-    let png3 = three_mb_png();
-    let opts = gate.default_options();
-    let input = InputMedia::new(png3.clone(), Some("image/png"));
-    let (sandbox, data) = time(args.runs * 3, || {
-        let v = rt.block_on(gate.admit(&input, opts)).unwrap().answer.unwrap().verdict;
-        let Verdict::Admitted(a) = v else { panic!("the 3 MB PNG is admitted") };
-        assert!(!a.reencoded, "the 3 MB PNG passes through");
-        a.base64(&png3)
-    });
-    let native_opts = mediagate_guest::Options::default();
-    let (native, native_data) = time(args.runs * 3, || {
-        let a = mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap();
-        mediagate::gate::base64(a.bytes(&png3))
-    });
-    assert_eq!(data, native_data);
-    let (native_scalar, _) =
-        time(args.runs * 3, || mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap().base64(&png3));
-    rows.push(Row {
-        figure: format!("admit a {:.1} MB PNG (sniff + base64): sandbox ÷ native", png3.len() as f64 / 1e6),
-        measured: format!(
-            "{} ÷ {} = {:.2}× (native with scalar base64 {})",
-            ms(sandbox),
-            ms(native),
-            ratio(sandbox, native),
-            ms(native_scalar)
-        ),
-        goal: "≤ 1.25×".into(),
-    });
+        // 2. Admit a 3 MB PNG (sniff + base64): sandbox ÷ the same Rust code natively. Both end with
+        // the block's base64 `data`: the sandbox's bytes cross as `unchanged` and the host encodes them
+        // (SIMD); natively the same gate code, then the same encoder (and, for the record, the guest's
+        // scalar `base64` crate).
+        let png3 = three_mb_png();
+        let input = InputMedia::new(png3.clone(), Some("image/png"));
+        let (sandbox, data) = time(args.runs * 3, || {
+            let v = rt.block_on(gate.admit(&input, opts)).unwrap().answer.unwrap().verdict;
+            let Verdict::Admitted(a) = v else { panic!("the 3 MB PNG is admitted") };
+            assert!(!a.reencoded, "the 3 MB PNG passes through");
+            a.base64(&png3)
+        });
+        let (native, native_data) = time(args.runs * 3, || {
+            let a = mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap();
+            mediagate::gate::base64(a.bytes(&png3))
+        });
+        assert_eq!(data, native_data);
+        let (native_scalar, _) = time(args.runs * 3, || {
+            mediagate_guest::admit_image(&png3, "image/png", &native_opts).unwrap().base64(&png3)
+        });
+        rows.push(Row {
+            figure: format!("admit a {:.1} MB PNG (sniff + base64): sandbox ÷ native", png3.len() as f64 / 1e6),
+            measured: format!(
+                "{} ÷ {} = {:.2}× (native with scalar base64 {})",
+                ms(sandbox),
+                ms(native),
+                ratio(sandbox, native),
+                ms(native_scalar)
+            ),
+            goal: "≤ 1.25×".into(),
+        });
+    }
 
     // 3, 4. Fits against sharp, with the quality guard: the two corpus images, then inputs made
     // from the corpus into target/ (a 12 MP PNG photo, a lossy 4000x3000 WebP, a 50-frame GIF).
@@ -303,6 +313,11 @@ fn main() {
         if notes.is_empty() {
             notes.push(format!("sharp {}", sharp.version));
         }
+    }
+
+    if args.fits_only {
+        print_table(args.runs, &rows, &notes);
+        return;
     }
 
     // 5. `mediagate admit` of a small PNG, whole process.
