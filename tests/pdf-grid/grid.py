@@ -80,6 +80,9 @@ class Case:
     psnr: float | None = None
     source_psnr: float | None = None
     gate_source_psnr: float | None = None
+    # The gate against Ghostscript's rendering (DeviceCMYK cases: the second reference an
+    # allowance may require to agree, allowed.tsv).
+    ghostscript_psnr: float | None = None
     size: tuple[int, int] | None = None
     seconds: float = 0.0
 
@@ -351,14 +354,9 @@ def run_case(case: Case, bin_path: str, tmp: str) -> Case:
         case.error = f"pdftoppm failed: {r.stderr.strip()[:160]}"
         case.seconds = time.monotonic() - start
         return case
-    ref = Image.open(ref_base + ".ppm")
-    ref.load()
-    if ref.size != (w * k, h * k):
-        padded = Image.new("RGB", (w * k, h * k), "white")
-        padded.paste(ref.crop((0, 0, min(ref.width, w * k), min(ref.height, h * k))), (0, 0))
-        ref = padded
-    if k > 1:
-        ref = ref.reduce(k)
+    ref = at_gate_size(Image.open(ref_base + ".ppm"), w, h, k)
+    if "CMYK" in case.want:
+        case.ghostscript_psnr = against_ghostscript(case, gate, dpi, w, h, k, base)
     if ref.size != (w, h):
         case.error = f"pdftoppm rendered {ref.size[0]}x{ref.size[1]}, the gate {w}x{h}"
     else:
@@ -368,6 +366,31 @@ def run_case(case: Case, bin_path: str, tmp: str) -> Case:
         case.gate_source_psnr = psnr(source, on_white(gate))
     case.seconds = time.monotonic() - start
     return case
+
+
+def at_gate_size(render: Image.Image, w: int, h: int, k: int) -> Image.Image:
+    """A reference's render (at k times the gate's scale) cropped from the top left to k times the
+    gate's size, white where the page ends, and box-reduced by k."""
+    render.load()
+    if render.size != (w * k, h * k):
+        padded = Image.new("RGB", (w * k, h * k), "white")
+        padded.paste(render.crop((0, 0, min(render.width, w * k), min(render.height, h * k))), (0, 0))
+        render = padded
+    return render.reduce(k) if k > 1 else render
+
+
+def against_ghostscript(case: Case, gate: Image.Image, dpi: float, w: int, h: int, k: int, base: str) -> float | None:
+    """The gate's PSNR against Ghostscript's rendering of page 1 at the pdftoppm reference's scale
+    (`None`: Ghostscript failed). DeviceCMYK is device-dependent: Ghostscript converts it through
+    its default ICC profile, poppler through its own formula, and the two differ by about as much
+    as the gate differs from poppler."""
+    out = base + ".gs.ppm"
+    r = subprocess.run(["gs", "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=ppmraw", f"-r{dpi:.6f}",
+                        "-dFirstPage=1", "-dLastPage=1", f"-sOutputFile={out}", case.path],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 or not os.path.exists(out):
+        return None
+    return psnr(on_white(gate), on_white(at_gate_size(Image.open(out), w, h, k)))
 
 
 def against_source(case: Case) -> str:
@@ -388,31 +411,54 @@ def verdict(case: Case) -> str:
     return ""
 
 
-def read_allowed(path: str) -> list[tuple[str, str]]:
+# The second reference an allowance may name in allowed.tsv's third column: the case stays
+# allowed only while the gate agrees with it (PSNR >= MIN_PSNR).
+SECOND_REFERENCES = {"ghostscript": "ghostscript_psnr"}
+
+
+def read_allowed(path: str) -> list[tuple[str, str, str]]:
+    """(pattern, reason, second reference or '') for each allowance."""
     allowed = []
     for line in open(path, encoding="utf-8"):
         line = line.rstrip("\n")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        pattern, _, reason = line.partition("\t")
+        pattern, _, rest = line.partition("\t")
+        reason, _, second = rest.partition("\t")
         if not reason.strip():
             raise SystemExit(f"allowed.tsv: {pattern!r} has no reason")
-        allowed.append((pattern.strip(), reason.strip()))
+        if second.strip() and second.strip() not in SECOND_REFERENCES:
+            raise SystemExit(f"allowed.tsv: {pattern!r} names {second.strip()!r}, not one of {sorted(SECOND_REFERENCES)}")
+        allowed.append((pattern.strip(), reason.strip(), second.strip()))
     return allowed
 
 
-def judge(cases: list[Case], allowed: list[tuple[str, str]], whole_grid: bool):
+def second_disagrees(case: Case, second: str) -> str:
+    """'' where the allowance's second reference (if any) agrees with the gate, else why not."""
+    if not second:
+        return ""
+    db = getattr(case, SECOND_REFERENCES[second])
+    if db is not None and db >= MIN_PSNR:
+        return ""
+    shown = "no render" if db is None else f"{db:.1f} dB"
+    return f"allowed only while {second} agrees with the gate (>= {MIN_PSNR:.0f} dB): {shown}"
+
+
+def judge(cases: list[Case], allowed: list[tuple[str, str, str]], whole_grid: bool):
     """(failures, allowed failures, stale allowances). A listed case that passes is stale, and so
-    is a pattern that matches no case of the whole grid: the list cannot outlive what it lists."""
+    is a pattern that matches no case of the whole grid: the list cannot outlive what it lists. A
+    listed case whose allowance names a second reference fails where that one disagrees too."""
     failures, allowed_fail, stale = [], [], []
-    used = {pattern: 0 for pattern, _ in allowed}
+    used = {pattern: 0 for pattern, _, _ in allowed}
     for case in cases:
         why = verdict(case)
-        listed = [(p, r) for p, r in allowed if fnmatch.fnmatchcase(case.id, p)]
-        for p, _ in listed:
+        listed = [(p, r, s) for p, r, s in allowed if fnmatch.fnmatchcase(case.id, p)]
+        for p, _, _ in listed:
             used[p] += 1
         if listed and not why:
             stale.append((case, listed[0][0]))
+        elif listed and second_disagrees(case, listed[0][2]):
+            failures.append((case, f"{why}; {second_disagrees(case, listed[0][2])}"))
         elif listed:
             allowed_fail.append((case, why, listed[0][1]))
         elif why:
@@ -483,7 +529,8 @@ def main() -> int:
         print(f"{gen + '/' + want + '@' + str(dpi):<40} {found:<34} {len(passed):>4} {len(group) - len(passed):>4} {low}")
 
     for case, why, reason in allowed_fail:
-        print(f"allowed  {case.id}: {why} — {reason}")
+        second = "" if case.ghostscript_psnr is None else f"; against Ghostscript {case.ghostscript_psnr:.1f} dB"
+        print(f"allowed  {case.id}: {why}{second} — {reason}")
     for case, why in failures:
         print(f"FAIL     {case.id} [{case.found}]: {why}")
     for case, pattern in stale:
@@ -499,7 +546,8 @@ def main() -> int:
             finite = lambda x: None if x is None or x == math.inf else round(x, 2)  # noqa: E731 (inf: identical)
             json.dump([{"id": c.id, "holds": c.found, "verdict": verdict(c) or "pass", "psnr": finite(c.psnr),
                         "source_psnr": finite(c.source_psnr),
-                        "gate_source_psnr": finite(c.gate_source_psnr), "gate_size": c.size, "seconds": round(c.seconds, 2)}
+                        "gate_source_psnr": finite(c.gate_source_psnr),
+                        "ghostscript_psnr": finite(c.ghostscript_psnr), "gate_size": c.size, "seconds": round(c.seconds, 2)}
                        for c in cases], f, indent=1)
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PDF image pages at every size (README.md here): one-image PDFs from Pillow, img2pdf, reportlab,
 # ImageMagick where its policy lets it write PDF, and pdfwrite.py, rendered by the gate and by
-# pdftoppm and compared. Installs what is missing (poppler-utils, ImageMagick, the pinned
+# pdftoppm (DeviceCMYK pages by Ghostscript too) and compared. Installs what is missing
+# (poppler-utils, Ghostscript, ImageMagick, the pinned
 # generators into .venv), then runs grid.py; extra arguments go to it (--filter GLOB, --jobs N,
 # --report FILE, --keep DIR). Needs the release CLI (MEDIAGATE_BIN, else target/release/mediagate).
 set -euo pipefail
@@ -12,6 +13,7 @@ source ../../scripts/suite.sh
 
 missing=()
 command -v pdftoppm >/dev/null || missing+=(poppler-utils)
+command -v gs >/dev/null || missing+=(ghostscript)
 # Debian's binary by its own name: a `convert` earlier on PATH may be something else.
 command -v convert-im6.q16 >/dev/null || missing+=(imagemagick)
 [ "${#missing[@]}" -eq 0 ] || apt_install "${missing[@]}"

@@ -46,15 +46,25 @@ class Verdicts(unittest.TestCase):
     def test_a_listed_case_that_passes_is_stale(self):
         good = case(psnr=40.0, source_psnr=40.0, gate_source_psnr=40.0)
         bad = case(want="DCT-CMYK", psnr=20.0, source_psnr=40.0, gate_source_psnr=20.0)
-        failures, allowed, stale = grid.judge([good, bad], [("pillow/DCT-*", "why")], whole_grid=True)
+        failures, allowed, stale = grid.judge([good, bad], [("pillow/DCT-*", "why", "")], whole_grid=True)
         self.assertEqual((len(failures), len(allowed), len(stale)), (0, 1, 1))
         self.assertIs(stale[0][0], good)
 
     def test_a_pattern_that_matches_nothing_is_stale_on_the_whole_grid_only(self):
         bad = case(psnr=20.0, source_psnr=40.0, gate_source_psnr=20.0)
-        self.assertEqual(len(grid.judge([bad], [("raw/*", "why")], whole_grid=True)[2]), 1)
-        self.assertEqual(len(grid.judge([bad], [("raw/*", "why")], whole_grid=False)[2]), 0)
-        self.assertEqual(len(grid.judge([bad], [("raw/*", "why")], whole_grid=False)[0]), 1)
+        self.assertEqual(len(grid.judge([bad], [("raw/*", "why", "")], whole_grid=True)[2]), 1)
+        self.assertEqual(len(grid.judge([bad], [("raw/*", "why", "")], whole_grid=False)[2]), 0)
+        self.assertEqual(len(grid.judge([bad], [("raw/*", "why", "")], whole_grid=False)[0]), 1)
+
+    def test_an_allowance_that_names_ghostscript_holds_only_while_ghostscript_agrees(self):
+        allowed = [("pillow/DCT-CMYK/*", "colour", "ghostscript")]
+        agrees = case(want="DCT-CMYK", psnr=29.0, source_psnr=40.0, gate_source_psnr=25.0, ghostscript_psnr=52.0)
+        self.assertEqual([len(x) for x in grid.judge([agrees], allowed, whole_grid=False)], [0, 1, 0])
+        for db in (25.0, None):
+            disagrees = case(want="DCT-CMYK", psnr=29.0, source_psnr=40.0, gate_source_psnr=25.0, ghostscript_psnr=db)
+            failures, listed, _ = grid.judge([disagrees], allowed, whole_grid=False)
+            self.assertEqual((len(failures), len(listed)), (1, 0))
+            self.assertIn("ghostscript", failures[0][1])
 
     def test_the_source_is_placed_where_the_page_puts_it(self):
         # 1 px at 200 dpi is 0.36 pt: one pixel of a 3x3 render, top left, the rest white.
