@@ -134,10 +134,14 @@ fn a_rotated_page_is_rendered_upright() {
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Rotate 90 /Contents 4 0 R >>".to_vec(),
-        stream("", RED_BOX),
+        stream("", SMALL_BOX),
     ];
     let (img, _) = render_page(&pdf(&objects), 1, 2000).unwrap();
     assert_eq!(img.dimensions(), (278, 556));
+    // Turned a quarter clockwise, the page's bottom-left corner, where the box is, is top left.
+    assert_eq!(img.get_pixel(90, 90).0, [255, 0, 0, 255]);
+    assert_eq!(img.get_pixel(190, 90).0, [255, 255, 255, 255]);
+    assert_eq!(img.get_pixel(90, 465).0, [255, 255, 255, 255]);
 }
 
 /// A password-protected PDF: a standard security handler (RC4, revision 2) whose /U does not
