@@ -1027,7 +1027,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 
 mod gif_frames;
 mod jpeg_arithmetic;
-mod jpeg_scan;
+pub(crate) mod jpeg_scan;
 mod png_cut;
 pub mod png_image_data;
 

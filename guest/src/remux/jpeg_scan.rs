@@ -9,6 +9,10 @@
 //! end: the bits a scan uses are exactly the bits libjpeg uses, so what follows them is what libjpeg
 //! skips and counts. Progressive refinement scans depend on which coefficients earlier scans made
 //! non-zero; that is kept as one bit per coefficient (8 bytes a block), nothing else.
+//!
+//! A sequential scan's walk can also hand each block's coefficients to a [`BlockSink`] as it reads
+//! them (`gate::jpeg_planes` decodes a baseline JPEG's planes that way, from this one read); the
+//! codes and bits read, and so the verdicts, are the same.
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_PIXELS, DECODE_MAX_SIDE, JPEG_MAX_SCANS};
@@ -145,6 +149,24 @@ struct Frame {
     nonzero: Vec<Vec<u64>>,
 }
 
+/// Where a sequential scan's blocks go when the walk decodes their values: each block's 64
+/// coefficients in zigzag order (DC prediction undone, not dequantised), at its block column and
+/// row in its component's grid (padding blocks of interleaved MCUs included), in data order.
+pub(crate) trait BlockSink {
+    /// Whether the walk decodes values at all: the plain walk ([`NoBlocks`]) only skips extra
+    /// bits, and this being a constant keeps that path as it was.
+    const VALUES: bool;
+    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64]);
+}
+
+/// The walk that only judges.
+pub(crate) struct NoBlocks;
+
+impl BlockSink for NoBlocks {
+    const VALUES: bool = false;
+    fn block(&mut self, _: usize, _: u32, _: u32, _: &[i16; 64]) {}
+}
+
 /// The tables and frame a JPEG declares, met in marker order, and the scans walked against them.
 #[derive(Default)]
 pub(crate) struct Walker {
@@ -256,6 +278,12 @@ impl Walker {
     /// marker that ends it, restart markers inside). `Err`: a scan libjpeg-turbo stops on, or a
     /// progression it and Chromium reject.
     pub fn scan(&mut self, payload: &[u8], data: &[u8]) -> Result<ScanData, Broken> {
+        self.scan_into(payload, data, &mut NoBlocks)
+    }
+
+    /// [`Walker::scan`], handing a sequential scan's blocks to `sink` as they are read (a
+    /// progressive scan's are not: its coefficients are only whole after its last scan).
+    pub fn scan_into<S: BlockSink>(&mut self, payload: &[u8], data: &[u8], sink: &mut S) -> Result<ScanData, Broken> {
         self.scans += 1;
         if self.scans > JPEG_MAX_SCANS {
             return broken(format!(
@@ -368,9 +396,13 @@ impl Walker {
             let mut bits = Bits::new(&data[interval.start..interval.end]);
             let mut eobrun = 0u32;
             let mut premature = false;
+            // DC predictions, by scan member, restart at each interval.
+            let mut predictions = [0i32; 4];
             while mcu < end {
                 let walked = if frame.progressive {
                     progressive_mcu(frame, &tables, &mut bits, mcu, mcus_x, single, ss, se, ah, al, &mut eobrun)
+                } else if S::VALUES {
+                    sequential_mcu_values(frame, &tables, &mut bits, (single, mcu, mcus_x), &mut predictions, sink)
                 } else {
                     sequential_mcu(frame, &tables, &mut bits, single)
                 };
@@ -483,6 +515,63 @@ fn sequential_mcu(frame: &Frame, tables: &Tables, bits: &mut Bits, single: bool)
         }
     }
     Ok(())
+}
+
+/// [`sequential_mcu`] reading the values too (jdhuff.c `decode_mcu_slow`): the same codes and
+/// bits, so the same verdict. `at` is whether the scan holds one component, the MCU's index and
+/// the MCUs in a row.
+fn sequential_mcu_values<S: BlockSink>(
+    frame: &Frame,
+    tables: &Tables,
+    bits: &mut Bits,
+    (single, mcu, mcus_x): (bool, u32, u32),
+    predictions: &mut [i32; 4],
+    sink: &mut S,
+) -> Result<(), Damage> {
+    let (row, col) = (mcu / mcus_x.max(1), mcu % mcus_x.max(1));
+    for (member, (index, dc, ac)) in tables.iter().enumerate() {
+        let c = frame.components[*index];
+        let (Some(dc), Some(ac)) = (dc, ac) else { return Ok(()) };
+        let (across, down) = if single { (1, 1) } else { (c.h, c.v) };
+        for v in 0..down {
+            for h in 0..across {
+                let mut zigzag = [0i16; 64];
+                let s = u32::from(bits.decode(dc)? & 15);
+                let difference = if s == 0 { 0 } else { extend(bits.take(s)?, s) };
+                let prediction = &mut predictions[member & 3];
+                *prediction = prediction.wrapping_add(difference);
+                zigzag[0] = *prediction as i16;
+                let mut k = 1;
+                while k < 64 {
+                    let rs = bits.decode(ac)?;
+                    let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+                    if s > 0 {
+                        k += r;
+                        let value = extend(bits.take(s)?, s);
+                        // Past the block's end libjpeg writes into slack; nothing reads it.
+                        if let Some(z) = zigzag.get_mut(k) {
+                            *z = value as i16;
+                        }
+                    } else if r == 15 {
+                        k += 15;
+                    } else {
+                        break;
+                    }
+                    k += 1;
+                }
+                let (x, y) = if single { (col, row) } else { (col * c.h + h, row * c.v + v) };
+                sink.block(*index, x, y, &zigzag);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// libjpeg's `HUFF_EXTEND`: `s` extra bits as a signed value (`s` 1 to 15).
+#[inline(always)]
+fn extend(bits: u32, s: u32) -> i32 {
+    let v = bits as i32;
+    if v < 1 << (s - 1) { v - (1 << s) + 1 } else { v }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -312,3 +312,89 @@ fn the_bit_reader_reads_stuffed_bytes_and_stops_at_a_marker_as_libjpeg() {
         }
     }
 }
+
+/// A sink that keeps a checksum of every block it is handed.
+#[derive(Default)]
+struct Checksum {
+    blocks: u64,
+    sum: i64,
+}
+
+impl super::BlockSink for Checksum {
+    const VALUES: bool = true;
+    fn block(&mut self, component: usize, x: u32, y: u32, zigzag: &[i16; 64]) {
+        self.blocks += 1;
+        let at = (component as i64 + 1) * (i64::from(x) * 7919 + i64::from(y) * 104_729 + 1);
+        self.sum = self.sum.wrapping_add(zigzag.iter().enumerate().map(|(k, &c)| i64::from(c) * (k as i64 + at)).sum());
+    }
+}
+
+/// Each scan of `jpeg` walked plainly and with a sink: what each found (damage, trimmed bytes,
+/// lost MCUs, refusal), and the sink's blocks.
+fn walked_both_ways(jpeg: &[u8]) -> (Vec<String>, Vec<String>, Checksum) {
+    let (mut plain, mut with_sink) = (super::Walker::default(), super::Walker::default());
+    let (mut a, mut b, mut sink) = (Vec::new(), Vec::new(), Checksum::default());
+    let mut at = 2;
+    while let (Some(&0xFF), Some(&marker)) = (jpeg.get(at), jpeg.get(at + 1)) {
+        if marker == 0xFF || matches!(marker, 0xD0..=0xD7 | 0x01) {
+            at += if marker == 0xFF { 1 } else { 2 };
+            continue;
+        }
+        if marker == 0xD9 {
+            break;
+        }
+        let Some(len) = jpeg.get(at + 2..at + 4).map(|l| usize::from(u16::from_be_bytes([l[0], l[1]]))) else { break };
+        let Some(payload) = jpeg.get(at + 4..at + 2 + len.max(2)) else { break };
+        at += 2 + len.max(2);
+        for w in [&mut plain, &mut with_sink] {
+            match marker {
+                0xC4 => w.dht(payload),
+                0xDD => w.dri(payload),
+                0xC0..=0xCF => w.sof(marker, payload),
+                _ => {}
+            }
+        }
+        if marker == 0xDA {
+            let Ok(end) = crate::container::entropy_coded_end(jpeg, at) else { break };
+            let show = |r: Result<super::ScanData, crate::container::Broken>| match r {
+                Ok(d) => format!("{:?} {:?} {:?}", d.damage, d.trimmed, d.lost),
+                Err(e) => e.0,
+            };
+            a.push(show(plain.scan(payload, &jpeg[at..end])));
+            b.push(show(with_sink.scan_into(payload, &jpeg[at..end], &mut sink)));
+            at = end;
+        }
+    }
+    (a, b, sink)
+}
+
+/// Reading the values reads the same codes: every scan of the corpus JPEGs (damaged and
+/// progressive ones among them) and of the files made here, whole, padded and cut, is judged
+/// alike with a sink and without; a baseline one hands its blocks over.
+#[test]
+fn a_walk_that_hands_out_blocks_judges_as_the_plain_walk() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/conformance/jpeg");
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    for (name, jpeg) in whole_files() {
+        let mut cut = jpeg[..jpeg.len() * 3 / 4].to_vec();
+        cut.extend_from_slice(&[0xFF, 0xD9]);
+        let mut padded = jpeg[..eoi(&jpeg)].to_vec();
+        padded.extend_from_slice(&[0x55, 0x12, 0xFF, 0xD9]);
+        files.extend([(format!("{name}, cut"), cut), (format!("{name}, padded"), padded), (name.to_string(), jpeg)]);
+    }
+    let mut damaged = 0;
+    for (name, jpeg) in &files {
+        let (plain, with_sink, _) = walked_both_ways(jpeg);
+        assert_eq!(plain, with_sink, "{name}");
+        damaged += plain.iter().filter(|s| !s.starts_with("None")).count();
+    }
+    assert!(damaged >= 10, "{damaged} scans found damaged or refused: the comparison must cover some");
+    let (.., sink) = walked_both_ways(&whole_files()[0].1);
+    // 67x45 at 4:2:0: 5x3 MCUs of four Y blocks and two chroma ones.
+    assert_eq!(sink.blocks, 5 * 3 * 6);
+    assert_ne!(sink.sum, 0);
+}
