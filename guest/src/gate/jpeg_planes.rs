@@ -220,7 +220,7 @@ impl PlaneSink {
 impl BlockSink for PlaneSink {
     const VALUES: bool = true;
 
-    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64]) {
+    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64], coded: usize) {
         let (Some(plane), Some(Some(q)), Some(seen)) =
             (self.planes.get_mut(component), self.quantisers.get(component), self.blocks_seen.get_mut(component))
         else {
@@ -233,16 +233,21 @@ impl BlockSink for PlaneSink {
         if x0 >= u64::from(plane.width) || y0 >= u64::from(plane.height) {
             return;
         }
-        let mut coefficients = [0i32; 64];
-        for (k, (&c, &q)) in zigzag.iter().zip(q).enumerate() {
-            coefficients[NATURAL[k]] = i32::from(c) * i32::from(q);
-        }
         let mut out = [0u8; 64];
-        match side {
-            8 => idct_8x8(&coefficients, &mut out),
-            4 => idct_4x4(&coefficients, &mut out),
-            2 => idct_2x2(&coefficients, &mut out),
-            _ => out[0] = range_limit(descale(i64::from(coefficients[0]), 3)),
+        if coded <= 1 || side == 1 {
+            // A block of its DC term alone (most chroma blocks of a photo) is flat at every scale:
+            // each IDCT's all-zero shortcut, taken once.
+            out.fill(range_limit(descale(i64::from(zigzag[0]) * i64::from(q[0]), 3)));
+        } else {
+            let mut coefficients = [0i32; 64];
+            for (k, (&c, &q)) in zigzag.iter().zip(q).enumerate().take(coded) {
+                coefficients[NATURAL[k]] = i32::from(c) * i32::from(q);
+            }
+            match side {
+                8 => idct_8x8(&coefficients, &mut out),
+                4 => idct_4x4(&coefficients, &mut out),
+                _ => idct_2x2(&coefficients, &mut out),
+            }
         }
         let (x0, y0, side) = (x0 as usize, y0 as usize, side as usize);
         let (width, height) = (plane.width as usize, plane.height as usize);

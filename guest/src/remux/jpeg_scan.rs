@@ -156,7 +156,8 @@ pub(crate) trait BlockSink {
     /// Whether the walk decodes values at all: the plain walk ([`NoBlocks`]) only skips extra
     /// bits, and this being a constant keeps that path as it was.
     const VALUES: bool;
-    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64]);
+    /// `coded`: one past the last zigzag position the data wrote (1: the DC term alone).
+    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64], coded: usize);
 }
 
 /// The walk that only judges.
@@ -164,7 +165,7 @@ pub(crate) struct NoBlocks;
 
 impl BlockSink for NoBlocks {
     const VALUES: bool = false;
-    fn block(&mut self, _: usize, _: u32, _: u32, _: &[i16; 64]) {}
+    fn block(&mut self, _: usize, _: u32, _: u32, _: &[i16; 64], _: usize) {}
 }
 
 /// The tables and frame a JPEG declares, met in marker order, and the scans walked against them.
@@ -536,21 +537,22 @@ fn sequential_mcu_values<S: BlockSink>(
         for v in 0..down {
             for h in 0..across {
                 let mut zigzag = [0i16; 64];
-                let s = u32::from(bits.decode(dc)? & 15);
-                let difference = if s == 0 { 0 } else { extend(bits.take(s)?, s) };
+                let (_, difference) = bits.decode_value(dc)?;
                 let prediction = &mut predictions[member & 3];
                 *prediction = prediction.wrapping_add(difference);
                 zigzag[0] = *prediction as i16;
                 let mut k = 1;
+                // One past the last coefficient written.
+                let mut coded = 1;
                 while k < 64 {
-                    let rs = bits.decode(ac)?;
-                    let (r, s) = (usize::from(rs >> 4), u32::from(rs & 15));
+                    let (rs, value) = bits.decode_value(ac)?;
+                    let (r, s) = (usize::from(rs >> 4), rs & 15);
                     if s > 0 {
                         k += r;
-                        let value = extend(bits.take(s)?, s);
                         // Past the block's end libjpeg writes into slack; nothing reads it.
                         if let Some(z) = zigzag.get_mut(k) {
                             *z = value as i16;
+                            coded = k + 1;
                         }
                     } else if r == 15 {
                         k += 15;
@@ -560,7 +562,7 @@ fn sequential_mcu_values<S: BlockSink>(
                     k += 1;
                 }
                 let (x, y) = if single { (col, row) } else { (col * c.h + h, row * c.v + v) };
-                sink.block(*index, x, y, &zigzag);
+                sink.block(*index, x, y, &zigzag, coded);
             }
         }
     }
@@ -843,6 +845,29 @@ impl<'a> Bits<'a> {
             }
         }
         self.decode_slow(t)
+    }
+
+    /// The next code of table `t` and the signed value of the extra bits its symbol's low four
+    /// bits count (a DC difference, an AC coefficient): [`Bits::decode_and_skip_extra`]'s path,
+    /// the same bits taken.
+    #[inline(always)]
+    fn decode_value(&mut self, t: &Huffman) -> Result<(u8, i32), Damage> {
+        if self.held < LOOKAHEAD + 15 {
+            self.fill();
+        }
+        if self.held >= LOOKAHEAD {
+            let look = (self.acc >> (self.held - LOOKAHEAD)) as usize & ((1 << LOOKAHEAD) - 1);
+            let entry = t.lookahead[look];
+            let (len, s) = (u32::from(entry >> 8), u32::from(entry & 15));
+            if len > 0 && len + s <= self.held {
+                self.held -= len + s;
+                let extra = ((self.acc >> self.held) & ((1u64 << s) - 1)) as u32;
+                return Ok((entry as u8, if s == 0 { 0 } else { extend(extra, s) }));
+            }
+        }
+        let symbol = self.decode(t)?;
+        let s = u32::from(symbol & 15);
+        Ok((symbol, if s == 0 { 0 } else { extend(self.take(s)?, s) }))
     }
 
     /// The next code of table `t` and the extra bits its symbol's low four bits count (a DC

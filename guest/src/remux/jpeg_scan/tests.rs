@@ -322,7 +322,8 @@ struct Checksum {
 
 impl super::BlockSink for Checksum {
     const VALUES: bool = true;
-    fn block(&mut self, component: usize, x: u32, y: u32, zigzag: &[i16; 64]) {
+    fn block(&mut self, component: usize, x: u32, y: u32, zigzag: &[i16; 64], coded: usize) {
+        assert!(zigzag[coded.min(64)..].iter().all(|&c| c == 0), "nothing written past `coded`");
         self.blocks += 1;
         let at = (component as i64 + 1) * (i64::from(x) * 7919 + i64::from(y) * 104_729 + 1);
         self.sum = self.sum.wrapping_add(zigzag.iter().enumerate().map(|(k, &c)| i64::from(c) * (k as i64 + at)).sum());
