@@ -135,18 +135,36 @@ const ADOBE_LEN: usize = 12;
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
 /// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
 pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Canonical, Broken> {
+    canonical_with_planes(bytes, t, keep_metadata, None).map(|(c, _)| c)
+}
+
+/// [`canonical`], and a JPEG's planes for the fit (`gate::jpeg_planes`) decoded from the same
+/// walk of its scans where `planes` asks for them: the fit then reads no code again. The verdicts
+/// are [`canonical`]'s; the planes `None` wherever `jpeg_planes::decode` would give none, or the
+/// image is stored sideways (the fit turns it from RGB).
+pub fn canonical_with_planes(
+    bytes: &[u8],
+    t: ImageType,
+    keep_metadata: bool,
+    planes: Option<crate::gate::jpeg_planes::Target>,
+) -> Result<(Canonical, Option<crate::gate::jpeg_planes::Planes>), Broken> {
     // Checked before the output buffer is taken: a 20 MB PNG would otherwise be copied whole
     // only to be found equal to its input (a converted image's PNG always is).
     if t == ImageType::Png && png_is_canonical(bytes) {
-        return Ok(Canonical::default());
+        return Ok((Canonical::default(), None));
     }
     let out = Out::new(bytes, keep_metadata);
-    match t {
+    let canonical = match t {
         ImageType::Png => png(bytes, out),
-        ImageType::Jpeg => jpeg(bytes, out),
+        ImageType::Jpeg => {
+            let mut reader = planes.map(crate::gate::jpeg_planes::PlanesReader::new);
+            let made = jpeg(bytes, out, reader.as_mut())?;
+            return Ok((made, reader.and_then(|r| r.finish())));
+        }
         ImageType::Gif => gif_frames::gif(bytes, out),
         ImageType::WebP => webp(bytes, out),
-    }
+    };
+    canonical.map(|c| (c, None))
 }
 
 fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
@@ -620,11 +638,15 @@ fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<
 /// decoders read and the gate's own does; the walk then judges that file, whose bytes are the
 /// canonical form even when the walk changes nothing. The transcoding is lossless: nothing is
 /// dropped or repaired by it.
-fn jpeg(bytes: &[u8], out: Out) -> Result<Canonical, Broken> {
+fn jpeg(
+    bytes: &[u8],
+    out: Out,
+    planes: Option<&mut crate::gate::jpeg_planes::PlanesReader>,
+) -> Result<Canonical, Broken> {
     let Some(huffman) = jpeg_arithmetic::to_huffman(bytes)? else {
-        return jpeg_walk(bytes, out);
+        return jpeg_walk(bytes, out, planes);
     };
-    let mut made = jpeg_walk(&huffman, Out::new(&huffman, out.keep_metadata))?;
+    let mut made = jpeg_walk(&huffman, Out::new(&huffman, out.keep_metadata), planes)?;
     made.bytes.get_or_insert(huffman);
     Ok(made)
 }
@@ -634,7 +656,11 @@ fn jpeg(bytes: &[u8], out: Out) -> Result<Canonical, Broken> {
 /// they name, and the bytes after a scan's last used bit. Everything after EOI is dropped. Each
 /// scan is walked as libjpeg-turbo reads it (`jpeg_scan`): a progression it rejects is refused;
 /// data cut short or damaged, or a file cut after its first scan, is repaired ([`Repair`]).
-fn jpeg_walk(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+fn jpeg_walk(
+    bytes: &[u8],
+    mut out: Out,
+    mut planes: Option<&mut crate::gate::jpeg_planes::PlanesReader>,
+) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..2]);
     let mut at = 2;
     let mut icc = IccChunks::default();
@@ -735,10 +761,21 @@ fn jpeg_walk(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         }
         saw_sof |= is_sof(marker);
         at += 2 + len;
+        if let Some(reader) = planes.as_deref_mut() {
+            if is_sof(marker) && orientation.is_some() {
+                reader.refuse();
+            }
+            if marker != 0xDA {
+                reader.segment(marker, payload);
+            }
+        }
         match marker {
             // JFIF: "JFIF", version, units, densities, thumbnail size — 14 bytes — then the
             // thumbnail's pixels, which no decoder shows: metadata, and a place for any bytes.
             0xE0 if payload.starts_with(b"JFIF\0") && out.bytes.len() == 2 => {
+                if let Some(reader) = planes.as_deref_mut() {
+                    reader.jfif();
+                }
                 if out.keep_metadata || (payload.len() == JFIF_HEADER && payload[12..14] == [0, 0]) {
                     out.bytes.extend_from_slice(segment);
                 } else if payload.len() >= JFIF_HEADER {
@@ -753,6 +790,9 @@ fn jpeg_walk(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
             // Adobe: "Adobe", version, flags0, flags1, transform — 12 bytes; a shorter one libjpeg
             // reads as no Adobe segment at all, and bytes after the 12 none reads at all.
             0xEE if payload.starts_with(b"Adobe") && payload.len() >= ADOBE_LEN => {
+                if let Some(reader) = planes.as_deref_mut() {
+                    reader.adobe(payload[11]);
+                }
                 push_segment(&mut out.bytes, 0xEE, &[&payload[..ADOBE_LEN]]);
                 if payload.len() > ADOBE_LEN {
                     out.drop("other-metadata");
@@ -779,7 +819,16 @@ fn jpeg_walk(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
                     return broken("the JPEG ends inside its image data (truncated)");
                 };
                 let data = &bytes[at..end];
-                let walked = walker.scan(payload, data)?;
+                let walked = match planes.as_deref_mut() {
+                    Some(reader) => match reader.scan(payload) {
+                        Some(sink) => walker.scan_into(payload, data, sink)?,
+                        None => walker.scan(payload, data)?,
+                    },
+                    None => walker.scan(payload, data)?,
+                };
+                if let Some(reader) = planes.as_deref_mut() {
+                    reader.scanned(walked.damage.is_some());
+                }
                 out.bytes.extend_from_slice(segment);
                 match walked.trimmed {
                     Some(trimmed) => {

@@ -298,20 +298,25 @@ fn jpeg_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ImageEr
 /// not be decoded (the caller then refuses the image: unmeasured pixels are never passed on).
 /// `written` is `bytes` when the caller wrote them itself with [`encode_png_fast`] from `decoded`
 /// (a conversion): the ladder's first PNG would be those same bytes, so it is not written again.
+/// `planes`: a JPEG's planes from the re-mux's walk (`remux::canonical_with_planes`); an upright
+/// JPEG without them has them decoded here where it can.
 pub fn fit(
     bytes: &[u8],
     t: ImageType,
     header: &Header,
     decoded: Option<DynamicImage>,
+    planes: Option<Planes>,
     written: Option<&[u8]>,
     profile: &Profile,
 ) -> Result<Option<Reencoded>, ImageError> {
-    if decoded.is_none()
-        && t == ImageType::Jpeg
-        && header.orientation == Orientation::NoTransforms
-        && let Some(fitted) = fit_jpeg_planes(bytes, header)
-    {
-        return ladder_from_planes(fitted, profile);
+    if decoded.is_none() && t == ImageType::Jpeg && header.orientation == Orientation::NoTransforms {
+        let fitted = match planes {
+            Some(planes) => fitted_planes(planes, FIT_SIDE),
+            None => fit_jpeg_planes(bytes, header),
+        };
+        if let Some(fitted) = fitted {
+            return ladder_from_planes(fitted, profile);
+        }
     }
     let by_rows = match decoded {
         None if t == ImageType::Png && header.orientation == Orientation::NoTransforms => {
@@ -403,7 +408,7 @@ fn fit_jpeg_planes(bytes: &[u8], header: &Header) -> Option<Planes> {
 /// The planes resized (Lanczos3, as [`resize_to_fit`]) to fit `side`: luma to the fitted size,
 /// chroma to half of it rounded up (what 4:2:0 stores), a plane already that size untouched (the
 /// 12 MP photo's chroma decoded at 1/2). `None`: a size fast_image_resize refuses.
-fn fitted_planes(planes: Planes, side: u32) -> Option<Planes> {
+pub(crate) fn fitted_planes(planes: Planes, side: u32) -> Option<Planes> {
     let (w, h) = fit_inside(planes.width, planes.height, side);
     let resized = planes
         .planes
@@ -453,7 +458,7 @@ fn ladder_from_planes(fitted: Planes, profile: &Profile) -> Result<Option<Reenco
 
 /// Fitted planes written by `jpeg-encoder`: grey as grey, YCbCr 4:2:0 with each chroma sample
 /// the plane's own ([`PlaneRows`]).
-fn encode_jpeg_planes(planes: &Planes, quality: u8) -> Result<Vec<u8>, ImageError> {
+pub(crate) fn encode_jpeg_planes(planes: &Planes, quality: u8) -> Result<Vec<u8>, ImageError> {
     let too_large = || {
         ImageError::Encoding(image::error::EncodingError::new(
             image::ImageFormat::Jpeg.into(),
@@ -1226,7 +1231,7 @@ mod tests {
         let q20 = jpeg_rgb_path(&bytes, &header, FIT_SIDE, 20).len() as u64;
         let last = jpeg_rgb_path(&bytes, &header, LAST_RESORT_SIDE, 20).len() as u64;
         let fitted = |limit| {
-            fit(&bytes, ImageType::Jpeg, &header, None, None, &with_limit(limit)).unwrap().map(|r| {
+            fit(&bytes, ImageType::Jpeg, &header, None, None, None, &with_limit(limit)).unwrap().map(|r| {
                 let back = image::load_from_memory(&r.bytes).unwrap();
                 assert_eq!((back.width(), back.height()), (r.dimensions.width, r.dimensions.height));
                 (r.dimensions.width, r.dimensions.height, r.bytes.len() as u64)
@@ -1247,11 +1252,11 @@ mod tests {
         let bytes = corpus_file("bench/photo-12mp.jpg");
         let mut header = super::super::decode::read_header(&bytes, ImageType::Jpeg).unwrap();
         let profile = crate::Options::default().provider.profile();
-        let upright = fit(&bytes, ImageType::Jpeg, &header, None, None, profile).unwrap().unwrap();
+        let upright = fit(&bytes, ImageType::Jpeg, &header, None, None, None, profile).unwrap().unwrap();
         let planar = encode_jpeg_planes(&fit_jpeg_planes(&bytes, &header).unwrap(), JPEG_LADDER[0]).unwrap();
         assert!(upright.bytes == planar, "the first rung from the planes");
         header.orientation = Orientation::Rotate90;
-        let turned = fit(&bytes, ImageType::Jpeg, &header, None, None, profile).unwrap().unwrap();
+        let turned = fit(&bytes, ImageType::Jpeg, &header, None, None, None, profile).unwrap().unwrap();
         assert_eq!((turned.dimensions.width, turned.dimensions.height), (1500, 2000));
     }
 }

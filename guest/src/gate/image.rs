@@ -3,6 +3,7 @@
 
 use super::decode::{Budget, Header, decode, is_animated_gif, png_ihdr, read_header};
 use super::downsample::{self, Reencoded};
+use super::jpeg_planes;
 use crate::container::{self, Broken};
 use crate::limits::*;
 use crate::options::{Options, Verify};
@@ -82,7 +83,14 @@ fn admit(
     // so what is judged is what is passed. When it fails, the header is still read (a bomb is
     // named as one) from the input — for a PNG from its IHDR alone, so no metadata chunk is
     // inflated by a decoder (an iCCP zlib bomb is refused by the re-mux, in its slot).
-    let canonical = remux::canonical(bytes, t, options.keep_metadata);
+    // A JPEG the ladder will re-encode has its planes decoded by the same walk (`jpeg_planes`),
+    // so the fit reads no code again.
+    let planes_for_fit = (options.downsample && t == ImageType::Jpeg)
+        .then_some(jpeg_planes::Target::Fit { side: FIT_SIDE, reencoded: raw > PASS_THROUGH_RAW });
+    let (canonical, planes) = match remux::canonical_with_planes(bytes, t, options.keep_metadata, planes_for_fit) {
+        Ok((c, planes)) => (Ok(c), planes),
+        Err(e) => (Err(e), None),
+    };
     let src: &[u8] = match &canonical {
         Ok(Canonical { bytes: Some(made), .. }) => made,
         _ => bytes,
@@ -213,7 +221,7 @@ fn admit(
     // 4. Optional downsample, then the provider's base64 limit.
     if !fits_as_is {
         let written_png = written.then_some(bytes);
-        return match downsample::fit(src, t, &header, decoded, written_png, profile) {
+        return match downsample::fit(src, t, &header, decoded, planes, written_png, profile) {
             Ok(Some(out)) => Ok(admitted_reencoded(out, raw, &header, dropped)),
             Ok(None) => Err(Refusal::new(
                 Reason::Base64TooLarge,

@@ -46,10 +46,7 @@ pub fn decode(bytes: &[u8], target: (u32, u32)) -> Option<Planes> {
         return None;
     }
     let mut walker = Walker::default();
-    // Quantisers by slot, zigzag order, as last defined.
-    let mut tables: [Option<[u16; 64]>; 4] = [None; 4];
-    let mut sink: Option<PlaneSink> = None;
-    let (mut jfif, mut adobe_transform) = (false, None);
+    let mut reader = PlanesReader::new(Target::Size(target));
     let mut at = 2;
     loop {
         if *bytes.get(at)? != 0xFF {
@@ -71,47 +68,126 @@ pub fn decode(bytes: &[u8], target: (u32, u32)) -> Option<Planes> {
         let payload = bytes.get(at + 4..(at + 2 + len).max(at + 4))?;
         at += 2 + len.max(2);
         match marker {
-            0xDB => dqt(payload, &mut tables)?,
             0xC4 => walker.dht(payload),
             0xDD => walker.dri(payload),
-            0xC0 | 0xC1 => {
-                if sink.is_some() {
-                    return None;
-                }
-                walker.sof(marker, payload);
-                walker.grid()?;
-                sink = Some(PlaneSink::new(payload, target)?);
-            }
-            0xC2..=0xCF => return None,
-            0xE0 if payload.starts_with(b"JFIF\0") => jfif = true,
-            0xEE if payload.starts_with(b"Adobe") => adobe_transform = Some(*payload.get(11)?),
-            0xDA => {
-                let sink = sink.as_mut()?;
-                sink.start_scan(payload, &tables)?;
-                let end = crate::container::entropy_coded_end(bytes, at).ok()?;
-                let walked = walker.scan_into(payload, bytes.get(at..end)?, sink).ok()?;
-                if walked.damage.is_some() {
-                    return None;
-                }
-                at = end;
-            }
+            0xC0..=0xCF => walker.sof(marker, payload),
+            0xE0 if payload.starts_with(b"JFIF\0") => reader.jfif(),
+            0xEE if payload.starts_with(b"Adobe") => reader.adobe(*payload.get(11)?),
             _ => {}
         }
-    }
-    let sink = sink?;
-    if sink.planes.len() == 3 {
-        let ids = (sink.ids[0], sink.ids[1], sink.ids[2]);
-        // jpeg-decoder's reading of a three-component JPEG's colours (after Jason Summers' notes).
-        let ycbcr = match ids {
-            (1, 2, 3) => true,
-            (1, 34, 35) | (82, 71, 66) | (114, 103, 98) => false,
-            _ => jfif || adobe_transform.is_none_or(|t| t == 1),
-        };
-        if !ycbcr {
-            return None;
+        if marker == 0xDA {
+            let sink = reader.scan(payload)?;
+            let end = crate::container::entropy_coded_end(bytes, at).ok()?;
+            let walked = walker.scan_into(payload, bytes.get(at..end)?, sink).ok()?;
+            reader.scanned(walked.damage.is_some());
+            at = end;
+        } else {
+            reader.segment(marker, payload);
         }
     }
-    sink.finish()
+    reader.finish()
+}
+
+/// The size the planes must cover: given, or the fit's inside a square of this side (of the size
+/// the frame header declares), and then only where the fit will shrink or re-encode the image.
+#[derive(Clone, Copy)]
+pub enum Target {
+    Size((u32, u32)),
+    /// The fit's target, where the frame is over the side or `reencoded` (the file over the size
+    /// the ladder passes as it is); otherwise no planes.
+    Fit {
+        side: u32,
+        reencoded: bool,
+    },
+}
+
+/// A JPEG's markers, met in order, read for its planes: the quantisation tables, the frame, the
+/// colour markers, each scan's blocks through [`PlaneSink`]. The re-mux's walk drives it too, so
+/// that the fit reads no code again.
+pub struct PlanesReader {
+    target: Target,
+    /// Quantisers by slot, zigzag order, as last defined.
+    tables: [Option<[u16; 64]>; 4],
+    sink: Option<PlaneSink>,
+    jfif: bool,
+    adobe_transform: Option<u8>,
+    /// Something this does not decode was met: no planes.
+    refused: bool,
+}
+
+impl PlanesReader {
+    pub fn new(target: Target) -> PlanesReader {
+        PlanesReader { target, tables: [None; 4], sink: None, jfif: false, adobe_transform: None, refused: false }
+    }
+
+    pub fn jfif(&mut self) {
+        self.jfif = true;
+    }
+
+    pub fn adobe(&mut self, transform: u8) {
+        self.adobe_transform = Some(transform);
+    }
+
+    /// Gives up on the planes (an orientation the fit turns from RGB, say).
+    pub fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// A segment other than a scan's: tables and the frame are read, other frames refused.
+    pub fn segment(&mut self, marker: u8, payload: &[u8]) {
+        if self.refused {
+            return;
+        }
+        let read = match marker {
+            0xDB => dqt(payload, &mut self.tables),
+            0xC0 | 0xC1 if self.sink.is_none() => PlaneSink::new(payload, self.target).map(|sink| {
+                self.sink = Some(sink);
+            }),
+            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => None,
+            0xCC => None,
+            _ => Some(()),
+        };
+        self.refused |= read.is_none();
+    }
+
+    /// Where the blocks of the scan whose header is `sos` go; `None` where there are no planes.
+    pub fn scan(&mut self, sos: &[u8]) -> Option<&mut PlaneSink> {
+        if self.refused {
+            return None;
+        }
+        let tables = &self.tables;
+        let started = self.sink.as_mut().and_then(|sink| sink.start_scan(sos, tables));
+        if started.is_none() {
+            self.refused = true;
+            return None;
+        }
+        self.sink.as_mut()
+    }
+
+    /// The scan just walked: damaged data leaves no planes.
+    pub fn scanned(&mut self, damaged: bool) {
+        self.refused |= damaged;
+    }
+
+    pub fn finish(self) -> Option<Planes> {
+        if self.refused {
+            return None;
+        }
+        let sink = self.sink?;
+        if sink.planes.len() == 3 {
+            let ids = (sink.ids[0], sink.ids[1], sink.ids[2]);
+            // jpeg-decoder's reading of a three-component JPEG's colours (after Jason Summers' notes).
+            let ycbcr = match ids {
+                (1, 2, 3) => true,
+                (1, 34, 35) | (82, 71, 66) | (114, 103, 98) => false,
+                _ => self.jfif || self.adobe_transform.is_none_or(|t| t == 1),
+            };
+            if !ycbcr {
+                return None;
+            }
+        }
+        sink.finish()
+    }
 }
 
 /// A DQT segment's tables into their slots; `None` for a malformed one or a zero quantiser
@@ -135,7 +211,7 @@ fn dqt(mut payload: &[u8], tables: &mut [Option<[u16; 64]>; 4]) -> Option<()> {
 }
 
 /// Where the walk's blocks become samples.
-struct PlaneSink {
+pub struct PlaneSink {
     block: u32,
     width: u32,
     height: u32,
@@ -151,7 +227,7 @@ struct PlaneSink {
 }
 
 impl PlaneSink {
-    fn new(sof: &[u8], target: (u32, u32)) -> Option<PlaneSink> {
+    fn new(sof: &[u8], target: Target) -> Option<PlaneSink> {
         let [precision, h0, h1, w0, w1, n, specs @ ..] = sof else { return None };
         let (height, width) = (u32::from(u16::from_be_bytes([*h0, *h1])), u32::from(u16::from_be_bytes([*w0, *w1])));
         if *precision != 8 || !matches!(n, 1 | 3) || width == 0 || height == 0 {
@@ -164,6 +240,13 @@ impl PlaneSink {
         if hmax == 0 || vmax == 0 {
             return None;
         }
+        let target = match target {
+            Target::Size(size) => size,
+            Target::Fit { side, reencoded } if reencoded || width > side || height > side => {
+                crate::gate::downsample::fit_inside(width, height, side)
+            }
+            Target::Fit { .. } => return None,
+        };
         let block = block_side(width, height, target);
         let mut planes = Vec::with_capacity(specs.len());
         let mut blocks_needed = Vec::with_capacity(specs.len());

@@ -289,3 +289,84 @@ fn each_idct_samples_the_continuous_transform() {
         }
     }
 }
+
+fn same_planes(a: &Planes, b: &Planes) -> bool {
+    (a.width, a.height, a.block) == (b.width, b.height, b.block)
+        && a.planes.len() == b.planes.len()
+        && a.planes
+            .iter()
+            .zip(&b.planes)
+            .all(|(p, q)| (p.width, p.height, p.h, p.v) == (q.width, q.height, q.h, q.v) && p.samples == q.samples)
+}
+
+/// The re-mux's walk asked for the planes judges every corpus JPEG as it does unasked (the same
+/// canonical form, repair or refusal), and gives the planes `decode` gives, where the fit will
+/// re-encode the image (over 2000 px, or over the size passed as it is) upright, nowhere else.
+#[test]
+fn the_remux_walk_gives_the_planes_and_the_same_verdicts() {
+    use crate::remux::{canonical, canonical_with_planes};
+    use crate::signature::ImageType;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/conformance/jpeg");
+    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/bench/photo-12mp.jpg"));
+    let (mut with_planes, mut judged) = (0, 0);
+    for path in &paths {
+        let bytes = std::fs::read(path).unwrap();
+        let name = path.display();
+        if !ImageType::Jpeg.matches(&bytes) {
+            continue; // the gate re-muxes only what its signature check took for a JPEG
+        }
+        for reencoded in [false, true] {
+            let target = Target::Fit { side: 2000, reencoded };
+            let (asked, unasked) = (
+                canonical_with_planes(&bytes, ImageType::Jpeg, false, Some(target)),
+                canonical(&bytes, ImageType::Jpeg, false),
+            );
+            // What the fit reads: the canonical form.
+            let (planes, src) = match (asked, unasked) {
+                (Ok((a, planes)), Ok(b)) => {
+                    assert_eq!(a, b, "{name}");
+                    (planes, a.bytes.unwrap_or_else(|| bytes.clone()))
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.0, b.0, "{name}");
+                    (None, Vec::new())
+                }
+                (a, b) => panic!("{name}: {:?} against {:?}", a.map(|(c, _)| c).map_err(|e| e.0), b.map_err(|e| e.0)),
+            };
+            judged += 1;
+            // jpeg-decoder's header reader refuses a few corpus files the walk reads.
+            let mut decoder = jpeg_decoder::Decoder::new(&bytes[..]);
+            let Some(info) = decoder.read_info().ok().and_then(|()| decoder.info()) else { continue };
+            let (w, h) = (u32::from(info.width), u32::from(info.height));
+            let turned = crate::gate::decode::read_header(&bytes, ImageType::Jpeg)
+                .is_ok_and(|h| h.orientation != image::metadata::Orientation::NoTransforms);
+            let wanted = (reencoded || w > 2000 || h > 2000) && !turned;
+            let decoded = if wanted { decode(&src, crate::gate::downsample::fit_inside(w, h, 2000)) } else { None };
+            match (&planes, &decoded) {
+                (Some(a), Some(b)) => {
+                    assert!(same_planes(a, b), "{name}");
+                    with_planes += 1;
+                }
+                (None, None) => {}
+                _ => panic!(
+                    "{name} (reencoded {reencoded}): planes from the walk {}, from decode {}",
+                    planes.is_some(),
+                    decoded.is_some()
+                ),
+            }
+        }
+    }
+    assert!(with_planes >= 20 && judged >= 100, "{with_planes} with planes of {judged}");
+}
+
+/// The 12 MP photo admitted with the defaults: the first rung written from its planes.
+#[test]
+fn the_photo_is_admitted_from_the_walks_planes() {
+    let bytes = corpus("bench/photo-12mp.jpg");
+    let admitted = crate::admit_image(&bytes, "image/jpeg", &crate::Options::default()).unwrap();
+    let out = admitted.bytes(&bytes);
+    let fitted = crate::gate::downsample::fitted_planes(decode(&bytes, (2000, 1500)).unwrap(), 2000).unwrap();
+    let written = crate::gate::downsample::encode_jpeg_planes(&fitted, crate::limits::JPEG_LADDER[0]).unwrap();
+    assert!(out == written.as_slice(), "{} bytes admitted, {} written from the planes", out.len(), written.len());
+}
