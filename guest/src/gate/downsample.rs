@@ -10,8 +10,8 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
 use super::decode::{Header, decode};
-use super::png_rows::{png_at_level, push_chunk};
 use super::jpeg_planes::{self, Plane, Planes};
+use super::png_rows::{png_at_level, push_chunk};
 use super::row_resize::RowResizer;
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
 use crate::profile::Profile;

@@ -89,42 +89,57 @@ fn filter_row(bpp: usize, previous: &[u8], current: &[u8], out: &mut [u8]) -> Fi
     best.1
 }
 
+/// Each filter over whole slices zipped together (the first `bpp` bytes, which have no left
+/// neighbour, apart), so the loops carry no bounds checks and vectorise, as the png crate's do:
+/// this runs four times over every row.
 fn apply(filter: Filter, bpp: usize, previous: &[u8], current: &[u8], out: &mut [u8]) {
-    let left = |i: usize| if i >= bpp { current[i - bpp] } else { 0 };
-    let up_left = |i: usize| if i >= bpp { previous[i - bpp] } else { 0 };
+    let bpp = bpp.min(current.len());
+    let (out_head, out_rest) = out.split_at_mut(bpp);
+    let (cur_head, cur_rest) = current.split_at(bpp);
+    let (prev_head, prev_rest) = previous.split_at(bpp);
+    let left = &current[..current.len() - bpp];
+    let up_left = &previous[..previous.len() - bpp];
     match filter {
         Filter::Sub => {
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = current[i].wrapping_sub(left(i));
+            out_head.copy_from_slice(cur_head);
+            for ((o, &c), &a) in out_rest.iter_mut().zip(cur_rest).zip(left) {
+                *o = c.wrapping_sub(a);
             }
         }
         Filter::Up => {
-            for ((o, &c), &p) in out.iter_mut().zip(current).zip(previous) {
-                *o = c.wrapping_sub(p);
+            for ((o, &c), &b) in out.iter_mut().zip(current).zip(previous) {
+                *o = c.wrapping_sub(b);
             }
         }
         Filter::Avg => {
-            for (i, o) in out.iter_mut().enumerate() {
-                let average = ((u16::from(left(i)) + u16::from(previous[i])) / 2) as u8;
-                *o = current[i].wrapping_sub(average);
+            for ((o, &c), &b) in out_head.iter_mut().zip(cur_head).zip(prev_head) {
+                *o = c.wrapping_sub(b / 2);
+            }
+            for (((o, &c), &a), &b) in out_rest.iter_mut().zip(cur_rest).zip(left).zip(prev_rest) {
+                *o = c.wrapping_sub(((u16::from(a) + u16::from(b)) / 2) as u8);
             }
         }
         Filter::Paeth => {
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = current[i].wrapping_sub(paeth(left(i), previous[i], up_left(i)));
+            for ((o, &c), &b) in out_head.iter_mut().zip(cur_head).zip(prev_head) {
+                *o = c.wrapping_sub(paeth(0, b, 0));
+            }
+            for ((((o, &c), &a), &b), &ul) in out_rest.iter_mut().zip(cur_rest).zip(left).zip(prev_rest).zip(up_left) {
+                *o = c.wrapping_sub(paeth(a, b, ul));
             }
         }
     }
 }
 
-/// The PNG specification's Paeth predictor of a byte from its left, upper and upper-left ones.
+/// The PNG specification's Paeth predictor of a byte from its left (`a`), upper (`b`) and
+/// upper-left (`c`) ones: the one nearest `a + b - c`, ties to `a`, then `b`.
+#[inline]
 fn paeth(a: u8, b: u8, c: u8) -> u8 {
-    let (a16, b16, c16) = (i16::from(a), i16::from(b), i16::from(c));
-    let p = a16 + b16 - c16;
-    let (pa, pb, pc) = ((p - a16).abs(), (p - b16).abs(), (p - c16).abs());
-    if pa <= pb && pa <= pc {
+    let pa = b.abs_diff(c);
+    let pb = a.abs_diff(c);
+    let pc = (i16::from(a) + i16::from(b) - 2 * i16::from(c)).unsigned_abs();
+    if u16::from(pa) <= u16::from(pb) && u16::from(pa) <= pc {
         a
-    } else if pb <= pc {
+    } else if u16::from(pb) <= pc {
         b
     } else {
         c
