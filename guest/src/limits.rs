@@ -54,3 +54,14 @@ pub const TOOL_RESULT_PIXEL_BUDGET: u64 = 250_000_000;
 /// images per request (`profile::ANTHROPIC_REQUEST`, the fewest of the APIs): a result with more
 /// could never be sent whole, and each block is work for the gate.
 pub const TOOL_RESULT_MAX_IMAGES: u32 = 100;
+
+/// The largest size inside `side`×`side` with the same aspect; never larger than the original.
+pub fn fit_inside(width: u32, height: u32, side: u32) -> (u32, u32) {
+    if width <= side && height <= side {
+        return (width, height);
+    }
+    let scale = f64::from(side) / f64::from(width.max(height));
+    let w = ((f64::from(width) * scale).round() as u32).clamp(1, side);
+    let h = ((f64::from(height) * scale).round() as u32).clamp(1, side);
+    (w, h)
+}

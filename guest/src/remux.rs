@@ -138,7 +138,7 @@ pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Cano
     canonical_with_planes(bytes, t, keep_metadata, None).map(|(c, _)| c)
 }
 
-/// [`canonical`], and a JPEG's planes for the fit (`gate::jpeg_planes`) decoded from the same
+/// [`canonical`], and a JPEG's planes for the fit (`remux::jpeg_planes`) decoded from the same
 /// walk of its scans where `planes` asks for them: the fit then reads no code again. The verdicts
 /// are [`canonical`]'s; the planes `None` wherever `jpeg_planes::decode` would give none, or the
 /// image is stored sideways (the fit turns it from RGB).
@@ -146,8 +146,8 @@ pub fn canonical_with_planes(
     bytes: &[u8],
     t: ImageType,
     keep_metadata: bool,
-    planes: Option<crate::gate::jpeg_planes::Target>,
-) -> Result<(Canonical, Option<crate::gate::jpeg_planes::Planes>), Broken> {
+    planes: Option<crate::remux::jpeg_planes::Target>,
+) -> Result<(Canonical, Option<crate::remux::jpeg_planes::Planes>), Broken> {
     // Checked before the output buffer is taken: a 20 MB PNG would otherwise be copied whole
     // only to be found equal to its input (a converted image's PNG always is).
     if t == ImageType::Png && png_is_canonical(bytes) {
@@ -157,7 +157,7 @@ pub fn canonical_with_planes(
     let canonical = match t {
         ImageType::Png => png(bytes, out),
         ImageType::Jpeg => {
-            let mut reader = planes.map(crate::gate::jpeg_planes::PlanesReader::new);
+            let mut reader = planes.map(crate::remux::jpeg_planes::PlanesReader::new);
             let made = jpeg(bytes, out, reader.as_mut())?;
             return Ok((made, reader.and_then(|r| r.finish())));
         }
@@ -193,7 +193,8 @@ fn turned(tiff: &[u8]) -> Option<Orientation> {
 // ---------------------------------------------------------------------------------------------
 // PNG
 
-fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+/// A PNG chunk appended to `out`: length, type, data, and the CRC of type and data.
+pub(crate) fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&(data.len() as u32).to_be_bytes());
     let start = out.len();
     out.extend_from_slice(kind);
@@ -641,7 +642,7 @@ fn inflate_bounded(kind: &[u8; 4], stream: &[u8], budget: &mut usize) -> Result<
 fn jpeg(
     bytes: &[u8],
     out: Out,
-    planes: Option<&mut crate::gate::jpeg_planes::PlanesReader>,
+    planes: Option<&mut crate::remux::jpeg_planes::PlanesReader>,
 ) -> Result<Canonical, Broken> {
     let Some(huffman) = jpeg_arithmetic::to_huffman(bytes)? else {
         return jpeg_walk(bytes, out, planes);
@@ -659,7 +660,7 @@ fn jpeg(
 fn jpeg_walk(
     bytes: &[u8],
     mut out: Out,
-    mut planes: Option<&mut crate::gate::jpeg_planes::PlanesReader>,
+    mut planes: Option<&mut crate::remux::jpeg_planes::PlanesReader>,
 ) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..2]);
     let mut at = 2;
@@ -1076,6 +1077,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 
 mod gif_frames;
 mod jpeg_arithmetic;
+pub(crate) mod jpeg_planes;
 pub(crate) mod jpeg_scan;
 mod png_cut;
 pub mod png_image_data;

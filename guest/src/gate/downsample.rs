@@ -10,11 +10,12 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
 use super::decode::{Header, decode};
-use super::jpeg_planes::{self, Plane, Planes};
-use super::png_rows::{png_at_level, push_chunk};
+use super::png_rows::png_at_level;
 use super::row_resize::RowResizer;
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
 use crate::profile::Profile;
+use crate::remux::jpeg_planes::{self, Plane, Planes};
+use crate::remux::png_chunk;
 use crate::signature::ImageType;
 use crate::verdict::{Dimensions, base64_len};
 
@@ -35,16 +36,7 @@ pub fn needs_work(raw: u64, header: &Header, _t: ImageType) -> bool {
         || header.orientation != Orientation::NoTransforms
 }
 
-/// The largest size inside `side`×`side` with the same aspect; never larger than the original.
-pub fn fit_inside(width: u32, height: u32, side: u32) -> (u32, u32) {
-    if width <= side && height <= side {
-        return (width, height);
-    }
-    let scale = f64::from(side) / f64::from(width.max(height));
-    let w = ((f64::from(width) * scale).round() as u32).clamp(1, side);
-    let h = ((f64::from(height) * scale).round() as u32).clamp(1, side);
-    (w, h)
-}
+pub use crate::limits::fit_inside;
 
 /// Lanczos3 (what sharp uses by default) with fast_image_resize: SIMD where the target has it
 /// (wasm `simd128` when the guest is built with it), alpha premultiplied while filtering. 8-bit
@@ -688,8 +680,8 @@ pub(super) fn redeflate_png(png: &[u8], level: u8) -> Result<Vec<u8>, ImageError
     let mut out = Vec::with_capacity(8 + head.len() + data.len() + 24);
     out.extend_from_slice(&png[..8]);
     out.extend_from_slice(&head);
-    push_chunk(&mut out, b"IDAT", &data);
-    push_chunk(&mut out, b"IEND", &[]);
+    png_chunk(&mut out, b"IDAT", &data);
+    png_chunk(&mut out, b"IEND", &[]);
     Ok(out)
 }
 

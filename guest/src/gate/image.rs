@@ -3,11 +3,11 @@
 
 use super::decode::{Budget, Header, decode, is_animated_gif, png_ihdr, read_header};
 use super::downsample::{self, Reencoded};
-use super::jpeg_planes;
 use crate::container::{self, Broken};
 use crate::limits::*;
 use crate::options::{Options, Verify};
 use crate::profile::Profile;
+use crate::remux::jpeg_planes;
 use crate::remux::{self, Canonical};
 use crate::signature::{ImageType, sniff};
 use crate::verdict::{Admitted, Data, Dimensions, Kind, Reason, Refusal, Unit, Verdict, base64_len};

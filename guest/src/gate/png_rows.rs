@@ -7,6 +7,8 @@
 
 use image::{DynamicImage, ImageError};
 
+use crate::remux::png_chunk;
+
 /// The PNG of an 8-bit grey, grey + alpha, RGB or RGBA image at zlib `level`; `None` for any other
 /// colour type (the caller writes those through the png crate).
 pub(crate) fn png_at_level(img: &DynamicImage, level: u8) -> Option<Result<Vec<u8>, ImageError>> {
@@ -45,20 +47,10 @@ pub(crate) fn png_at_level(img: &DynamicImage, level: u8) -> Option<Result<Vec<u
     ihdr[9] = colour_type;
     let mut out = Vec::with_capacity(8 + 25 + data.len() + 24);
     out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
-    for (kind, body) in [(&b"IHDR"[..], &ihdr[..]), (b"IDAT", &data), (b"IEND", &[])] {
-        push_chunk(&mut out, kind, body);
-    }
+    png_chunk(&mut out, b"IHDR", &ihdr);
+    png_chunk(&mut out, b"IDAT", &data);
+    png_chunk(&mut out, b"IEND", &[]);
     Some(Ok(out))
-}
-
-/// A chunk appended to `png`: length, type, data, CRC of type and data.
-pub(crate) fn push_chunk(png: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
-    png.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    let start = png.len();
-    png.extend_from_slice(kind);
-    png.extend_from_slice(data);
-    let crc = crc32fast::hash(&png[start..]);
-    png.extend_from_slice(&crc.to_be_bytes());
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

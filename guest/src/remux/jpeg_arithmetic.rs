@@ -437,6 +437,22 @@ struct Qm<'a> {
 }
 
 impl Qm<'_> {
+    /// Figure F.24's magnitude bits below the top one `m`, each from bin `st` of `stats`, and
+    /// the value they make (the magnitude category's offset, 1, added).
+    fn magnitude(&mut self, stats: &mut [u8], st: usize, mut m: i32) -> i32 {
+        let mut v = m;
+        loop {
+            m >>= 1;
+            if m == 0 {
+                break;
+            }
+            if self.decode(&mut stats[st]) {
+                v |= m;
+            }
+        }
+        v + 1
+    }
+
     fn reset(&mut self) {
         self.c = 0;
         self.a = 0;
@@ -671,18 +687,7 @@ impl ScanDecoder<'_, '_> {
         } else {
             4 + sign * 4
         };
-        let mut v = m;
-        st += 14;
-        loop {
-            m >>= 1;
-            if m == 0 {
-                break;
-            }
-            if self.qm.decode(&mut stats[st]) {
-                v |= m;
-            }
-        }
-        v += 1;
+        let v = self.qm.magnitude(stats, st + 14, m);
         Some(if sign != 0 { -v } else { v })
     }
 
@@ -719,18 +724,7 @@ impl ScanDecoder<'_, '_> {
                     st += 1;
                 }
             }
-            let mut v = m;
-            st += 14;
-            loop {
-                m >>= 1;
-                if m == 0 {
-                    break;
-                }
-                if self.qm.decode(&mut stats[st]) {
-                    v |= m;
-                }
-            }
-            v += 1;
+            let mut v = self.qm.magnitude(stats, st + 14, m);
             if sign {
                 v = -v;
             }

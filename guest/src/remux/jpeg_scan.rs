@@ -11,7 +11,7 @@
 //! non-zero; that is kept as one bit per coefficient (8 bytes a block), nothing else.
 //!
 //! A sequential scan's walk can also hand each block's coefficients to a [`BlockSink`] as it reads
-//! them (`gate::jpeg_planes` decodes a baseline JPEG's planes that way, from this one read); the
+//! them (`remux::jpeg_planes` decodes a baseline JPEG's planes that way, from this one read); the
 //! codes and bits read, and so the verdicts, are the same.
 
 use crate::container::Broken;

@@ -243,7 +243,7 @@ impl PlaneSink {
         let target = match target {
             Target::Size(size) => size,
             Target::Fit { side, reencoded } if reencoded || width > side || height > side => {
-                crate::gate::downsample::fit_inside(width, height, side)
+                crate::limits::fit_inside(width, height, side)
             }
             Target::Fit { .. } => return None,
         };
