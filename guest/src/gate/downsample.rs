@@ -978,7 +978,14 @@ mod tests {
         let header = crate::gate::decode::read_header(&bytes, ImageType::Png).unwrap();
         let source_ratio = bytes.len() as f64 / header.decoded_bytes as f64;
         assert!(!fits_by(fitted.as_bytes().len() as f64 * source_ratio * SOURCE_UNDER_PREDICTS, limit, 1.0));
-        assert_eq!(SampleSizes::of(&fitted).unwrap().first_effort(limit).unwrap(), Some(Effort::Quick));
+        let mut sizes = SampleSizes::of(&fitted).unwrap();
+        // `--nocapture` prints the figures BENCHMARKS.md cites.
+        eprintln!(
+            "limit {limit}, fast pass predicted {}, written {} (base64 bytes)",
+            base64_len((sizes.fast() * sizes.rows) as u64),
+            base64_len(encoded(Effort::Fast).len() as u64)
+        );
+        assert_eq!(sizes.first_effort(limit).unwrap(), Some(Effort::Quick));
         assert!(base64_len(ours.len() as u64) <= limit);
         assert_eq!(image::load_from_memory(ours).unwrap().to_rgb8(), fitted.to_rgb8(), "lossless");
     }

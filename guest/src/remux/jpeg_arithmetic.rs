@@ -437,6 +437,21 @@ struct Qm<'a> {
 }
 
 impl Qm<'_> {
+    /// Figure F.23's magnitude category: the top bit `m` doubled for each 1 decoded from bins
+    /// `st`, `st + 1`, ...; the top bit and the bin whose 0 ended the run. `None` past 15 bits
+    /// (libjpeg's "spectral overflow": the rest of the interval decodes as zeros).
+    fn category(&mut self, stats: &mut [u8], mut st: usize, mut m: i32) -> Option<(i32, usize)> {
+        while self.decode(&mut stats[st]) {
+            m <<= 1;
+            if m == 0x8000 {
+                self.ct = -1;
+                return None;
+            }
+            st += 1;
+        }
+        Some((m, st))
+    }
+
     /// Figure F.24's magnitude bits below the top one `m`, each from bin `st` of `stats`, and
     /// the value they make (the magnitude category's offset, 1, added).
     fn magnitude(&mut self, stats: &mut [u8], st: usize, mut m: i32) -> i32 {
@@ -669,15 +684,7 @@ impl ScanDecoder<'_, '_> {
         st += 2 + sign;
         let mut m: i32 = i32::from(self.qm.decode(&mut stats[st]));
         if m != 0 {
-            st = 20;
-            while self.qm.decode(&mut stats[st]) {
-                m <<= 1;
-                if m == 0x8000 {
-                    self.qm.ct = -1;
-                    return None;
-                }
-                st += 1;
-            }
+            (m, st) = self.qm.category(stats, 20, m)?;
         }
         let (l, u) = (self.conditioning.dc_l[tbl], self.conditioning.dc_u[tbl]);
         self.dc_context[ci] = if m < (1i32 << l) >> 1 {
@@ -713,16 +720,9 @@ impl ScanDecoder<'_, '_> {
             st += 2;
             let mut m: i32 = i32::from(self.qm.decode(&mut stats[st]));
             if m != 0 && self.qm.decode(&mut stats[st]) {
-                m <<= 1;
-                st = if k <= usize::from(self.conditioning.ac_k[tbl]) { 189 } else { 217 };
-                while self.qm.decode(&mut stats[st]) {
-                    m <<= 1;
-                    if m == 0x8000 {
-                        self.qm.ct = -1;
-                        return false;
-                    }
-                    st += 1;
-                }
+                let first = if k <= usize::from(self.conditioning.ac_k[tbl]) { 189 } else { 217 };
+                let Some(found) = self.qm.category(stats, first, m << 1) else { return false };
+                (m, st) = found;
             }
             let mut v = self.qm.magnitude(stats, st + 14, m);
             if sign {
