@@ -21,6 +21,7 @@
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, JPEG_MAX_SCANS};
+use crate::remux::jpeg_scan::NATURAL;
 
 fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
     Err(Broken(message.into()))
@@ -72,13 +73,6 @@ fn is_arithmetic(bytes: &[u8]) -> bool {
 
 // ---------------------------------------------------------------------------------------------
 // The frame and its coefficients
-
-/// `jpeg_natural_order`: the natural (row-major) index of the k-th coefficient in zigzag order.
-const NATURAL_ORDER: [usize; 64] = [
-    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
-    28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
-    47, 55, 62, 63,
-];
 
 type Block = [i16; 64];
 
@@ -728,7 +722,7 @@ impl ScanDecoder<'_, '_> {
             if sign {
                 v = -v;
             }
-            block[NATURAL_ORDER[k]] = ((v as u32) << al) as i16;
+            block[NATURAL[k]] = ((v as u32) << al) as i16;
             k += 1;
         }
         true
@@ -740,7 +734,7 @@ impl ScanDecoder<'_, '_> {
         let p1 = (1i32 << al) as i16;
         let m1 = (-1i32 << al) as i16;
         // EOBx: the end of block the previous stages reached.
-        let kex = (1..=se).rev().find(|&k| block[NATURAL_ORDER[k]] != 0).unwrap_or(0);
+        let kex = (1..=se).rev().find(|&k| block[NATURAL[k]] != 0).unwrap_or(0);
         let mut k = ss;
         while k <= se {
             let mut st = 3 * (k - 1);
@@ -748,7 +742,7 @@ impl ScanDecoder<'_, '_> {
                 break;
             }
             loop {
-                let coefficient = &mut block[NATURAL_ORDER[k]];
+                let coefficient = &mut block[NATURAL[k]];
                 if *coefficient != 0 {
                     if self.qm.decode(&mut stats[st + 2]) {
                         *coefficient = coefficient.wrapping_add(if *coefficient < 0 { m1 } else { p1 });
@@ -1040,7 +1034,7 @@ fn code_scan(frame: &Frame, components: &[usize], restart_interval: u16, s: &mut
                         }
                         s.dc(table, n as u8, bits, n);
                         let mut run = 0u8;
-                        for &natural in &NATURAL_ORDER[1..] {
+                        for &natural in &NATURAL[1..] {
                             let coefficient = i32::from(block[natural]);
                             if coefficient == 0 {
                                 run += 1;

@@ -10,7 +10,7 @@
 //! take — progressive or arithmetic coding, 12-bit samples, CMYK, RGB or YCCK components, damaged
 //! data, a component no scan covers, a zero quantiser — is `None`: the caller decodes as before.
 
-use crate::remux::jpeg_scan::{BlockSink, Walker};
+use crate::remux::jpeg_scan::{BlockSink, NATURAL, Walker};
 
 /// One component's samples at the decode's scale.
 pub struct Plane {
@@ -219,7 +219,8 @@ pub struct PlaneSink {
     ids: Vec<u8>,
     /// The quantisation slot each component names, and the table in force at its scan.
     slots: Vec<usize>,
-    quantisers: Vec<Option<[u16; 64]>>,
+    /// In natural order, as the walk hands the coefficients.
+    quantisers: Vec<Option<[i32; 64]>>,
     /// Blocks each component was handed, and the blocks its samples need.
     blocks_seen: Vec<u64>,
     blocks_needed: Vec<u64>,
@@ -284,7 +285,12 @@ impl PlaneSink {
             if std::mem::replace(&mut self.scanned[index], true) {
                 return None;
             }
-            self.quantisers[index] = Some((*tables.get(self.slots[index])?)?);
+            let zigzag = (*tables.get(self.slots[index])?)?;
+            let mut natural = [0; 64];
+            for (&at, &q) in NATURAL.iter().zip(&zigzag) {
+                natural[at] = i32::from(q);
+            }
+            self.quantisers[index] = Some(natural);
         }
         Some(())
     }
@@ -303,7 +309,7 @@ impl PlaneSink {
 impl BlockSink for PlaneSink {
     const VALUES: bool = true;
 
-    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64], coded: usize) {
+    fn block(&mut self, component: usize, block_x: u32, block_y: u32, natural: &[i16; 64], coded: usize) {
         let (Some(plane), Some(Some(q)), Some(seen)) =
             (self.planes.get_mut(component), self.quantisers.get(component), self.blocks_seen.get_mut(component))
         else {
@@ -320,11 +326,11 @@ impl BlockSink for PlaneSink {
         if coded <= 1 || side == 1 {
             // A block of its DC term alone (most chroma blocks of a photo) is flat at every scale:
             // each IDCT's all-zero shortcut, taken once.
-            out.fill(range_limit(descale(i64::from(zigzag[0]) * i64::from(q[0]), 3)));
+            out.fill(range_limit(descale(i64::from(natural[0]) * i64::from(q[0]), 3)));
         } else {
             let mut coefficients = [0i32; 64];
-            for (k, (&c, &q)) in zigzag.iter().zip(q).enumerate().take(coded) {
-                coefficients[NATURAL[k]] = i32::from(c) * i32::from(q);
+            for ((c, &v), &q) in coefficients.iter_mut().zip(natural).zip(q) {
+                *c = i32::from(v) * q;
             }
             match side {
                 8 => idct_8x8(&coefficients, &mut out),
@@ -345,13 +351,6 @@ impl BlockSink for PlaneSink {
         }
     }
 }
-
-/// The natural-order index of each zigzag position.
-const NATURAL: [usize; 64] = [
-    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
-    28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
-    47, 55, 62, 63,
-];
 
 // libjpeg's fixed-point constants at 13 bits, and the extra precision its first pass keeps. The
 // arithmetic is in i64 (libjpeg's JLONG): a crafted coefficient times a 16-bit quantiser times a
@@ -469,8 +468,90 @@ fn reduced_4(i0: i64, i2: i64, i6: i64, [z1, z2, z3, z4]: [i64; 4]) -> [i64; 4] 
     [tmp10 + odd2, tmp12 + odd0, tmp12 - odd0, tmp10 - odd2]
 }
 
-/// jidctred.c's `jpeg_idct_4x4`: 4x4 samples (row stride 4) from the 8x8 coefficients.
+/// jidctred.c's `jpeg_idct_4x4`: 4x4 samples (row stride 4) from the 8x8 coefficients. A block
+/// whose dequantised coefficients are all within [`LANES_PEAK_4X4`] (every block of a real photo)
+/// takes the 32-bit form, which the compiler runs four lanes at a time; the rest the 64-bit one.
 fn idct_4x4(c: &[i32; 64], out: &mut [u8; 64]) {
+    if c.iter().fold(0, |peak, &v| peak.max(v.unsigned_abs())) <= LANES_PEAK_4X4 {
+        idct_4x4_lanes(c, out);
+    } else {
+        idct_4x4_wide(c, out);
+    }
+}
+
+/// The largest coefficient magnitude under which no sum of [`idct_4x4_lanes`] leaves 32 bits.
+/// Each output of [`reduced_4`] is a sum of its inputs times constants whose magnitudes add up to
+/// at most 77,910 (16,384 + 15,137 + 6,270 + 1,730 + 11,893 + 17,799 + 8,697, the second
+/// output), every partial sum included: the first pass leaves at most 1,400 x 77,910 / 2^12 + 1
+/// = 26,631 in the workspace, and the second pass reaches 26,631 x 77,910 + 2^18 < 2^31.
+const LANES_PEAK_4X4: u32 = 1400;
+
+/// [`reduced_4`] in 32 bits: the same integer sums (nothing is rounded before the end, so the
+/// order of the additions does not matter), exact while its inputs are in [`LANES_PEAK_4X4`]'s
+/// bounds.
+#[inline(always)]
+const fn reduced_4_i32(i0: i32, i2: i32, i6: i32, [z1, z2, z3, z4]: [i32; 4]) -> [i32; 4] {
+    let tmp0 = i0 << (CONST_BITS + 1);
+    let tmp2 = i2 * FIX_1_847759065 as i32 + i6 * -FIX_0_765366865 as i32;
+    let (tmp10, tmp12) = (tmp0 + tmp2, tmp0 - tmp2);
+    let odd0 = z1 * -FIX_0_211164243 as i32
+        + z2 * FIX_1_451774981 as i32
+        + z3 * -FIX_2_172734803 as i32
+        + z4 * FIX_1_061594337 as i32;
+    let odd2 = z1 * -FIX_0_509795579 as i32
+        + z2 * -FIX_0_601344887 as i32
+        + z3 * FIX_0_899976223 as i32
+        + z4 * FIX_2_562915447 as i32;
+    [tmp10 + odd2, tmp12 + odd0, tmp12 - odd0, tmp10 - odd2]
+}
+
+/// [`reduced_4_i32`] as a matrix: `WEIGHTS_4[i][x]` is what input `i` adds to output `x`. The
+/// second pass sums rows this way, each input once across the four outputs, with no butterfly to
+/// regroup across lanes.
+const WEIGHTS_4: [[i32; 4]; 8] = {
+    let mut weights = [[0; 4]; 8];
+    let mut i = 0;
+    while i < 8 {
+        let mut z = [0; 8];
+        z[i] = 1;
+        weights[i] = reduced_4_i32(z[0], z[2], z[6], [z[7], z[5], z[3], z[1]]);
+        i += 1;
+    }
+    weights
+};
+
+/// [`idct_4x4`] for a block within [`LANES_PEAK_4X4`]: the first pass on the eight columns side
+/// by side, the second on each workspace row's four outputs side by side, with no per-column
+/// shortcut (the all-zero shortcuts of jidctred.c give what the sums give): straight-line lanes
+/// the compiler turns into SIMD.
+fn idct_4x4_lanes(c: &[i32; 64], out: &mut [u8; 64]) {
+    let shift1 = CONST_BITS - PASS1_BITS + 1;
+    // Column 4 is computed with the others and never read (its weights are zero), as jidctred.c
+    // never reads it.
+    let mut ws = [[0i32; 8]; 4];
+    for col in 0..8 {
+        let at = |r: usize| c[r * 8 + col];
+        let v = reduced_4_i32(at(0), at(2), at(6), [at(7), at(5), at(3), at(1)]);
+        for (w, v) in ws.iter_mut().zip(v) {
+            w[col] = (v + (1 << (shift1 - 1))) >> shift1;
+        }
+    }
+    let shift2 = CONST_BITS + PASS1_BITS + 3 + 1;
+    for (o, w) in out.chunks_exact_mut(4).zip(&ws) {
+        let mut sums = [1i32 << (shift2 - 1); 4];
+        for (&input, weights) in w.iter().zip(&WEIGHTS_4) {
+            for (sum, weight) in sums.iter_mut().zip(weights) {
+                *sum += weight * input;
+            }
+        }
+        for (o, sum) in o.iter_mut().zip(sums) {
+            *o = ((sum >> shift2) + 128).clamp(0, 255) as u8;
+        }
+    }
+}
+
+/// [`idct_4x4`] in 64 bits, for any coefficients (libjpeg's JLONG).
+fn idct_4x4_wide(c: &[i32; 64], out: &mut [u8; 64]) {
     let mut ws = [0i64; 32];
     for col in [0, 1, 2, 3, 5, 6, 7] {
         let at = |r: usize| i64::from(c[r * 8 + col]);

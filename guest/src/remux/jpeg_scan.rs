@@ -34,9 +34,17 @@ struct Huffman {
     /// the low one. A fixed-size array held inline, so the masked index needs no bounds check and
     /// no pointer is chased: this look-up runs once per code, about ten times a block.
     lookahead: [u16; 1 << LOOKAHEAD],
+    /// By the same 9 bits, an AC code whose extra bits fit in them too, decoded whole (the
+    /// walk's commonest step, one look-up instead of two shifts and a sign extension): the
+    /// value in the high 16 bits, the zero run in bits 4 to 7, the bits taken (code and extra)
+    /// in bits 0 to 3, [`END_OF_BLOCK`] for the end-of-block code; 0 where the code or its extra
+    /// bits reach past the 9 (the step then takes the general path).
+    whole_ac: [i32; 1 << LOOKAHEAD],
 }
 
 const LOOKAHEAD: u32 = 9;
+/// [`Huffman::whole_ac`]'s flag of the end-of-block code.
+const END_OF_BLOCK: i32 = 1 << 8;
 
 impl Huffman {
     /// From a DHT table's 16 counts and its symbols; `None` where libjpeg stops with "Bogus
@@ -73,7 +81,21 @@ impl Huffman {
             code <<= 1;
         }
         maxcode[17] = i32::MAX;
-        Some(Huffman { maxcode, valoffset, symbols: symbols.to_vec(), lookahead })
+        let mut whole_ac = [0i32; 1 << LOOKAHEAD];
+        for (index, (whole, &entry)) in whole_ac.iter_mut().zip(&lookahead).enumerate() {
+            let (len, symbol) = (u32::from(entry >> 8), entry as u8);
+            let (run, s) = (i32::from(symbol >> 4), u32::from(symbol & 15));
+            if len == 0 {
+                continue;
+            }
+            if symbol == 0 {
+                *whole = len as i32 | END_OF_BLOCK;
+            } else if s > 0 && len + s <= LOOKAHEAD {
+                let extra = (index as u32 >> (LOOKAHEAD - len - s)) & ((1 << s) - 1);
+                *whole = extend(extra, s) << 16 | run << 4 | (len + s) as i32;
+            }
+        }
+        Some(Huffman { maxcode, valoffset, symbols: symbols.to_vec(), lookahead, whole_ac })
     }
 }
 
@@ -150,15 +172,23 @@ struct Frame {
 }
 
 /// Where a sequential scan's blocks go when the walk decodes their values: each block's 64
-/// coefficients in zigzag order (DC prediction undone, not dequantised), at its block column and
-/// row in its component's grid (padding blocks of interleaved MCUs included), in data order.
+/// coefficients in natural (row-major) order, put there as they are read so that no sink
+/// reorders them (DC prediction undone, not dequantised), at its block column and row in its
+/// component's grid (padding blocks of interleaved MCUs included), in data order.
 pub(crate) trait BlockSink {
     /// Whether the walk decodes values at all: the plain walk ([`NoBlocks`]) only skips extra
     /// bits, and this being a constant keeps that path as it was.
     const VALUES: bool;
     /// `coded`: one past the last zigzag position the data wrote (1: the DC term alone).
-    fn block(&mut self, component: usize, block_x: u32, block_y: u32, zigzag: &[i16; 64], coded: usize);
+    fn block(&mut self, component: usize, block_x: u32, block_y: u32, natural: &[i16; 64], coded: usize);
 }
+
+/// libjpeg's `jpeg_natural_order`: the natural (row-major) index of each zigzag position.
+pub(crate) const NATURAL: [usize; 64] = [
+    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
+    28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
+    47, 55, 62, 63,
+];
 
 /// The walk that only judges.
 pub(crate) struct NoBlocks;
@@ -536,22 +566,35 @@ fn sequential_mcu_values<S: BlockSink>(
         let (across, down) = if single { (1, 1) } else { (c.h, c.v) };
         for v in 0..down {
             for h in 0..across {
-                let mut zigzag = [0i16; 64];
+                let mut natural = [0i16; 64];
                 let (_, difference) = bits.decode_value(dc)?;
                 let prediction = &mut predictions[member & 3];
                 *prediction = prediction.wrapping_add(difference);
-                zigzag[0] = *prediction as i16;
+                natural[0] = *prediction as i16;
                 let mut k = 1;
                 // One past the last coefficient written.
                 let mut coded = 1;
                 while k < 64 {
+                    let whole = bits.whole_ac(ac);
+                    if whole != 0 {
+                        if whole & END_OF_BLOCK != 0 {
+                            break;
+                        }
+                        k += ((whole >> 4) & 15) as usize;
+                        if let Some(&at) = NATURAL.get(k) {
+                            natural[at] = (whole >> 16) as i16;
+                            coded = k + 1;
+                        }
+                        k += 1;
+                        continue;
+                    }
                     let (rs, value) = bits.decode_value(ac)?;
                     let (r, s) = (usize::from(rs >> 4), rs & 15);
                     if s > 0 {
                         k += r;
                         // Past the block's end libjpeg writes into slack; nothing reads it.
-                        if let Some(z) = zigzag.get_mut(k) {
-                            *z = value as i16;
+                        if let Some(&at) = NATURAL.get(k) {
+                            natural[at] = value as i16;
                             coded = k + 1;
                         }
                     } else if r == 15 {
@@ -562,7 +605,7 @@ fn sequential_mcu_values<S: BlockSink>(
                     k += 1;
                 }
                 let (x, y) = if single { (col, row) } else { (col * c.h + h, row * c.v + v) };
-                sink.block(*index, x, y, &zigzag, coded);
+                sink.block(*index, x, y, &natural, coded);
             }
         }
     }
@@ -845,6 +888,22 @@ impl<'a> Bits<'a> {
             }
         }
         self.decode_slow(t)
+    }
+
+    /// The next AC code of table `t` with its extra bits where [`Huffman::whole_ac`] holds it
+    /// (the bits taken), else 0 and nothing taken: the same bits [`Bits::decode_value`] takes.
+    #[inline(always)]
+    fn whole_ac(&mut self, t: &Huffman) -> i32 {
+        if self.held < LOOKAHEAD + 15 {
+            self.fill();
+        }
+        if self.held < LOOKAHEAD {
+            return 0;
+        }
+        let look = (self.acc >> (self.held - LOOKAHEAD)) as usize & ((1 << LOOKAHEAD) - 1);
+        let whole = t.whole_ac[look];
+        self.held -= (whole & 15) as u32;
+        whole
     }
 
     /// The next code of table `t` and the signed value of the extra bits its symbol's low four

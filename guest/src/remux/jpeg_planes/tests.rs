@@ -370,3 +370,52 @@ fn the_photo_is_admitted_from_the_walks_planes() {
     let written = crate::gate::downsample::encode_jpeg_planes(&fitted, crate::limits::JPEG_LADDER[0]).unwrap();
     assert!(out == written.as_slice(), "{} bytes admitted, {} written from the planes", out.len(), written.len());
 }
+
+/// The 32-bit 4x4 transform gives the 64-bit one's samples for every block within its bound: on
+/// pseudo-random blocks of every density, and on the blocks that drive each output to its
+/// extreme (every coefficient at the bound, signed as the output's constants are, the worst case
+/// for both passes' sums).
+#[test]
+fn the_32_bit_4x4_transform_matches_the_64_bit_one_within_its_bound() {
+    let peak = LANES_PEAK_4X4 as i32;
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut blocks = Vec::new();
+    for n in 0..4000 {
+        let mut c = [0i32; 64];
+        let used = 1 + n % 64;
+        for v in c.iter_mut().take(used) {
+            *v = (next() % (2 * peak as u64 + 1)) as i32 - peak;
+        }
+        blocks.push(c);
+    }
+    // Signs that maximise (or minimise) one output of both passes: the row's and the column's
+    // constants multiplied.
+    let weights = |k: usize| -> [i32; 8] {
+        let unit = |i: usize| {
+            let mut z = [0i32; 8];
+            z[i] = 1;
+            reduced_4_i32(z[0], z[2], z[6], [z[7], z[5], z[3], z[1]])[k]
+        };
+        std::array::from_fn(unit)
+    };
+    for y in 0..4 {
+        for x in 0..4 {
+            for sign in [1, -1] {
+                let (wy, wx) = (weights(y), weights(x));
+                blocks.push(std::array::from_fn(|i| sign * peak * (wy[i / 8] * wx[i % 8]).signum()));
+            }
+        }
+    }
+    for c in blocks {
+        let (mut lanes, mut wide) = ([0u8; 64], [0u8; 64]);
+        idct_4x4_lanes(&c, &mut lanes);
+        idct_4x4_wide(&c, &mut wide);
+        assert_eq!(lanes[..16], wide[..16], "{c:?}");
+    }
+}
