@@ -154,7 +154,7 @@ fn jpeg(bytes: &[u8]) -> Result<(), Broken> {
 /// followed by a stuffed zero, a restart marker or fill.
 pub(crate) fn entropy_coded_end(bytes: &[u8], mut at: usize) -> Result<usize, Broken> {
     loop {
-        let Some(offset) = bytes.get(at..).and_then(|rest| rest.iter().position(|&b| b == 0xFF)) else {
+        let Some(offset) = bytes.get(at..).and_then(|rest| memchr::memchr(0xFF, rest)) else {
             return Err(Broken("the JPEG ends inside its image data (truncated)".into()));
         };
         at += offset;

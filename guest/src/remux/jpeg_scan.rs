@@ -745,7 +745,7 @@ struct Interval {
 fn split_at_restarts(data: &[u8]) -> Vec<Interval> {
     let mut intervals = Vec::new();
     let (mut start, mut marker, mut at) = (0, None, 0);
-    while let Some(offset) = data[at..].iter().position(|&b| b == 0xFF) {
+    while let Some(offset) = memchr::memchr(0xFF, &data[at..]) {
         at += offset;
         match data.get(at + 1) {
             Some(&m @ 0xD0..=0xD7) => {
