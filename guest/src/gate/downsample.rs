@@ -10,6 +10,7 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
 use super::decode::{Header, decode};
+use super::planar_jpeg;
 use super::png_rows::png_at_level;
 use super::row_resize::RowResizer;
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
@@ -435,8 +436,10 @@ fn ladder_from_planes(fitted: Planes, profile: &Profile) -> Result<Option<Reenco
         image_type: ImageType::Jpeg,
         dimensions: Dimensions { width: p.width, height: p.height },
     };
+    let encoded =
+        |p: &Planes, q| planar_jpeg::encode(p, q).ok_or_else(|| jpeg_error("the planes' size is one JPEG cannot hold"));
     for q in JPEG_LADDER {
-        let bytes = encode_jpeg_planes(&fitted, q)?;
+        let bytes = encoded(&fitted, q)?;
         if fits(&bytes) {
             return Ok(Some(out(bytes, &fitted)));
         }
@@ -444,78 +447,8 @@ fn ladder_from_planes(fitted: Planes, profile: &Profile) -> Result<Option<Reenco
     let Some(small) = fitted_planes(fitted, LAST_RESORT_SIDE) else {
         return Err(jpeg_error("the planes could not be resized to the last rung"));
     };
-    let bytes = encode_jpeg_planes(&small, JPEG_LADDER[JPEG_LADDER.len() - 1])?;
+    let bytes = encoded(&small, JPEG_LADDER[JPEG_LADDER.len() - 1])?;
     Ok(fits(&bytes).then(|| out(bytes, &small)))
-}
-
-/// Fitted planes written by `jpeg-encoder`: grey as grey, YCbCr 4:2:0 with each chroma sample
-/// the plane's own ([`PlaneRows`]).
-pub(crate) fn encode_jpeg_planes(planes: &Planes, quality: u8) -> Result<Vec<u8>, ImageError> {
-    let too_large = || {
-        ImageError::Encoding(image::error::EncodingError::new(
-            image::ImageFormat::Jpeg.into(),
-            format!("{}x{} px is over JPEG's largest side of 65535 px", planes.width, planes.height),
-        ))
-    };
-    let (width, height) =
-        (u16::try_from(planes.width).map_err(|_| too_large())?, u16::try_from(planes.height).map_err(|_| too_large())?);
-    let mut out = Vec::new();
-    let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
-    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
-    encoder.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Nearest);
-    encoder
-        .encode_image(PlaneRows { planes, width, height })
-        .map_err(|e| ImageError::Encoding(image::error::EncodingError::new(image::ImageFormat::Jpeg.into(), e)))?;
-    Ok(out)
-}
-
-/// Fitted planes handed to `jpeg-encoder` row by row: the luma row as it is, each chroma sample
-/// repeated over its two columns, so that `ChromaSubsamplingMethod::Nearest` (the top-left of each
-/// 2x2 block) takes exactly the plane's sample: no conversion, no averaging.
-struct PlaneRows<'a> {
-    planes: &'a Planes,
-    width: u16,
-    height: u16,
-}
-
-impl jpeg_encoder::ImageBuffer for PlaneRows<'_> {
-    fn get_jpeg_color_type(&self) -> jpeg_encoder::JpegColorType {
-        if self.planes.planes.len() == 1 {
-            jpeg_encoder::JpegColorType::Luma
-        } else {
-            jpeg_encoder::JpegColorType::Ycbcr
-        }
-    }
-
-    fn width(&self) -> u16 {
-        self.width
-    }
-
-    fn height(&self) -> u16 {
-        self.height
-    }
-
-    fn fill_buffers(&self, y: u16, buffers: &mut [Vec<u8>; 4]) {
-        let (w, y) = (usize::from(self.width), u32::from(y));
-        for (i, (plane, buffer)) in self.planes.planes.iter().zip(buffers.iter_mut()).enumerate() {
-            let start = buffer.len();
-            if i == 0 {
-                let luma = plane_row(plane, y);
-                buffer.extend_from_slice(&luma[..w.min(luma.len())]);
-                buffer.resize(start + w, luma.last().copied().unwrap_or(0));
-            } else {
-                let chroma = plane_row(plane, y / 2);
-                buffer.extend(chroma.iter().flat_map(|&c| [c, c]).take(w));
-                buffer.resize(start + w, chroma.last().copied().unwrap_or(128));
-            }
-        }
-    }
-}
-
-/// Row `y` of a plane (its last row past its bottom).
-fn plane_row(plane: &Plane, y: u32) -> &[u8] {
-    let (y, width) = (y.min(plane.height.saturating_sub(1)) as usize, plane.width as usize);
-    plane.samples.get(y * width..(y + 1) * width).unwrap_or(&[])
 }
 
 fn reencoded(bytes: Vec<u8>, image_type: ImageType, img: &DynamicImage) -> Reencoded {
@@ -1184,7 +1117,7 @@ mod tests {
             let header = super::super::decode::read_header(&bytes, ImageType::Jpeg).unwrap();
             let fitted = fit_jpeg_planes(&bytes, &header).unwrap_or_else(|| panic!("{name}: no planes"));
             for q in JPEG_LADDER {
-                let ours = encode_jpeg_planes(&fitted, q).unwrap();
+                let ours = planar_jpeg::encode(&fitted, q).unwrap();
                 let theirs = jpeg_rgb_path(&bytes, &header, FIT_SIDE, q);
                 let psnr = decoded_psnr(&ours, &theirs);
                 let ratio = ours.len() as f64 / theirs.len() as f64;
@@ -1204,7 +1137,7 @@ mod tests {
                 assert!(ratio <= 1.05, "{name} q{q}: {ratio:.3}");
             }
             let grey = fitted.planes.len() == 1;
-            let written = encode_jpeg_planes(&fitted, 80).unwrap();
+            let written = planar_jpeg::encode(&fitted, 80).unwrap();
             let decoded = image::load_from_memory(&written).unwrap();
             assert_eq!(decoded.color() == image::ColorType::L8, grey, "{name}");
         }
@@ -1252,7 +1185,7 @@ mod tests {
         let mut header = super::super::decode::read_header(&bytes, ImageType::Jpeg).unwrap();
         let profile = crate::Options::default().provider.profile();
         let upright = fit(&bytes, ImageType::Jpeg, &header, None, None, None, profile).unwrap().unwrap();
-        let planar = encode_jpeg_planes(&fit_jpeg_planes(&bytes, &header).unwrap(), JPEG_LADDER[0]).unwrap();
+        let planar = planar_jpeg::encode(&fit_jpeg_planes(&bytes, &header).unwrap(), JPEG_LADDER[0]).unwrap();
         assert!(upright.bytes == planar, "the first rung from the planes");
         header.orientation = Orientation::Rotate90;
         let turned = fit(&bytes, ImageType::Jpeg, &header, None, None, None, profile).unwrap().unwrap();

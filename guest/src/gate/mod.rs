@@ -11,5 +11,6 @@ pub mod document;
 pub mod downsample;
 pub mod image;
 pub mod pdf_structure;
+pub(crate) mod planar_jpeg;
 pub(crate) mod png_rows;
 pub(crate) mod row_resize;

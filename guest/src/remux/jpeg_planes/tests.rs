@@ -367,7 +367,7 @@ fn the_photo_is_admitted_from_the_walks_planes() {
     let admitted = crate::admit_image(&bytes, "image/jpeg", &crate::Options::default()).unwrap();
     let out = admitted.bytes(&bytes);
     let fitted = crate::gate::downsample::fitted_planes(decode(&bytes, (2000, 1500)).unwrap(), 2000).unwrap();
-    let written = crate::gate::downsample::encode_jpeg_planes(&fitted, crate::limits::JPEG_LADDER[0]).unwrap();
+    let written = crate::gate::planar_jpeg::encode(&fitted, crate::limits::JPEG_LADDER[0]).unwrap();
     assert!(out == written.as_slice(), "{} bytes admitted, {} written from the planes", out.len(), written.len());
 }
 
