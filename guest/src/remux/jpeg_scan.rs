@@ -30,15 +30,15 @@ struct Huffman {
     /// `valoffset[l]`: symbol index of a code of length `l` = code + `valoffset[l]`.
     valoffset: [i32; 17],
     symbols: Vec<u8>,
-    /// By the next 9 bits: the code's length in the high byte (0: a longer code), its symbol in
+    /// By the next [`LOOKAHEAD`] bits: the code's length in the high byte (0: a longer code), its symbol in
     /// the low one. A fixed-size array held inline, so the masked index needs no bounds check and
     /// no pointer is chased: this look-up runs once per code, about ten times a block.
     lookahead: [u16; 1 << LOOKAHEAD],
-    /// By the same 9 bits, an AC code whose extra bits fit in them too, decoded whole (the
+    /// By the same bits, an AC code whose extra bits fit in them too, decoded whole (the
     /// walk's commonest step, one look-up instead of two shifts and a sign extension): the
     /// value in the high 16 bits, the zero run in bits 4 to 7, the bits taken (code and extra)
     /// in bits 0 to 3, [`END_OF_BLOCK`] for the end-of-block code; 0 where the code or its extra
-    /// bits reach past the 9 (the step then takes the general path).
+    /// bits reach past the look-ahead (the step then takes the general path).
     whole_ac: [i32; 1 << LOOKAHEAD],
 }
 
