@@ -432,10 +432,18 @@ impl Walker {
             while mcu < end {
                 let walked = if frame.progressive {
                     progressive_mcu(frame, &tables, &mut bits, mcu, mcus_x, single, ss, se, ah, al, &mut eobrun)
-                } else if S::VALUES {
-                    sequential_mcu_values(frame, &tables, &mut bits, (single, mcu, mcus_x), &mut predictions, sink)
                 } else {
-                    sequential_mcu(frame, &tables, &mut bits, single)
+                    // A copy whose address nothing takes, so that the compiler keeps the reader
+                    // in registers through the MCU's codes (the progressive walk, which is not
+                    // inlined, takes `bits` by reference, which holds it in memory).
+                    let mut local = bits;
+                    let walked = if S::VALUES {
+                        sequential_mcu_values(frame, &tables, &mut local, (single, mcu, mcus_x), &mut predictions, sink)
+                    } else {
+                        sequential_mcu(frame, &tables, &mut local, single)
+                    };
+                    bits = local;
+                    walked
                 };
                 match walked {
                     Ok(()) => mcu += 1,
@@ -784,6 +792,7 @@ fn raw_len(raw: &[u8], data_bytes: usize) -> usize {
 
 /// The bits of one restart interval's data, read as libjpeg reads them: a stuffed 0xFF 0x00 is a
 /// 0xFF data byte, 0xFF fill before a marker is nothing, the data ends at a marker.
+#[derive(Clone, Copy)]
 struct Bits<'a> {
     raw: &'a [u8],
     at: usize,
@@ -802,6 +811,7 @@ impl<'a> Bits<'a> {
     /// Reads data bytes into `acc` until it holds more than 56 bits or the data ends: eight bytes
     /// at once where none of them is 0xFF (nearly always: a stuffed 0xFF comes once in about 256
     /// bytes), byte by byte otherwise.
+    #[inline(always)]
     fn fill(&mut self) {
         if self.held <= 56
             && !self.ended
@@ -823,6 +833,16 @@ impl<'a> Bits<'a> {
                 return;
             }
         }
+        if self.held <= 56 && !self.ended {
+            *self = self.fill_bytes();
+        }
+    }
+
+    /// [`Bits::fill`] byte by byte, by value: the reader's address is never taken, so the walk
+    /// keeps it in registers.
+    #[cold]
+    #[inline(never)]
+    fn fill_bytes(mut self) -> Self {
         while self.held <= 56 && !self.ended {
             let Some(&b) = self.raw.get(self.at) else {
                 self.ended = true;
@@ -843,6 +863,7 @@ impl<'a> Bits<'a> {
             self.held += 8;
             self.read += 1;
         }
+        self
     }
 
     /// Takes `n` (at most 16) bits and gives their value.
@@ -887,7 +908,9 @@ impl<'a> Bits<'a> {
                 return Ok(entry as u8);
             }
         }
-        self.decode_slow(t)
+        let (bits, symbol) = self.decode_slow(t);
+        *self = bits;
+        symbol
     }
 
     /// The next AC code of table `t` with its extra bits where [`Huffman::whole_ac`] holds it
@@ -954,28 +977,33 @@ impl<'a> Bits<'a> {
 
     /// A code longer than the look-ahead, or one near the data's end: bit by bit, as libjpeg's
     /// slow path (one bit past the data is the premature end).
+    /// By value, as [`Bits::fill_bytes`].
     #[cold]
-    fn decode_slow(&mut self, t: &Huffman) -> Result<u8, Damage> {
-        let mut code = self.take(1)? as i32;
-        let mut l = 1;
-        while code > t.maxcode[l] {
-            l += 1;
-            if l > 16 {
-                return Err(Damage::BadCode);
+    #[inline(never)]
+    fn decode_slow(mut self, t: &Huffman) -> (Self, Result<u8, Damage>) {
+        let symbol = (|| {
+            let mut code = self.take(1)? as i32;
+            let mut l = 1;
+            while code > t.maxcode[l] {
+                l += 1;
+                if l > 16 {
+                    return Err(Damage::BadCode);
+                }
+                code = (code << 1) | self.take(1)? as i32;
             }
-            code = (code << 1) | self.take(1)? as i32;
-        }
-        let i = code + t.valoffset[l];
-        t.symbols.get(i as usize).copied().ok_or(Damage::BadCode)
+            let i = code + t.valoffset[l];
+            t.symbols.get(i as usize).copied().ok_or(Damage::BadCode)
+        })();
+        (self, symbol)
     }
 
     /// Data bytes that hold a bit the walk took.
-    fn used_data_bytes(&self) -> usize {
+    fn used_data_bytes(self) -> usize {
         (8 * self.read as u64 - u64::from(self.held)).div_ceil(8) as usize
     }
 
     /// Data bytes in the interval (read to its end).
-    fn data_bytes(&mut self) -> usize {
+    fn data_bytes(self) -> usize {
         let mut n = self.read;
         let mut at = self.at;
         if !self.ended {
