@@ -682,8 +682,8 @@ pub(crate) fn encode_png_fast(img: &DynamicImage) -> Result<Vec<u8>, ImageError>
     Ok(out)
 }
 
+/// The ladder's JPEG of an image (flattened on white where it has alpha or is not RGB), 4:2:0.
 fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {
-    let mut out = Vec::new();
     let rgb;
     let rgb_ref = match img {
         DynamicImage::ImageRgb8(rgb) => rgb,
@@ -692,98 +692,60 @@ fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {
             &rgb
         }
     };
-    let side = |v: u32| {
-        u16::try_from(v).map_err(|_| {
-            ImageError::Encoding(image::error::EncodingError::new(
-                image::ImageFormat::Jpeg.into(),
-                format!("{}x{} px is over JPEG's largest side of 65535 px", rgb_ref.width(), rgb_ref.height()),
-            ))
-        })
-    };
-    let (w, h) = (side(rgb_ref.width())?, side(rgb_ref.height())?);
-    // 4:2:0 chroma, each chroma sample the box average of its 2x2 pixels (libjpeg's
-    // `h2v2_downsample`, what sharp writes at this quality), averaged by `Ycbcr420Rows` as the rows
-    // are handed over; standard Huffman tables (optimised ones were 1.7% smaller for 60% more
-    // encoding time).
-    let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
-    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
-    // The encoder takes the chroma sample at each 2x2 block's top-left, where `Ycbcr420Rows` put
-    // the block's average.
-    encoder.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Nearest);
-    encoder
-        .encode_image(Ycbcr420Rows { rgb: rgb_ref.as_raw(), width: w, height: h })
-        .map_err(|e| ImageError::Encoding(image::error::EncodingError::new(image::ImageFormat::Jpeg.into(), e)))?;
-    Ok(out)
+    planar_jpeg::encode(&ycbcr_420_planes(rgb_ref), quality).ok_or_else(|| {
+        ImageError::Encoding(image::error::EncodingError::new(
+            image::ImageFormat::Jpeg.into(),
+            format!("{}x{} px is over JPEG's largest side of 65535 px", rgb_ref.width(), rgb_ref.height()),
+        ))
+    })
 }
 
-/// An RGB image handed to `jpeg-encoder` as YCbCr rows whose chroma is already box-averaged over
-/// each 2x2 block (stored at the block's top-left, the sample `ChromaSubsamplingMethod::Nearest`
-/// takes). `jpeg-encoder`'s own `Average` method does the same sums per chroma sample with a
-/// run-time divisor and a bounds check per pixel, after converting and pushing every sample one by
-/// one; here a row is converted in one pass over slices and the chroma of odd rows is not computed
-/// at all. The conversion is `jpeg-encoder`'s (`rgb_to_ycbcr`) and the rounding libjpeg's
-/// (`h2v2_downsample`: a bias of 1 and 2 on alternate columns), so the bytes are the `Average`
-/// method's wherever the encoder does not pad: the chroma of padding beyond a right edge that is not
-/// a multiple of 16 pixels differs in its last bit (unit tests).
-struct Ycbcr420Rows<'a> {
-    rgb: &'a [u8],
-    width: u16,
-    height: u16,
-}
-
-impl jpeg_encoder::ImageBuffer for Ycbcr420Rows<'_> {
-    fn get_jpeg_color_type(&self) -> jpeg_encoder::JpegColorType {
-        jpeg_encoder::JpegColorType::Ycbcr
-    }
-
-    fn width(&self) -> u16 {
-        self.width
-    }
-
-    fn height(&self) -> u16 {
-        self.height
-    }
-
-    fn fill_buffers(&self, y: u16, buffers: &mut [Vec<u8>; 4]) {
-        let (w, h, y) = (usize::from(self.width), usize::from(self.height), usize::from(y));
-        let row = |y: usize| &self.rgb[y * w * 3..(y + 1) * w * 3];
-        let [luma, cb, cr, _] = buffers;
-        // The encoder clears the buffers for each row of MCUs (16 rows at 4:2:0) and pads each row
-        // to a multiple of 16 samples, so the position of this row within the MCU is the luma
-        // filled so far over that padded width. Only its even positions' chroma is ever read (the
-        // rows past the bottom edge repeat the last row at odd and even positions alike).
-        let padded_width = w.div_ceil(16) * 16;
-        let start = luma.len();
-        let chroma_read = (start / padded_width) % 2 == 0;
-        luma.resize(start + w, 0);
-        for (out, px) in luma[start..].iter_mut().zip(row(y).chunks_exact(3)) {
-            *out = jpeg_encoder::rgb_to_ycbcr(px[0], px[1], px[2]).0;
-        }
-        cb.resize(start + w, 0);
-        cr.resize(start + w, 0);
-        if !chroma_read {
-            return;
-        }
-        let (top, bottom) = (row(y), row((y + 1).min(h - 1)));
-        let (cb, cr) = (&mut cb[start..], &mut cr[start..]);
-        for x in (0..w).step_by(2) {
-            // Past the right edge the encoder repeats the last column.
-            let right = (x + 1).min(w - 1);
-            let (mut sum_cb, mut sum_cr) = (0u32, 0u32);
-            for (line, col) in [(top, x), (top, right), (bottom, x), (bottom, right)] {
-                let px = &line[col * 3..col * 3 + 3];
-                let (_, b, r) = jpeg_encoder::rgb_to_ycbcr(px[0], px[1], px[2]);
-                sum_cb += u32::from(b);
-                sum_cr += u32::from(r);
+/// An RGB image as the planes a 4:2:0 JPEG stores, for [`planar_jpeg`]: luma at every pixel, each
+/// chroma sample the box average of its 2x2 pixels (libjpeg's `h2v2_downsample`, what sharp writes
+/// at this quality; a pixel past the right or bottom edge is the edge's own). The conversion is
+/// `jpeg-encoder`'s (`rgb_to_ycbcr`) and the rounding libjpeg's (a bias of 1 and 2 on alternate
+/// columns), so the bytes are `jpeg-encoder`'s own `Average` method's wherever their padding past
+/// the edges agrees (unit tests); each pixel is converted once.
+fn ycbcr_420_planes(rgb: &RgbImage) -> Planes {
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let mut luma = vec![0u8; w * h];
+    let (mut cb, mut cr) = (vec![0u8; cw * ch], vec![0u8; cw * ch]);
+    let raw = rgb.as_raw();
+    let mut sums = vec![(0u32, 0u32); cw];
+    for cy in 0..ch {
+        sums.iter_mut().for_each(|s| *s = (0, 0));
+        // A last odd row is read twice: its pair past the edge is itself.
+        for y in [2 * cy, (2 * cy + 1).min(h - 1)] {
+            let row = &raw[y * w * 3..(y + 1) * w * 3];
+            for (x, px) in row.chunks_exact(3).enumerate() {
+                let (l, b, r) = jpeg_encoder::rgb_to_ycbcr(px[0], px[1], px[2]);
+                luma[y * w + x] = l;
+                let sum = &mut sums[x / 2];
+                // A last odd column counts twice: its pair past the edge is itself.
+                let n = if x + 1 == w && x % 2 == 0 { 2 } else { 1 };
+                sum.0 += n * u32::from(b);
+                sum.1 += n * u32::from(r);
             }
-            let bias = if (x / 2) % 2 == 0 { 1 } else { 2 };
-            let (avg_cb, avg_cr) = (((sum_cb + bias) / 4) as u8, ((sum_cr + bias) / 4) as u8);
-            cb[x] = avg_cb;
-            cr[x] = avg_cr;
-            // The odd column is read only as the padding the encoder repeats after the last one.
-            cb[right] = avg_cb;
-            cr[right] = avg_cr;
         }
+        for (cx, &(sum_cb, sum_cr)) in sums.iter().enumerate() {
+            let bias = if cx % 2 == 0 { 1 } else { 2 };
+            cb[cy * cw + cx] = ((sum_cb + bias) / 4) as u8;
+            cr[cy * cw + cx] = ((sum_cr + bias) / 4) as u8;
+        }
+    }
+    let plane = |width: usize, height: usize, samples| Plane {
+        width: width as u32,
+        height: height as u32,
+        h: 1,
+        v: 1,
+        samples,
+    };
+    Planes {
+        width: w as u32,
+        height: h as u32,
+        block: 8,
+        planes: vec![plane(w, h, luma), plane(cw, ch, cb), plane(cw, ch, cr)],
     }
 }
 
@@ -1064,7 +1026,7 @@ mod tests {
     }
 
     /// What the ladder wrote for a JPEG before it was fitted from its planes: jpeg-decoder's scaled
-    /// RGB decode, fitted whole, written through `Ycbcr420Rows`.
+    /// RGB decode, fitted whole, written from its YCbCr planes.
     fn jpeg_rgb_path(bytes: &[u8], header: &Header, side: u32, quality: u8) -> Vec<u8> {
         let fitted = resize_to_fit(decode_jpeg_shrunk(bytes, header).unwrap(), FIT_SIDE);
         encode_jpeg(&resize_to_fit(fitted, side), quality).unwrap()

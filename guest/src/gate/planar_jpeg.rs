@@ -8,6 +8,7 @@
 //! replaces): its headers, its Annex K quantisers scaled to the quality as libjpeg scales them,
 //! its islow forward DCT (libjpeg's `jpeg_fdct_islow`), its rounding reciprocals, its standard
 //! Huffman tables, its edge padding — byte for byte, which the tests check against the crate.
+//! (Optimised Huffman tables were 1.7% smaller for 60% more encoding time with `jpeg-encoder`.)
 
 use crate::remux::jpeg_planes::{Plane, Planes};
 use crate::remux::jpeg_scan::NATURAL;
