@@ -692,61 +692,12 @@ fn encode_jpeg(img: &DynamicImage, quality: u8) -> Result<Vec<u8>, ImageError> {
             &rgb
         }
     };
-    planar_jpeg::encode(&ycbcr_420_planes(rgb_ref), quality).ok_or_else(|| {
+    planar_jpeg::encode(&planar_jpeg::planes_of_rgb(rgb_ref), quality).ok_or_else(|| {
         ImageError::Encoding(image::error::EncodingError::new(
             image::ImageFormat::Jpeg.into(),
             format!("{}x{} px is over JPEG's largest side of 65535 px", rgb_ref.width(), rgb_ref.height()),
         ))
     })
-}
-
-/// An RGB image as the planes a 4:2:0 JPEG stores, for [`planar_jpeg`]: luma at every pixel, each
-/// chroma sample the box average of its 2x2 pixels (libjpeg's `h2v2_downsample`, what sharp writes
-/// at this quality; a pixel past the right or bottom edge is the edge's own). The conversion is
-/// `jpeg-encoder`'s (`rgb_to_ycbcr`) and the rounding libjpeg's (a bias of 1 and 2 on alternate
-/// columns), so the bytes are `jpeg-encoder`'s own `Average` method's wherever their padding past
-/// the edges agrees (unit tests); each pixel is converted once.
-fn ycbcr_420_planes(rgb: &RgbImage) -> Planes {
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
-    let mut luma = vec![0u8; w * h];
-    let (mut cb, mut cr) = (vec![0u8; cw * ch], vec![0u8; cw * ch]);
-    let raw = rgb.as_raw();
-    let mut sums = vec![(0u32, 0u32); cw];
-    for cy in 0..ch {
-        sums.iter_mut().for_each(|s| *s = (0, 0));
-        // A last odd row is read twice: its pair past the edge is itself.
-        for y in [2 * cy, (2 * cy + 1).min(h - 1)] {
-            let row = &raw[y * w * 3..(y + 1) * w * 3];
-            for (x, px) in row.chunks_exact(3).enumerate() {
-                let (l, b, r) = jpeg_encoder::rgb_to_ycbcr(px[0], px[1], px[2]);
-                luma[y * w + x] = l;
-                let sum = &mut sums[x / 2];
-                // A last odd column counts twice: its pair past the edge is itself.
-                let n = if x + 1 == w && x % 2 == 0 { 2 } else { 1 };
-                sum.0 += n * u32::from(b);
-                sum.1 += n * u32::from(r);
-            }
-        }
-        for (cx, &(sum_cb, sum_cr)) in sums.iter().enumerate() {
-            let bias = if cx % 2 == 0 { 1 } else { 2 };
-            cb[cy * cw + cx] = ((sum_cb + bias) / 4) as u8;
-            cr[cy * cw + cx] = ((sum_cr + bias) / 4) as u8;
-        }
-    }
-    let plane = |width: usize, height: usize, samples| Plane {
-        width: width as u32,
-        height: height as u32,
-        h: 1,
-        v: 1,
-        samples,
-    };
-    Planes {
-        width: w as u32,
-        height: h as u32,
-        block: 8,
-        planes: vec![plane(w, h, luma), plane(cw, ch, cb), plane(cw, ch, cr)],
-    }
 }
 
 /// Drops alpha by compositing onto white (JPEG has no alpha; black would hide dark content).

@@ -1,4 +1,5 @@
-//! A baseline JPEG written straight from a fit's planes (Y, Cb, Cr at 4:2:0, or one grey plane):
+//! A baseline JPEG written straight from a fit's planes (Y, Cb, Cr at 4:2:0, or one grey plane;
+//! an RGB image's are made here, each pixel converted once and chroma box-averaged):
 //! each 8x8 block is read from its plane, transformed, quantised and Huffman-coded, with no row
 //! buffers, no chroma sample repeated only to be dropped again, no per-sample push, and a 64-bit
 //! bit buffer where `jpeg-encoder` keeps a pointer-sized one (32 bits in the guest).
@@ -155,6 +156,65 @@ pub(crate) fn encode(planes: &Planes, quality: u8) -> Option<Vec<u8>> {
     let mut out = bits.finish();
     out.extend_from_slice(&[0xFF, 0xD9]);
     Some(out)
+}
+
+/// An RGB image as the planes a 4:2:0 JPEG stores: luma at every pixel, each
+/// chroma sample the box average of its 2x2 pixels (libjpeg's `h2v2_downsample`, what sharp writes
+/// at this quality; a pixel past the right or bottom edge is the edge's own). The conversion is
+/// `jpeg-encoder`'s ([`rgb_to_ycbcr`]) and the rounding libjpeg's (a bias of 1 and 2 on alternate
+/// columns), so the bytes are `jpeg-encoder`'s own `Average` method's wherever their padding past
+/// the edges agrees (unit tests); each pixel is converted once.
+pub(crate) fn planes_of_rgb(rgb: &image::RgbImage) -> Planes {
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let mut luma = vec![0u8; w * h];
+    let (mut cb, mut cr) = (vec![0u8; cw * ch], vec![0u8; cw * ch]);
+    let raw = rgb.as_raw();
+    let mut sums = vec![(0u32, 0u32); cw];
+    for cy in 0..ch {
+        sums.iter_mut().for_each(|s| *s = (0, 0));
+        // A last odd row is read twice: its pair past the edge is itself.
+        for y in [2 * cy, (2 * cy + 1).min(h - 1)] {
+            let row = &raw[y * w * 3..(y + 1) * w * 3];
+            for (x, px) in row.chunks_exact(3).enumerate() {
+                let (l, b, r) = rgb_to_ycbcr(px[0], px[1], px[2]);
+                luma[y * w + x] = l;
+                let sum = &mut sums[x / 2];
+                // A last odd column counts twice: its pair past the edge is itself.
+                let n = if x + 1 == w && x % 2 == 0 { 2 } else { 1 };
+                sum.0 += n * u32::from(b);
+                sum.1 += n * u32::from(r);
+            }
+        }
+        for (cx, &(sum_cb, sum_cr)) in sums.iter().enumerate() {
+            let bias = if cx % 2 == 0 { 1 } else { 2 };
+            cb[cy * cw + cx] = ((sum_cb + bias) / 4) as u8;
+            cr[cy * cw + cx] = ((sum_cr + bias) / 4) as u8;
+        }
+    }
+    let plane = |width: usize, height: usize, samples| Plane {
+        width: width as u32,
+        height: height as u32,
+        h: 1,
+        v: 1,
+        samples,
+    };
+    Planes {
+        width: w as u32,
+        height: h as u32,
+        block: 8,
+        planes: vec![plane(w, h, luma), plane(cw, ch, cb), plane(cw, ch, cr)],
+    }
+}
+
+/// JFIF's RGB to YCbCr in `jpeg-encoder`'s fixed point (16 fractional bits, rounded).
+#[inline(always)]
+fn rgb_to_ycbcr(r: u8, g: u8, b: u8) -> (u8, u8, u8) {
+    let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+    let y = 19595 * r + 38470 * g + 7471 * b;
+    let cb = -11059 * r - 21709 * g + 32768 * b + (128 << 16);
+    let cr = 32768 * r - 27439 * g - 5329 * b + (128 << 16);
+    (((y + 0x7FFF) >> 16) as u8, ((cb + 0x7FFF) >> 16) as u8, ((cr + 0x7FFF) >> 16) as u8)
 }
 
 fn segment(out: &mut Vec<u8>, marker: u8, payload: &[u8]) {

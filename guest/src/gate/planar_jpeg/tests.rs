@@ -124,3 +124,15 @@ fn sizes_jpeg_cannot_hold_are_none() {
     two.planes.push(plane(4, 4, 9));
     assert!(encode(&two, 80).is_none());
 }
+
+/// The colour conversion is `jpeg-encoder`'s, for every RGB triple.
+#[test]
+fn the_colour_conversion_is_jpeg_encoders() {
+    for r in 0..=255 {
+        for g in 0..=255 {
+            for b in 0..=255 {
+                assert_eq!(rgb_to_ycbcr(r, g, b), jpeg_encoder::rgb_to_ycbcr(r, g, b), "({r}, {g}, {b})");
+            }
+        }
+    }
+}
