@@ -102,15 +102,19 @@ fn png_error(e: png::DecodingError) -> ImageError {
 }
 
 /// A PNG reader under the decoder's bound that checks the image data's Adler-32 checksum: libpng,
-/// Pillow and libvips refuse a PNG whose checksum fails, so the gate does not pass one.
+/// Pillow and libvips refuse a PNG whose checksum fails, so the gate does not pass one. Chunk CRCs
+/// are not computed again: what this reads is the re-mux's output, whose walk checked every
+/// chunk's CRC (and wrote a repaired file's afresh).
 fn png_reader(
     bytes: &[u8],
     transformations: png::Transformations,
 ) -> Result<png::Reader<std::io::Cursor<&[u8]>>, ImageError> {
-    let limits = png::Limits { bytes: crate::limits::DECODE_MAX_ALLOC as usize };
-    let mut decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
+    let mut options = png::DecodeOptions::default();
+    options.set_ignore_adler32(false);
+    options.set_ignore_crc(true);
+    let mut decoder = png::Decoder::new_with_options(std::io::Cursor::new(bytes), options);
+    decoder.set_limits(png::Limits { bytes: crate::limits::DECODE_MAX_ALLOC as usize });
     decoder.set_transformations(transformations);
-    decoder.ignore_checksums(false);
     decoder.read_info().map_err(png_error)
 }
 
