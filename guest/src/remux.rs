@@ -140,8 +140,8 @@ pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Cano
 
 /// [`canonical`], and a JPEG's planes for the fit (`remux::jpeg_planes`) decoded from the same
 /// walk of its scans where `planes` asks for them: the fit then reads no code again. The verdicts
-/// are [`canonical`]'s; the planes `None` wherever `jpeg_planes::decode` would give none, or the
-/// image is stored sideways (the fit turns it from RGB).
+/// are [`canonical`]'s; the planes `None` wherever `jpeg_planes::decode` would give none (an image
+/// stored sideways has them too: the fit turns them).
 pub fn canonical_with_planes(
     bytes: &[u8],
     t: ImageType,
@@ -762,13 +762,10 @@ fn jpeg_walk(
         }
         saw_sof |= is_sof(marker);
         at += 2 + len;
-        if let Some(reader) = planes.as_deref_mut() {
-            if is_sof(marker) && orientation.is_some() {
-                reader.refuse();
-            }
-            if marker != 0xDA {
-                reader.segment(marker, payload);
-            }
+        if let Some(reader) = planes.as_deref_mut()
+            && marker != 0xDA
+        {
+            reader.segment(marker, payload);
         }
         match marker {
             // JFIF: "JFIF", version, units, densities, thumbnail size — 14 bytes — then the

@@ -128,11 +128,6 @@ impl PlanesReader {
         self.adobe_transform = Some(transform);
     }
 
-    /// Gives up on the planes (an orientation the fit turns from RGB, say).
-    pub fn refuse(&mut self) {
-        self.refused = true;
-    }
-
     /// A segment other than a scan's: tables and the frame are read, other frames refused.
     pub fn segment(&mut self, marker: u8, payload: &[u8]) {
         if self.refused {
