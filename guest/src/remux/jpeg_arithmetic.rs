@@ -21,7 +21,7 @@
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, JPEG_MAX_SCANS};
-use crate::remux::jpeg_scan::NATURAL;
+use crate::remux::jpeg_scan::{NATURAL, huffman_codes};
 
 fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
     Err(Broken(message.into()))
@@ -1158,21 +1158,9 @@ fn optimal_table(freq: &[u64; 257]) -> Table {
     Table { counts, symbols }
 }
 
-/// Each symbol's code and length (`jpeg_make_c_derived_tbl`).
+/// Each symbol's code and length.
 fn codes(table: &Table) -> [(u32, u32); 256] {
-    let mut codes = [(0, 0); 256];
-    let mut code = 0u32;
-    let mut symbols = table.symbols.iter();
-    for (len, &count) in (1u32..).zip(&table.counts) {
-        for _ in 0..count {
-            if let Some(&s) = symbols.next() {
-                codes[usize::from(s)] = (code, len);
-            }
-            code += 1;
-        }
-        code <<= 1;
-    }
-    codes
+    huffman_codes(&table.counts, &table.symbols)
 }
 
 /// Entropy-coded bytes: 0xFF stuffed with 0x00, a restart's partial byte padded with 1-bits.

@@ -347,33 +347,34 @@ impl BlockSink for PlaneSink {
     }
 }
 
-// libjpeg's fixed-point constants at 13 bits, and the extra precision its first pass keeps. The
+// libjpeg's fixed-point constants at 13 bits, and the extra precision its first pass keeps (the
+// JPEG writer's forward transform uses them too). The
 // arithmetic is in i64 (libjpeg's JLONG): a crafted coefficient times a 16-bit quantiser times a
 // constant overflows 32 bits.
-const CONST_BITS: u32 = 13;
-const PASS1_BITS: u32 = 2;
-const FIX_0_211164243: i64 = 1730;
-const FIX_0_298631336: i64 = 2446;
-const FIX_0_390180644: i64 = 3196;
-const FIX_0_509795579: i64 = 4176;
-const FIX_0_541196100: i64 = 4433;
-const FIX_0_601344887: i64 = 4926;
-const FIX_0_720959822: i64 = 5906;
-const FIX_0_765366865: i64 = 6270;
-const FIX_0_850430095: i64 = 6967;
-const FIX_0_899976223: i64 = 7373;
-const FIX_1_061594337: i64 = 8697;
-const FIX_1_175875602: i64 = 9633;
-const FIX_1_272758580: i64 = 10426;
-const FIX_1_451774981: i64 = 11893;
-const FIX_1_501321110: i64 = 12299;
-const FIX_1_847759065: i64 = 15137;
-const FIX_1_961570560: i64 = 16069;
-const FIX_2_053119869: i64 = 16819;
-const FIX_2_172734803: i64 = 17799;
-const FIX_2_562915447: i64 = 20995;
-const FIX_3_072711026: i64 = 25172;
-const FIX_3_624509785: i64 = 29692;
+pub(crate) const CONST_BITS: u32 = 13;
+pub(crate) const PASS1_BITS: u32 = 2;
+pub(crate) const FIX_0_211164243: i64 = 1730;
+pub(crate) const FIX_0_298631336: i64 = 2446;
+pub(crate) const FIX_0_390180644: i64 = 3196;
+pub(crate) const FIX_0_509795579: i64 = 4176;
+pub(crate) const FIX_0_541196100: i64 = 4433;
+pub(crate) const FIX_0_601344887: i64 = 4926;
+pub(crate) const FIX_0_720959822: i64 = 5906;
+pub(crate) const FIX_0_765366865: i64 = 6270;
+pub(crate) const FIX_0_850430095: i64 = 6967;
+pub(crate) const FIX_0_899976223: i64 = 7373;
+pub(crate) const FIX_1_061594337: i64 = 8697;
+pub(crate) const FIX_1_175875602: i64 = 9633;
+pub(crate) const FIX_1_272758580: i64 = 10426;
+pub(crate) const FIX_1_451774981: i64 = 11893;
+pub(crate) const FIX_1_501321110: i64 = 12299;
+pub(crate) const FIX_1_847759065: i64 = 15137;
+pub(crate) const FIX_1_961570560: i64 = 16069;
+pub(crate) const FIX_2_053119869: i64 = 16819;
+pub(crate) const FIX_2_172734803: i64 = 17799;
+pub(crate) const FIX_2_562915447: i64 = 20995;
+pub(crate) const FIX_3_072711026: i64 = 25172;
+pub(crate) const FIX_3_624509785: i64 = 29692;
 
 /// libjpeg's `DESCALE`: a right shift that rounds.
 #[inline(always)]

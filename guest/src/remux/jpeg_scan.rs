@@ -183,6 +183,24 @@ pub(crate) trait BlockSink {
     fn block(&mut self, component: usize, block_x: u32, block_y: u32, natural: &[i16; 64], coded: usize);
 }
 
+/// Each symbol's code and length from a DHT table's counts by length and its symbols in code
+/// order (Annex C, libjpeg's `jpeg_make_c_derived_tbl`): what a writer of the table's codes needs.
+pub(crate) fn huffman_codes(counts: &[u8; 16], symbols: &[u8]) -> [(u32, u32); 256] {
+    let mut codes = [(0, 0); 256];
+    let mut code = 0u32;
+    let mut symbols = symbols.iter();
+    for (len, &count) in (1u32..).zip(counts) {
+        for _ in 0..count {
+            if let Some(&s) = symbols.next() {
+                codes[usize::from(s)] = (code, len);
+            }
+            code += 1;
+        }
+        code <<= 1;
+    }
+    codes
+}
+
 /// libjpeg's `jpeg_natural_order`: the natural (row-major) index of each zigzag position.
 pub(crate) const NATURAL: [usize; 64] = [
     0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
