@@ -312,7 +312,7 @@ pub fn fit(
             None => fit_jpeg_planes(bytes, header),
         };
         if let Some(fitted) = fitted.and_then(|p| oriented(p, header.orientation)) {
-            return ladder_from_planes(fitted, profile);
+            return ladder_from_planes(fitted, &JPEG_LADDER, profile);
         }
     }
     let by_rows = match decoded {
@@ -376,23 +376,16 @@ pub fn fit(
     }
     drop(kept_fast); // not held through the JPEG rungs
 
-    let flat = DynamicImage::ImageRgb8(flatten_on_white(&fitted));
-    for q in JPEG_LADDER {
-        if t == ImageType::Jpeg && q == JPEG_LADDER[0] {
-            continue; // the kept format was already this rung
-        }
-        let bytes = encode_jpeg(&flat, q)?;
-        if fits(&bytes) {
-            return Ok(Some(reencoded(bytes, ImageType::Jpeg, &flat)));
-        }
-    }
-
-    let small = resize_to_fit(flat, LAST_RESORT_SIDE);
-    let bytes = encode_jpeg(&small, JPEG_LADDER[JPEG_LADDER.len() - 1])?;
-    if fits(&bytes) {
-        return Ok(Some(reencoded(bytes, ImageType::Jpeg, &small)));
-    }
-    Ok(None)
+    // The JPEG rungs from the fitted image's 4:2:0 planes, made once (flattened on white): the
+    // image itself is not held through them.
+    let planes = match &fitted {
+        DynamicImage::ImageRgb8(rgb) => planar_jpeg::planes_of_rgb(rgb),
+        other => planar_jpeg::planes_of_rgb(&flatten_on_white(other)),
+    };
+    drop(fitted);
+    // A JPEG's kept format was already the first rung.
+    let rungs = if t == ImageType::Jpeg { &JPEG_LADDER[1..] } else { &JPEG_LADDER[..] };
+    ladder_from_planes(planes, rungs, profile)
 }
 
 /// A baseline JPEG's planes ([`jpeg_planes`]) at the DCT scale that covers the fit, each resized
@@ -457,9 +450,9 @@ fn resized_plane(plane: Plane, (w, h): (u32, u32)) -> Option<Plane> {
     Some(Plane { width: w, height: h, h: plane.h, v: plane.v, samples: dst.into_vec() })
 }
 
-/// The JPEG rungs written from fitted planes: 80/60/40/20, then 1000 px at 20, as the ladder
-/// writes a JPEG's (no alpha to flatten, no other format to keep).
-fn ladder_from_planes(fitted: Planes, profile: &Profile) -> Result<Option<Reencoded>, ImageError> {
+/// The JPEG rungs written from fitted planes: `rungs` (80/60/40/20, or the last three where the
+/// first was the kept format), then 1000 px at 20.
+fn ladder_from_planes(fitted: Planes, rungs: &[u8], profile: &Profile) -> Result<Option<Reencoded>, ImageError> {
     let fits = |b: &[u8]| base64_len(b.len() as u64) <= profile.max_base64_len;
     let out = |bytes, p: &Planes| Reencoded {
         bytes,
@@ -468,7 +461,7 @@ fn ladder_from_planes(fitted: Planes, profile: &Profile) -> Result<Option<Reenco
     };
     let encoded =
         |p: &Planes, q| planar_jpeg::encode(p, q).ok_or_else(|| jpeg_error("the planes' size is one JPEG cannot hold"));
-    for q in JPEG_LADDER {
+    for &q in rungs {
         let bytes = encoded(&fitted, q)?;
         if fits(&bytes) {
             return Ok(Some(out(bytes, &fitted)));
