@@ -3,7 +3,6 @@
 
 use fast_image_resize::{FilterType as ResizeFilter, PixelType, ResizeAlg, ResizeOptions, Resizer};
 use image::codecs::gif::GifEncoder;
-use image::codecs::png::{CompressionType, FilterType as PngFilter, PngEncoder};
 use image::codecs::webp::WebPEncoder;
 use image::imageops::FilterType;
 use image::metadata::Orientation;
@@ -11,12 +10,11 @@ use image::{DynamicImage, ImageEncoder, ImageError, RgbImage};
 
 use super::decode::{Header, decode};
 use super::planar_jpeg;
-use super::png_rows::png_at_level;
+use super::png_rows::{Filtered, PngRows};
 use super::row_resize::RowResizer;
 use crate::limits::{FIT_SIDE, JPEG_LADDER, LAST_RESORT_SIDE, PASS_THROUGH_RAW};
 use crate::profile::Profile;
 use crate::remux::jpeg_planes::{self, Plane, Planes};
-use crate::remux::png_chunk;
 use crate::signature::ImageType;
 use crate::verdict::{Dimensions, base64_len};
 
@@ -345,8 +343,6 @@ pub fn fit(
     if t == ImageType::Png && written.is_none() && !fits_by(by_source, profile.max_base64_len, 1.0) {
         effort = sample.insert(SampleSizes::of(&fitted)?).first_effort(profile.max_base64_len)?;
     }
-    // The fast pass, once written (here or by the caller): the slower levels re-deflate its rows.
-    let mut kept_fast: Option<Vec<u8>> = None;
     while let Some(this) = effort {
         let len = match written {
             Some(bytes) if this == Effort::Fast && fits(bytes) => {
@@ -354,15 +350,11 @@ pub fn fit(
             }
             Some(bytes) if this == Effort::Fast => bytes.len(),
             _ => {
-                let Some(bytes) = encode_as(&fitted, t, this, written.or(kept_fast.as_deref()))? else { break };
+                let Some(bytes) = encode_as(&fitted, t, this)? else { break };
                 if fits(&bytes) {
                     return Ok(Some(reencoded(bytes, t, &fitted)));
                 }
-                let len = bytes.len();
-                if t == ImageType::Png && this == Effort::Fast {
-                    kept_fast = Some(bytes);
-                }
-                len
+                bytes.len()
             }
         };
         if t != ImageType::Png {
@@ -374,7 +366,7 @@ pub fn fit(
         };
         effort = next_png_effort(sizes, this, len as u64, profile.max_base64_len)?;
     }
-    drop(kept_fast); // not held through the JPEG rungs
+    drop(sample); // not held through the JPEG rungs
 
     // The JPEG rungs from the fitted image's 4:2:0 planes, made once (flattened on white): the
     // image itself is not held through them.
@@ -539,32 +531,33 @@ const SAMPLE_OVER_PREDICTS: f64 = 1.10;
 /// source puts under the limit even so much larger skips the sample.
 const SOURCE_UNDER_PREDICTS: f64 = 3.5;
 
-/// [`row_sample`] of the image, written by the fast pass, and its size at the quick level (the
-/// same filtered rows re-deflated), measured when first asked for; `rows` the image's rows over
-/// the sample's.
+/// The rows of every [`SAMPLE_EVERY`]th band of [`SAMPLE_BAND`] rows of the image, filtered as the
+/// whole image's rows are (its content in proportion, an eighth of its rows): the size the fast
+/// pass gives them, and their size at the quick level, measured when first asked for; `rows` the
+/// image's rows over the sample's.
 struct SampleSizes {
-    fast_pass: Vec<u8>,
+    filtered: Filtered,
+    fast: f64,
     quick: Option<f64>,
     rows: f64,
 }
 
 impl SampleSizes {
     fn of(img: &DynamicImage) -> Result<Self, ImageError> {
-        let sample = row_sample(img);
-        let rows = f64::from(img.height()) / f64::from(sample.height().max(1));
-        Ok(SampleSizes { fast_pass: encode_png_fast(&sample)?, quick: None, rows })
+        let png = PngRows::of(img)?;
+        let height = png.height();
+        let bands = (0..height).step_by((SAMPLE_BAND * SAMPLE_EVERY) as usize);
+        let filtered = png.filtered(bands.flat_map(|y| y..(y + SAMPLE_BAND).min(height)));
+        let rows = f64::from(height) / filtered.rows().max(1) as f64;
+        Ok(SampleSizes { fast: filtered.fast_len().max(1) as f64, filtered, quick: None, rows })
     }
 
     fn fast(&self) -> f64 {
-        (self.fast_pass.len() as f64).max(1.0)
+        self.fast
     }
 
     fn quick(&mut self) -> Result<f64, ImageError> {
-        if let Some(quick) = self.quick {
-            return Ok(quick);
-        }
-        let quick = redeflate_png(&self.fast_pass, 1)?.len() as f64;
-        Ok(*self.quick.insert(quick))
+        Ok(*self.quick.get_or_insert_with(|| self.filtered.level_len(1) as f64))
     }
 
     /// The first PNG level worth writing whole for `limit` base64 bytes: the fast pass where the
@@ -593,87 +586,21 @@ fn fits_by(predicted: f64, limit: u64, slack: f64) -> bool {
     base64_len(predicted as u64) as f64 <= limit as f64 * slack
 }
 
-/// Every [`SAMPLE_EVERY`]th band of [`SAMPLE_BAND`] rows, stacked: the image's content in
-/// proportion, an eighth of its size.
-fn row_sample(img: &DynamicImage) -> DynamicImage {
-    let (w, h) = (img.width(), img.height());
-    let bands: Vec<u32> = (0..h).step_by((SAMPLE_BAND * SAMPLE_EVERY) as usize).collect();
-    let rows = |y: u32| SAMPLE_BAND.min(h - y);
-    let mut sample = DynamicImage::new(w, bands.iter().map(|&y| rows(y)).sum(), img.color());
-    let mut at = 0;
-    for y in bands {
-        image::imageops::replace(&mut sample, &img.crop_imm(0, y, w, rows(y)), 0, i64::from(at));
-        at += rows(y);
-    }
-    sample
-}
-
-/// `png` with its image data deflated again by miniz_oxide at `level`: the row filters already
-/// chosen are kept, the chunks before the image data copied, the data written as one IDAT.
-pub(super) fn redeflate_png(png: &[u8], level: u8) -> Result<Vec<u8>, ImageError> {
-    let broken = || {
-        ImageError::Encoding(image::error::EncodingError::new(
-            image::error::ImageFormatHint::Exact(image::ImageFormat::Png),
-            "the PNG encoder wrote a file its re-deflate cannot read",
-        ))
-    };
-    let mut head = Vec::new();
-    let mut zlib = Vec::new();
-    let mut at = 8;
-    while at + 12 <= png.len() {
-        let len = u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]) as usize;
-        let end = at.checked_add(12 + len).filter(|&e| e <= png.len()).ok_or_else(broken)?;
-        match &png[at + 4..at + 8] {
-            b"IDAT" => zlib.extend_from_slice(&png[at + 8..at + 8 + len]),
-            b"IEND" => break,
-            _ if zlib.is_empty() => head.extend_from_slice(&png[at..end]),
-            _ => return Err(broken()),
-        }
-        at = end;
-    }
-    let rows = miniz_oxide::inflate::decompress_to_vec_zlib(&zlib).map_err(|_| broken())?;
-    let data = miniz_oxide::deflate::compress_to_vec_zlib(&rows, level);
-    let mut out = Vec::with_capacity(8 + head.len() + data.len() + 24);
-    out.extend_from_slice(&png[..8]);
-    out.extend_from_slice(&head);
-    png_chunk(&mut out, b"IDAT", &data);
-    png_chunk(&mut out, b"IEND", &[]);
-    Ok(out)
-}
-
-/// Encodes in the source's own format; `None` where that format cannot be written here. A PNG's
-/// slower levels start from `fast_pass` where the caller has it (the fast pass of `img`).
-fn encode_as(
-    img: &DynamicImage,
-    t: ImageType,
-    effort: Effort,
-    fast_pass: Option<&[u8]>,
-) -> Result<Option<Vec<u8>>, ImageError> {
+/// Encodes in the source's own format; `None` where that format cannot be written here.
+fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<Vec<u8>>, ImageError> {
     let mut out = Vec::new();
     match t {
         ImageType::Jpeg => return encode_jpeg(img, JPEG_LADDER[0]).map(Some),
         ImageType::Png => {
-            // The slower levels re-deflate the fast pass's filtered rows with miniz_oxide itself,
-            // not through the png crate's flate2: flate2's backend is chosen by cargo features
-            // across the whole build (hayro, in the components with the converters, switches it
-            // to zlib-rs), and the same image must give the same bytes from every component. The
-            // png crate filters rows only as it compresses them (stored, it leaves them
-            // unfiltered), so the fast pass is their one source: written once, kept by the caller.
-            // Without one, `png_rows` filters the rows as the png crate does and deflates them
-            // once: the same bytes, no fast pass written.
-            let level = if effort == Effort::Quick { 1 } else { 6 };
-            let fast = match (effort, fast_pass) {
-                (Effort::Fast, _) => return encode_png_fast(img).map(Some),
-                (_, Some(fast)) => fast,
-                (_, None) => {
-                    if let Some(png) = png_at_level(img, level) {
-                        return png.map(Some);
-                    }
-                    out = encode_png_fast(img)?;
-                    &out
-                }
+            // Each level filters the rows afresh (one pass, cheaper than inflating a fast pass
+            // already written to find them), so no PNG is held while the next is written.
+            let png = PngRows::of(img)?;
+            let level = match effort {
+                Effort::Fast => return Ok(Some(png.fast_pass())),
+                Effort::Quick => 1,
+                Effort::Thorough => 6,
             };
-            out = redeflate_png(fast, level)?;
+            return Ok(Some(png.at_level(&png.filtered(0..png.height()), level)));
         }
         ImageType::Gif => {
             let rgba = img.to_rgba8();
@@ -696,13 +623,7 @@ fn encode_as(
 /// The ladder's first PNG: fdeflate's single fast pass, adaptive row filters. Also what a
 /// conversion hands to the gate, so that a converted image over the limit is not written twice.
 pub(crate) fn encode_png_fast(img: &DynamicImage) -> Result<Vec<u8>, ImageError> {
-    // Room for the pixels as they are (a fast-compressed photo takes less; stored blocks a little
-    // more): a vector grown by doubling would hold the old and new halves at once, and a 2000x1500
-    // photo's 6-8 MB PNG would briefly take 24 MB of the guest's peak.
-    let raw = img.as_bytes().len();
-    let mut out = Vec::with_capacity(raw + raw / 256 + img.height() as usize + 1024);
-    img.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive))?;
-    Ok(out)
+    Ok(PngRows::of(img)?.fast_pass())
 }
 
 /// The ladder's JPEG of an image (flattened on white where it has alpha or is not RGB), 4:2:0.
@@ -839,7 +760,7 @@ mod tests {
         let ours = a.bytes(&[]);
 
         let fitted = resize_to_fit(decode(&bytes, ImageType::Png).unwrap(), FIT_SIDE);
-        let encoded = |effort| encode_as(&fitted, ImageType::Png, effort, None).unwrap().unwrap();
+        let encoded = |effort| encode_as(&fitted, ImageType::Png, effort).unwrap().unwrap();
         assert!(base64_len(encoded(Effort::Fast).len() as u64) > limit, "the fast pass must not fit for this test");
         assert_eq!(ours, encoded(Effort::Quick).as_slice(), "the second rung is the quick level");
         // The source's compression does not put the fitted fast pass under the limit, so the row
@@ -866,7 +787,7 @@ mod tests {
     fn a_photo_over_the_limit_skips_the_slower_png_levels() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/kodim23.png");
         let photo = image::open(path).unwrap();
-        let fast = encode_as(&photo, ImageType::Png, Effort::Fast, None).unwrap().unwrap().len() as u64;
+        let fast = encode_as(&photo, ImageType::Png, Effort::Fast).unwrap().unwrap().len() as u64;
         // A limit the fast pass misses by a fifth: no lossless level of a photo comes close.
         let limit = base64_len(fast) * 5 / 6;
         let mut sizes = SampleSizes::of(&photo).unwrap();
@@ -927,15 +848,13 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos/lorem_ipsum_screenshot.png");
         let shot = image::open(path).unwrap();
-        let fast = encode_as(&shot, ImageType::Png, Effort::Fast, None).unwrap().unwrap().len() as u64;
+        let fast = encode_as(&shot, ImageType::Png, Effort::Fast).unwrap().unwrap().len() as u64;
         // Level 1 is less than half the fast pass on this text: a limit at 60% of it is met.
         let limit = base64_len(fast) * 6 / 10;
         let mut sizes = SampleSizes::of(&shot).unwrap();
         assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit).unwrap(), Some(Effort::Quick));
-        let sample = row_sample(&shot);
-        assert_eq!(sample.width(), shot.width());
         let expected: u32 = (0..shot.height()).step_by(128).map(|y| (shot.height() - y).min(16)).sum();
-        assert_eq!(sample.height(), expected);
+        assert_eq!(sizes.rows, f64::from(shot.height()) / f64::from(expected));
     }
 
     #[test]

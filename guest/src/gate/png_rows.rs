@@ -1,56 +1,196 @@
-//! A PNG written at a zlib level straight from the pixels: each row filtered as the png crate's
+//! Every PNG the gate writes, straight from the pixels: each row filtered as the png crate's
 //! adaptive filter filters it (the least sum of the filtered bytes read as signed, over Up, Sub,
-//! Avg and Paeth; a tie goes to the later), then deflated once by miniz_oxide. The png crate
-//! filters rows only while its own fast compressor writes them, so without this the slower levels
-//! had to write the whole fast pass first only to inflate its rows again; the bytes are the same
-//! (unit test), the fast pass is not written.
+//! Avg and Paeth; a tie goes to the later), then deflated by fdeflate's fast pass, row by row as
+//! the png crate feeds it, or by miniz_oxide at a zlib level. The fast pass is the png crate's
+//! `CompressionType::Fast` byte for byte (unit test); the slower levels are deflated from the same
+//! filtered rows, and the ladder's row sample is those of a few bands, filtered against the rows
+//! above them: no image is copied, no PNG inflated again to find its rows.
+
+use std::borrow::Cow;
 
 use image::{DynamicImage, ImageError};
 
 use crate::remux::png_chunk;
 
-/// The PNG of an 8-bit grey, grey + alpha, RGB or RGBA image at zlib `level`; `None` for any other
-/// colour type (the caller writes those through the png crate).
-pub(crate) fn png_at_level(img: &DynamicImage, level: u8) -> Option<Result<Vec<u8>, ImageError>> {
-    let (colour_type, channels) = match img {
-        DynamicImage::ImageLuma8(_) => (0u8, 1usize),
-        DynamicImage::ImageLumaA8(_) => (4, 2),
-        DynamicImage::ImageRgb8(_) => (2, 3),
-        DynamicImage::ImageRgba8(_) => (6, 4),
-        _ => return None,
-    };
-    let (width, height) = (img.width(), img.height());
-    let row_len = width as usize * channels;
-    let pixels = img.as_bytes();
-    if width == 0 || height == 0 || pixels.len() != row_len * height as usize {
-        return Some(Err(ImageError::Encoding(image::error::EncodingError::new(
-            image::ImageFormat::Png.into(),
-            format!("a {width}x{height} image's pixels do not fill it"),
-        ))));
+/// An 8- or 16-bit grey, grey + alpha, RGB or RGBA image's rows as PNG stores them (16-bit samples
+/// big-endian) and its IHDR.
+pub(crate) struct PngRows<'a> {
+    pixels: Cow<'a, [u8]>,
+    row_len: usize,
+    bpp: usize,
+    ihdr: [u8; 13],
+}
+
+/// Rows filtered and each led by its filter type byte, ready to deflate.
+pub(crate) struct Filtered {
+    pub(crate) bytes: Vec<u8>,
+    row_len: usize,
+}
+
+impl<'a> PngRows<'a> {
+    /// Refused as the png crate's encoder refuses them: a 32-bit float image has no PNG form.
+    pub(crate) fn of(img: &'a DynamicImage) -> Result<Self, ImageError> {
+        let (colour_type, channels, sixteen) = match img {
+            DynamicImage::ImageLuma8(_) => (0u8, 1usize, false),
+            DynamicImage::ImageLumaA8(_) => (4, 2, false),
+            DynamicImage::ImageRgb8(_) => (2, 3, false),
+            DynamicImage::ImageRgba8(_) => (6, 4, false),
+            DynamicImage::ImageLuma16(_) => (0, 1, true),
+            DynamicImage::ImageLumaA16(_) => (4, 2, true),
+            DynamicImage::ImageRgb16(_) => (2, 3, true),
+            DynamicImage::ImageRgba16(_) => (6, 4, true),
+            other => {
+                return Err(ImageError::Unsupported(image::error::UnsupportedError::from_format_and_kind(
+                    image::ImageFormat::Png.into(),
+                    image::error::UnsupportedErrorKind::Color(other.color().into()),
+                )));
+            }
+        };
+        let (width, height) = (img.width(), img.height());
+        let bpp = channels * if sixteen { 2 } else { 1 };
+        let row_len = width as usize * bpp;
+        if width == 0 || height == 0 || img.as_bytes().len() != row_len * height as usize {
+            return Err(ImageError::Encoding(image::error::EncodingError::new(
+                image::ImageFormat::Png.into(),
+                format!("a {width}x{height} image's pixels do not fill it"),
+            )));
+        }
+        let pixels = if sixteen {
+            let mut big_endian = img.as_bytes().to_vec();
+            for sample in big_endian.chunks_exact_mut(2) {
+                let value = u16::from_ne_bytes([sample[0], sample[1]]);
+                sample.copy_from_slice(&value.to_be_bytes());
+            }
+            Cow::Owned(big_endian)
+        } else {
+            Cow::Borrowed(img.as_bytes())
+        };
+        let mut ihdr = [0u8; 13];
+        ihdr[..4].copy_from_slice(&width.to_be_bytes());
+        ihdr[4..8].copy_from_slice(&height.to_be_bytes());
+        ihdr[8] = if sixteen { 16 } else { 8 };
+        ihdr[9] = colour_type;
+        Ok(PngRows { pixels, row_len, bpp, ihdr })
     }
-    let mut filtered = Vec::with_capacity((row_len + 1) * height as usize);
-    let zeros = vec![0u8; row_len];
-    let mut scratch = vec![0u8; row_len];
-    let mut previous: &[u8] = &zeros;
-    for row in pixels.chunks_exact(row_len) {
-        let kind = filter_row(channels, previous, row, &mut scratch);
-        filtered.push(kind as u8);
-        filtered.extend_from_slice(&scratch);
-        previous = row;
+
+    pub(crate) fn height(&self) -> u32 {
+        (self.pixels.len() / self.row_len) as u32
     }
-    let data = miniz_oxide::deflate::compress_to_vec_zlib(&filtered, level);
-    drop(filtered);
-    let mut ihdr = [0u8; 13];
-    ihdr[..4].copy_from_slice(&width.to_be_bytes());
-    ihdr[4..8].copy_from_slice(&height.to_be_bytes());
-    ihdr[8] = 8;
-    ihdr[9] = colour_type;
-    let mut out = Vec::with_capacity(8 + 25 + data.len() + 24);
-    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
-    png_chunk(&mut out, b"IHDR", &ihdr);
-    png_chunk(&mut out, b"IDAT", &data);
-    png_chunk(&mut out, b"IEND", &[]);
-    Some(Ok(out))
+
+    /// Rows `ys` (rising), each filtered against the image's row above it, handed to `sink` with
+    /// its filter type byte in front.
+    fn each_filtered<E>(
+        &self,
+        ys: impl Iterator<Item = u32>,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let zeros = vec![0u8; self.row_len];
+        let mut filtered = vec![0u8; self.row_len + 1];
+        let row = |y: u32| &self.pixels[y as usize * self.row_len..][..self.row_len];
+        for y in ys {
+            let previous = if y == 0 { &zeros[..] } else { row(y - 1) };
+            filtered[0] = filter_row(self.bpp, previous, row(y), &mut filtered[1..]) as u8;
+            sink(&filtered)?;
+        }
+        Ok(())
+    }
+
+    /// Rows `ys` (rising) filtered, held together.
+    pub(crate) fn filtered(&self, ys: impl Iterator<Item = u32>) -> Filtered {
+        let mut bytes = Vec::with_capacity((self.row_len + 1) * self.height() as usize);
+        let _ = self.each_filtered(ys, |row| {
+            bytes.extend_from_slice(row);
+            Ok::<(), ()>(())
+        });
+        Filtered { bytes, row_len: self.row_len + 1 }
+    }
+
+    /// The PNG by fdeflate's fast pass, written as the rows are filtered: the whole filtered image
+    /// is never held.
+    pub(crate) fn fast_pass(&self) -> Vec<u8> {
+        let capacity = self.pixels.len() + self.pixels.len() / 256 + self.height() as usize + 1024;
+        let mut compressor = fdeflate::Compressor::new(Vec::with_capacity(capacity)).expect(WRITE_TO_VEC);
+        self.each_filtered(0..self.height(), |row| compressor.write_data(row)).expect(WRITE_TO_VEC);
+        let zlib = compressor.finish().expect(WRITE_TO_VEC);
+        let zlib = if zlib.len() > stored_size(self.pixels.len() + self.height() as usize) {
+            drop(zlib);
+            self.filtered(0..self.height()).stored()
+        } else {
+            zlib
+        };
+        self.png(&zlib)
+    }
+
+    /// The PNG of `filtered` rows of this image, deflated at zlib `level`.
+    pub(crate) fn at_level(&self, filtered: &Filtered, level: u8) -> Vec<u8> {
+        self.png(&miniz_oxide::deflate::compress_to_vec_zlib(&filtered.bytes, level))
+    }
+
+    fn png(&self, zlib: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 + 25 + zlib.len() + 24);
+        out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+        png_chunk(&mut out, b"IHDR", &self.ihdr);
+        png_chunk(&mut out, b"IDAT", zlib);
+        png_chunk(&mut out, b"IEND", &[]);
+        out
+    }
+}
+
+/// A `Vec` takes every write.
+const WRITE_TO_VEC: &str = "writing to a Vec cannot fail";
+
+/// The size of `len` bytes in stored deflate blocks, zlib-wrapped.
+fn stored_size(len: usize) -> usize {
+    fdeflate::StoredOnlyCompressor::<()>::compressed_size(len)
+}
+
+impl Filtered {
+    pub(crate) fn rows(&self) -> usize {
+        self.bytes.len() / self.row_len
+    }
+
+    /// The zlib size of fdeflate's fast pass over these rows, row by row as [`PngRows::fast_pass`]
+    /// writes them (no larger than stored, as there).
+    pub(crate) fn fast_len(&self) -> usize {
+        let mut counted = CountingSink::default();
+        let mut compressor = fdeflate::Compressor::new(&mut counted).expect(WRITE_TO_VEC);
+        for row in self.bytes.chunks(self.row_len) {
+            compressor.write_data(row).expect(WRITE_TO_VEC);
+        }
+        compressor.finish().expect(WRITE_TO_VEC);
+        counted.0.min(stored_size(self.bytes.len()))
+    }
+
+    /// The zlib size of these rows at `level`.
+    pub(crate) fn level_len(&self, level: u8) -> usize {
+        miniz_oxide::deflate::compress_to_vec_zlib(&self.bytes, level).len()
+    }
+
+    /// The rows in stored deflate blocks: the png crate's fallback where the fast pass comes out
+    /// larger (it stores the rows unfiltered; the size is the same).
+    fn stored(&self) -> Vec<u8> {
+        let mut compressor = fdeflate::StoredOnlyCompressor::new(std::io::Cursor::new(Vec::with_capacity(
+            stored_size(self.bytes.len()),
+        )))
+        .expect(WRITE_TO_VEC);
+        compressor.write_data(&self.bytes).expect(WRITE_TO_VEC);
+        compressor.finish().expect(WRITE_TO_VEC).into_inner()
+    }
+}
+
+/// Counts what is written, keeps nothing: a size without the bytes.
+#[derive(Default)]
+struct CountingSink(usize);
+
+impl std::io::Write for CountingSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0 += data.len();
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -184,30 +324,99 @@ mod tests {
         image::open(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/photos").join(name)).unwrap()
     }
 
-    /// The bytes the ladder wrote before: the fast pass, its rows inflated and deflated again.
-    fn through_the_fast_pass(img: &DynamicImage, level: u8) -> Vec<u8> {
-        use crate::gate::downsample::{encode_png_fast, redeflate_png};
-        redeflate_png(&encode_png_fast(img).unwrap(), level).unwrap()
+    /// The png crate's fast pass (through the image crate's encoder), the reference.
+    fn png_crates_fast_pass(img: &DynamicImage) -> Vec<u8> {
+        use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+        let mut out = Vec::new();
+        img.write_with_encoder(PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Adaptive))
+            .unwrap();
+        out
     }
 
-    #[test]
-    fn the_rows_are_the_png_crates_and_the_file_the_fast_pass_redeflated() {
-        for (name, level) in [("lorem_ipsum_screenshot.png", 1), ("kodim23.png", 1), ("kodim23.png", 6)] {
-            let img = corpus(name);
-            let ours = png_at_level(&img, level).unwrap().unwrap();
-            assert!(ours == through_the_fast_pass(&img, level), "{name} at level {level}");
+    /// A PNG's image data, inflated: its filtered rows.
+    fn inflated_rows(png: &[u8]) -> Vec<u8> {
+        let mut zlib = Vec::new();
+        let mut at = 8;
+        while at + 12 <= png.len() {
+            let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+            if &png[at + 4..at + 8] == b"IDAT" {
+                zlib.extend_from_slice(&png[at + 8..at + 8 + len]);
+            }
+            at += 12 + len;
         }
+        miniz_oxide::inflate::decompress_to_vec_zlib(&zlib).unwrap()
+    }
+
+    fn every_colour_type() -> Vec<DynamicImage> {
         let img = corpus("kodim23.png");
-        for converted in [
+        vec![
+            corpus("lorem_ipsum_screenshot.png"),
             DynamicImage::ImageLuma8(img.to_luma8()),
             DynamicImage::ImageLumaA8(img.to_luma_alpha8()),
             DynamicImage::ImageRgba8(img.to_rgba8()),
-        ] {
-            let ours = png_at_level(&converted, 1).unwrap().unwrap();
-            assert!(ours == through_the_fast_pass(&converted, 1), "{:?}", converted.color());
-            let back = image::load_from_memory(&ours).unwrap();
-            assert_eq!(back.as_bytes(), converted.as_bytes());
+            DynamicImage::ImageLuma16(img.to_luma16()),
+            DynamicImage::ImageLumaA16(img.to_luma_alpha16()),
+            DynamicImage::ImageRgb16(img.to_rgb16()),
+            DynamicImage::ImageRgba16(img.to_rgba16()),
+            img,
+        ]
+    }
+
+    #[test]
+    fn the_fast_pass_is_the_png_crates_byte_for_byte() {
+        for img in every_colour_type() {
+            let ours = PngRows::of(&img).unwrap().fast_pass();
+            assert!(ours == png_crates_fast_pass(&img), "{:?}", img.color());
+            assert_eq!(image::load_from_memory(&ours).unwrap().as_bytes(), img.as_bytes());
         }
+    }
+
+    /// The rows every level deflates are the png crate's filtered rows; a sample's rows are the
+    /// whole image's rows of those bands.
+    #[test]
+    fn the_filtered_rows_are_the_png_crates_and_a_samples_rows_the_images() {
+        for img in every_colour_type() {
+            let rows = PngRows::of(&img).unwrap();
+            let all = rows.filtered(0..rows.height());
+            assert!(all.bytes == inflated_rows(&png_crates_fast_pass(&img)), "{:?}", img.color());
+            let at_level = rows.at_level(&all, 1);
+            assert_eq!(image::load_from_memory(&at_level).unwrap().as_bytes(), img.as_bytes());
+            assert_eq!(inflated_rows(&at_level), all.bytes);
+            let ys = [0, 5, 6, 40, rows.height() - 1];
+            let sample = rows.filtered(ys.into_iter());
+            for (row, y) in sample.bytes.chunks(all.row_len).zip(ys) {
+                assert!(row == &all.bytes[y as usize * all.row_len..][..all.row_len], "row {y}");
+            }
+        }
+    }
+
+    /// Noise: the fast pass would be larger than stored blocks, so stored blocks are written, as
+    /// the png crate does (it stores the rows unfiltered, the same size).
+    #[test]
+    fn noise_is_stored() {
+        let mut state = 0x9e37_79b9_u32;
+        let noise = image::RgbImage::from_fn(300, 200, |_, _| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            image::Rgb(state.to_le_bytes()[..3].try_into().unwrap())
+        });
+        let noise = DynamicImage::ImageRgb8(noise);
+        let rows = PngRows::of(&noise).unwrap();
+        let ours = rows.fast_pass();
+        assert_eq!(ours.len(), png_crates_fast_pass(&noise).len());
+        assert_eq!(ours.len(), 8 + 25 + 12 + stored_size(300 * 3 * 200 + 200) + 12);
+        assert_eq!(image::load_from_memory(&ours).unwrap().as_bytes(), noise.as_bytes());
+        assert_eq!(rows.filtered(0..200).fast_len(), stored_size(300 * 3 * 200 + 200));
+    }
+
+    #[test]
+    fn a_sample_measures_what_the_whole_writes() {
+        let img = corpus("lorem_ipsum_screenshot.png");
+        let rows = PngRows::of(&img).unwrap();
+        let all = rows.filtered(0..rows.height());
+        assert_eq!(all.fast_len() + 8 + 25 + 12 + 12, rows.fast_pass().len());
+        assert_eq!(all.level_len(1) + 8 + 25 + 12 + 12, rows.at_level(&all, 1).len());
     }
 
     /// The specification's Paeth predictor, as written there.
@@ -262,10 +471,10 @@ mod tests {
     }
 
     #[test]
-    fn a_one_pixel_image_and_sixteen_bit_ones() {
+    fn a_one_pixel_image_and_a_float_one() {
         let one = DynamicImage::ImageRgb8(image::RgbImage::from_pixel(1, 1, image::Rgb([9, 200, 31])));
-        let png = png_at_level(&one, 1).unwrap().unwrap();
+        let png = PngRows::of(&one).unwrap().fast_pass();
         assert_eq!(image::load_from_memory(&png).unwrap().as_bytes(), one.as_bytes());
-        assert!(png_at_level(&DynamicImage::new_rgb16(2, 2), 1).is_none());
+        assert!(matches!(PngRows::of(&DynamicImage::new_rgb32f(2, 2)), Err(ImageError::Unsupported(_))));
     }
 }

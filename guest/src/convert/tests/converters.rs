@@ -898,8 +898,9 @@ fn a_conversion_is_admitted_as_the_plain_gate_admits_its_png() {
         if over_the_limit {
             // Not held again: the PNG's decode (the fitted pixels). The plain gate no longer writes
             // a second fast PNG either (its row sample predicts no PNG fits), and the two peaks
-            // came out equal (26.5 MB): the conversion holds no more than the plain gate.
-            assert!(after <= before, "held {after} bytes, {before} before");
+            // come out within the conversion's note (23.7 MB, 72 bytes apart): the conversion
+            // holds no more than the plain gate but its few words.
+            assert!(after <= before + 1024, "held {after} bytes, {before} before");
         }
     }
 }
