@@ -600,7 +600,7 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
                 Effort::Quick => 1,
                 Effort::Thorough => 6,
             };
-            return Ok(Some(png.at_level(&png.filtered(0..png.height()), level)));
+            return Ok(Some(png.at_level(png.filtered(0..png.height()), level)));
         }
         ImageType::Gif => {
             let rgba = img.to_rgba8();
@@ -818,6 +818,17 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 5, "{seen} images");
+    }
+
+    /// The sample holds its rows alone, an eighth of the image's (with their filter bytes and the
+    /// row buffers), not room for the whole image.
+    #[test]
+    fn the_row_sample_holds_an_eighth_of_the_image() {
+        let (_, big) = big_png();
+        let (sizes, peak) = crate::alloc_meter::peak_during(|| SampleSizes::of(&big).unwrap());
+        let image = big.as_bytes().len();
+        assert_eq!(sizes.rows, 2000.0 / 256.0);
+        assert!(peak < image / 7, "held {peak} bytes for a sample of a {image}-byte image");
     }
 
     /// Before any whole PNG is written, the sample says whether any PNG level can fit: a photo

@@ -95,9 +95,10 @@ impl<'a> PngRows<'a> {
         Ok(())
     }
 
-    /// Rows `ys` (rising) filtered, held together.
-    pub(crate) fn filtered(&self, ys: impl Iterator<Item = u32>) -> Filtered {
-        let mut bytes = Vec::with_capacity((self.row_len + 1) * self.height() as usize);
+    /// Rows `ys` (rising) filtered, held together (in room made for just them: a sample's rows
+    /// are an eighth of the image's).
+    pub(crate) fn filtered(&self, ys: impl Iterator<Item = u32> + Clone) -> Filtered {
+        let mut bytes = Vec::with_capacity((self.row_len + 1) * ys.clone().count());
         let _ = self.each_filtered(ys, |row| {
             bytes.extend_from_slice(row);
             Ok::<(), ()>(())
@@ -121,9 +122,12 @@ impl<'a> PngRows<'a> {
         self.png(&zlib)
     }
 
-    /// The PNG of `filtered` rows of this image, deflated at zlib `level`.
-    pub(crate) fn at_level(&self, filtered: &Filtered, level: u8) -> Vec<u8> {
-        self.png(&miniz_oxide::deflate::compress_to_vec_zlib(&filtered.bytes, level))
+    /// The PNG of `filtered` rows of this image, deflated at zlib `level`. The rows are dropped
+    /// before the file is put together: they are as large as the pixels.
+    pub(crate) fn at_level(&self, filtered: Filtered, level: u8) -> Vec<u8> {
+        let zlib = miniz_oxide::deflate::compress_to_vec_zlib(&filtered.bytes, level);
+        drop(filtered);
+        self.png(&zlib)
     }
 
     fn png(&self, zlib: &[u8]) -> Vec<u8> {
@@ -379,7 +383,7 @@ mod tests {
             let rows = PngRows::of(&img).unwrap();
             let all = rows.filtered(0..rows.height());
             assert!(all.bytes == inflated_rows(&png_crates_fast_pass(&img)), "{:?}", img.color());
-            let at_level = rows.at_level(&all, 1);
+            let at_level = rows.at_level(rows.filtered(0..rows.height()), 1);
             assert_eq!(image::load_from_memory(&at_level).unwrap().as_bytes(), img.as_bytes());
             assert_eq!(inflated_rows(&at_level), all.bytes);
             let ys = [0, 5, 6, 40, rows.height() - 1];
@@ -416,7 +420,7 @@ mod tests {
         let rows = PngRows::of(&img).unwrap();
         let all = rows.filtered(0..rows.height());
         assert_eq!(all.fast_len() + 8 + 25 + 12 + 12, rows.fast_pass().len());
-        assert_eq!(all.level_len(1) + 8 + 25 + 12 + 12, rows.at_level(&all, 1).len());
+        assert_eq!(all.level_len(1) + 8 + 25 + 12 + 12, rows.at_level(rows.filtered(0..rows.height()), 1).len());
     }
 
     /// The specification's Paeth predictor, as written there.
