@@ -24,6 +24,7 @@ pub mod walks;
 mod alloc_meter;
 #[cfg(all(target_arch = "wasm32", not(feature = "http-gate")))]
 mod bindings;
+mod cpu_kernels;
 #[cfg(target_arch = "wasm32")]
 mod heap;
 /// The `http-gate` world exports no admission interface: its binding is the `wasi:http` handler alone.

@@ -10,6 +10,7 @@
 //! take — progressive or arithmetic coding, 12-bit samples, CMYK, RGB or YCCK components, damaged
 //! data, a component no scan covers, a zero quantiser — is `None`: the caller decodes as before.
 
+use crate::cpu_kernels::with_avx2_where_present;
 use crate::remux::jpeg_scan::{BlockSink, NATURAL, Walker};
 
 /// One component's samples at the decode's scale.
@@ -323,15 +324,7 @@ impl BlockSink for PlaneSink {
             // each IDCT's all-zero shortcut, taken once.
             out.fill(range_limit(descale(i64::from(natural[0]) * i64::from(q[0]), 3)));
         } else {
-            let mut coefficients = [0i32; 64];
-            for ((c, &v), &q) in coefficients.iter_mut().zip(natural).zip(q) {
-                *c = i32::from(v) * q;
-            }
-            match side {
-                8 => idct_8x8(&coefficients, &mut out),
-                4 => idct_4x4(&coefficients, &mut out),
-                _ => idct_2x2(&coefficients, &mut out),
-            }
+            dequantised_idct(natural, q, side, &mut out);
         }
         let (x0, y0, side) = (x0 as usize, y0 as usize, side as usize);
         let (width, height) = (plane.width as usize, plane.height as usize);
@@ -464,9 +457,29 @@ fn reduced_4(i0: i64, i2: i64, i6: i64, [z1, z2, z3, z4]: [i64; 4]) -> [i64; 4] 
     [tmp10 + odd2, tmp12 + odd0, tmp12 - odd0, tmp10 - odd2]
 }
 
+with_avx2_where_present! {
+    /// A block's coefficients dequantised by `q` and turned into `side`² samples (row stride
+    /// `side`) by the IDCT of that scale.
+    fn dequantised_idct(natural: &[i16; 64], q: &[i32; 64], side: u32, out: &mut [u8; 64]) = dequantised_idct_as_built;
+}
+
+#[inline(always)]
+fn dequantised_idct_as_built(natural: &[i16; 64], q: &[i32; 64], side: u32, out: &mut [u8; 64]) {
+    let mut coefficients = [0i32; 64];
+    for ((c, &v), &q) in coefficients.iter_mut().zip(natural).zip(q) {
+        *c = i32::from(v) * q;
+    }
+    match side {
+        8 => idct_8x8(&coefficients, out),
+        4 => idct_4x4(&coefficients, out),
+        _ => idct_2x2(&coefficients, out),
+    }
+}
+
 /// jidctred.c's `jpeg_idct_4x4`: 4x4 samples (row stride 4) from the 8x8 coefficients. A block
 /// whose dequantised coefficients are all within [`LANES_PEAK_4X4`] (every block of a real photo)
 /// takes the 32-bit form, which the compiler runs four lanes at a time; the rest the 64-bit one.
+#[inline(always)]
 fn idct_4x4(c: &[i32; 64], out: &mut [u8; 64]) {
     if c.iter().fold(0, |peak, &v| peak.max(v.unsigned_abs())) <= LANES_PEAK_4X4 {
         idct_4x4_lanes(c, out);
@@ -520,6 +533,7 @@ const WEIGHTS_4: [[i32; 4]; 8] = {
 /// by side, the second on each workspace row's four outputs side by side, with no per-column
 /// shortcut (the all-zero shortcuts of jidctred.c give what the sums give): straight-line lanes
 /// the compiler turns into SIMD.
+#[inline(always)]
 fn idct_4x4_lanes(c: &[i32; 64], out: &mut [u8; 64]) {
     let shift1 = CONST_BITS - PASS1_BITS + 1;
     // Column 4 is computed with the others and never read (its weights are zero), as jidctred.c
