@@ -48,8 +48,9 @@ const END_OF_BLOCK: i32 = 1 << 8;
 
 impl Huffman {
     /// From a DHT table's 16 counts and its symbols; `None` where libjpeg stops with "Bogus
-    /// Huffman table definition" (more codes of a length than fit).
-    fn new(counts: &[u8; 16], symbols: &[u8]) -> Option<Huffman> {
+    /// Huffman table definition" (more codes of a length than fit). `whole_ac` is filled for an
+    /// AC table only (a DC table's codes are never read through it).
+    fn new(counts: &[u8; 16], symbols: &[u8], ac: bool) -> Option<Huffman> {
         let mut maxcode = [-1i32; 18];
         let mut valoffset = [0i32; 17];
         let mut lookahead = [0u16; 1 << LOOKAHEAD];
@@ -82,7 +83,7 @@ impl Huffman {
         }
         maxcode[17] = i32::MAX;
         let mut whole_ac = [0i32; 1 << LOOKAHEAD];
-        for (index, (whole, &entry)) in whole_ac.iter_mut().zip(&lookahead).enumerate() {
+        for (index, (whole, &entry)) in whole_ac.iter_mut().zip(&lookahead).enumerate().filter(|_| ac) {
             let (len, symbol) = (u32::from(entry >> 8), entry as u8);
             let (run, s) = (i32::from(symbol >> 4), u32::from(symbol & 15));
             if len == 0 {
@@ -251,8 +252,8 @@ impl Walker {
             let Some(symbols) = rest.get(16..16 + n) else { return };
             let slot = usize::from(tc_th & 0x0F);
             if slot < 4 {
-                let table = if n <= 256 { Huffman::new(&counts, symbols) } else { None };
                 let class = usize::from(tc_th >> 4 != 0);
+                let table = if n <= 256 { Huffman::new(&counts, symbols, class == 1) } else { None };
                 self.bogus[class][slot] = table.is_none();
                 if class == 0 {
                     self.dc[slot] = table;

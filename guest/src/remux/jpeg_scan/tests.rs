@@ -216,14 +216,14 @@ fn repaired_pixels_are_grey_where_the_data_ran_out() {
 fn an_overfull_huffman_table_is_bogus_and_a_scan_using_it_refused() {
     let mut counts = [0u8; 16];
     counts[8] = 200; // 200 codes of 9 bits after none shorter: fine (512 fit).
-    assert!(super::Huffman::new(&counts, &[0; 200]).is_some());
+    assert!(super::Huffman::new(&counts, &[0; 200], true).is_some());
     let mut counts = [0u8; 16];
     counts[1] = 3;
     counts[2] = 3; // 3 codes of 2 bits leave 2 of 3 bits: 3 do not fit.
-    assert!(super::Huffman::new(&counts, &[0; 6]).is_none());
+    assert!(super::Huffman::new(&counts, &[0; 6], true).is_none());
     counts = [0; 16];
     counts[0] = 2; // both 1-bit codes: the all-ones code is not allowed.
-    assert!(super::Huffman::new(&counts, &[0; 2]).is_none());
+    assert!(super::Huffman::new(&counts, &[0; 2], true).is_none());
 
     // The luma DC table of a whole file made overfull in place, its symbol count kept: two codes
     // of length 1 taken from a longer length.
@@ -407,7 +407,7 @@ fn a_walk_that_hands_out_blocks_judges_as_the_plain_walk() {
 #[test]
 fn a_whole_ac_code_reads_as_the_general_step() {
     let table = crate::gate::planar_jpeg::LUMA_AC;
-    let table = super::Huffman::new(&table.counts, table.symbols).unwrap();
+    let table = super::Huffman::new(&table.counts, table.symbols, true).unwrap();
     let (mut whole_codes, mut ends) = (0, 0);
     let ahead = super::LOOKAHEAD;
     for look in 0u32..1 << ahead {
