@@ -1073,6 +1073,7 @@ fn has_chunk(riff: &[u8], kind: &[u8; 4]) -> bool {
 }
 
 mod gif_frames;
+pub(crate) mod huffman_writer;
 mod jpeg_arithmetic;
 pub(crate) mod jpeg_planes;
 pub(crate) mod jpeg_scan;

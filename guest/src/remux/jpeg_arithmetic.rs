@@ -21,6 +21,7 @@
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, JPEG_MAX_SCANS};
+use crate::remux::huffman_writer::HuffmanWriter;
 use crate::remux::jpeg_scan::{NATURAL, huffman_codes};
 
 fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
@@ -1165,52 +1166,28 @@ fn codes(table: &Table) -> [(u32, u32); 256] {
 
 /// Entropy-coded bytes: 0xFF stuffed with 0x00, a restart's partial byte padded with 1-bits.
 struct Writer {
-    out: Vec<u8>,
+    bits: HuffmanWriter,
     dc: Vec<[(u32, u32); 256]>,
     ac: Vec<[(u32, u32); 256]>,
-    buffer: u64,
-    bits: u32,
 }
 
 impl Writer {
-    fn put(&mut self, code: u32, n: u32) {
-        if n == 0 {
-            return;
-        }
-        self.buffer = (self.buffer << n) | u64::from(code & ((1u32 << n) - 1));
-        self.bits += n;
-        while self.bits >= 8 {
-            self.bits -= 8;
-            let byte = (self.buffer >> self.bits) as u8;
-            self.out.push(byte);
-            if byte == 0xFF {
-                self.out.push(0x00);
-            }
-        }
-        self.buffer &= (1u64 << self.bits) - 1;
-    }
-
-    fn flush(&mut self) {
-        self.put(0x7F, 7);
-        self.buffer = 0;
-        self.bits = 0;
+    /// A code and `n` extra bits, the extra bits' higher ones dropped.
+    fn put(&mut self, (code, len): (u32, u32), extra: u32, n: u32) {
+        self.bits.put(code << n | (extra & u32::MAX.checked_shr(32 - n).unwrap_or(0)), len + n);
     }
 }
 
 impl Symbols for Writer {
     fn dc(&mut self, table: usize, symbol: u8, bits: u32, n: u32) {
-        let (code, len) = self.dc[table][usize::from(symbol)];
-        self.put(code, len);
-        self.put(bits, n);
+        self.put(self.dc[table][usize::from(symbol)], bits, n);
     }
     fn ac(&mut self, table: usize, symbol: u8, bits: u32, n: u32) {
-        let (code, len) = self.ac[table][usize::from(symbol)];
-        self.put(code, len);
-        self.put(bits, n);
+        self.put(self.ac[table][usize::from(symbol)], bits, n);
     }
     fn restart(&mut self, n: u8) {
-        self.flush();
-        self.out.extend_from_slice(&[0xFF, 0xD0 + n]);
+        self.bits.pad();
+        self.bits.padded_bytes().extend_from_slice(&[0xFF, 0xD0 + n]);
     }
 }
 
@@ -1253,8 +1230,11 @@ fn encode(decoded: &Decoded) -> Result<Vec<u8>, Broken> {
         }
     }
     push_segment(&mut out, 0xC4, &dht);
-    let mut writer =
-        Writer { out, dc: dc.iter().map(codes).collect(), ac: ac.iter().map(codes).collect(), buffer: 0, bits: 0 };
+    let mut writer = Writer {
+        bits: HuffmanWriter::new(out),
+        dc: dc.iter().map(codes).collect(),
+        ac: ac.iter().map(codes).collect(),
+    };
     for components in &scans {
         let mut sos = vec![components.len() as u8];
         for &index in components {
@@ -1262,11 +1242,11 @@ fn encode(decoded: &Decoded) -> Result<Vec<u8>, Broken> {
             sos.extend_from_slice(&[frame.components[index].id, (t << 4) | t]);
         }
         sos.extend_from_slice(&[0, 63, 0]);
-        push_segment(&mut writer.out, 0xDA, &sos);
+        push_segment(writer.bits.padded_bytes(), 0xDA, &sos);
         code_scan(frame, components, decoded.restart_interval, &mut writer)?;
-        writer.flush();
+        writer.bits.pad();
     }
-    let mut out = writer.out;
+    let mut out = writer.bits.finish();
     out.extend_from_slice(&[0xFF, 0xD9]);
     Ok(out)
 }

@@ -151,8 +151,7 @@ fn the_block_coder_writes_the_same_bytes_in_either_form() {
     for quality in [5, 20, 50, 80, 95, 100] {
         let q = Quantiser::new(&ANNEX_K_LUMA, quality);
         let huffman = (Codes::new(&LUMA_DC), Codes::new(&LUMA_AC));
-        let (mut ours, mut as_built) =
-            (BitWriter { out: Vec::new(), acc: 0, held: 0 }, BitWriter { out: Vec::new(), acc: 0, held: 0 });
+        let (mut ours, mut as_built) = (HuffmanWriter::new(Vec::new()), HuffmanWriter::new(Vec::new()));
         let (mut dc, mut dc_as_built) = (0, 0);
         for block in 0..300 {
             // Flat, smooth and noisy blocks, at the extremes too.
