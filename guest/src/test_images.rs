@@ -18,6 +18,16 @@ pub fn gradient(w: u32, h: u32) -> DynamicImage {
     }))
 }
 
+/// Marsaglia's xorshift32 from `seed` (not 0): pseudo-random test inputs, the same each run.
+pub fn xorshift(mut seed: u32) -> impl FnMut() -> u32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    }
+}
+
 /// Noise: incompressible, for images that must stay large after encoding.
 pub fn noise(w: u32, h: u32) -> DynamicImage {
     let mut state = 0x2545_f491_u32;

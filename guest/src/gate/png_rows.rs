@@ -398,14 +398,7 @@ mod tests {
     /// the png crate does (it stores the rows unfiltered, the same size).
     #[test]
     fn noise_is_stored() {
-        let mut state = 0x9e37_79b9_u32;
-        let noise = image::RgbImage::from_fn(300, 200, |_, _| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            image::Rgb(state.to_le_bytes()[..3].try_into().unwrap())
-        });
-        let noise = DynamicImage::ImageRgb8(noise);
+        let noise = DynamicImage::ImageRgb8(crate::test_images::noise(300, 200).to_rgb8());
         let rows = PngRows::of(&noise).unwrap();
         let ours = rows.fast_pass();
         assert_eq!(ours.len(), png_crates_fast_pass(&noise).len());
@@ -450,13 +443,8 @@ mod tests {
     /// The one-pass sums are what filtering the row by each filter and summing its bytes gives.
     #[test]
     fn the_filter_costs_are_the_sums_of_each_filters_output() {
-        let mut state = 0x2545_f491_u32;
-        let mut byte = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state >> 24) as u8
-        };
+        let mut next = crate::test_images::xorshift(0x2545_f491);
+        let mut byte = || (next() >> 24) as u8;
         for bpp in 1..=4 {
             for len in [bpp, bpp + 1, 31, 32 + bpp, 97, 1000] {
                 let len = len - len % bpp;

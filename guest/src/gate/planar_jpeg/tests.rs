@@ -141,13 +141,7 @@ fn the_colour_conversion_is_jpeg_encoders() {
 /// AVX2 where the CPU has it): the same bytes for blocks of every kind.
 #[test]
 fn the_block_coder_writes_the_same_bytes_in_either_form() {
-    let mut state = 0x1234_5678_u32;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state
-    };
+    let mut next = crate::test_images::xorshift(0x1234_5678);
     for quality in [5, 20, 50, 80, 95, 100] {
         let q = Quantiser::new(&ANNEX_K_LUMA, quality);
         let huffman = (Codes::new(&LUMA_DC), Codes::new(&LUMA_AC));

@@ -424,17 +424,11 @@ fn the_32_bit_4x4_transform_matches_the_64_bit_one_within_its_bound() {
 /// under and over the 32-bit lanes' bound.
 #[test]
 fn the_idct_gives_the_same_samples_in_either_form() {
-    let mut state = 0x8765_4321_u32;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state
-    };
+    let mut next = crate::test_images::xorshift(0x8765_4321);
     for block in 0..3000 {
         let peak = [8, 64, 1024, 32767][block % 4];
         let natural: [i16; 64] = std::array::from_fn(|i| {
-            if i > 0 && next() % 3 == 0 { 0 } else { (next() % (2 * peak + 1)) as i16 - peak as i16 }
+            if i > 0 && next().is_multiple_of(3) { 0 } else { (next() % (2 * peak + 1)) as i16 - peak as i16 }
         });
         let q: [i32; 64] = std::array::from_fn(|_| 1 + (next() % 40) as i32);
         for side in [1, 2, 4, 8] {
