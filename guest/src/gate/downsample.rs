@@ -594,12 +594,12 @@ fn encode_as(img: &DynamicImage, t: ImageType, effort: Effort) -> Result<Option<
         ImageType::Png => {
             // Each level filters the rows afresh (one pass, cheaper than inflating a fast pass
             // already written to find them), so no PNG is held while the next is written.
-            let png = PngRows::of(img)?;
             let level = match effort {
-                Effort::Fast => return Ok(Some(png.fast_pass())),
+                Effort::Fast => return encode_png_fast(img).map(Some),
                 Effort::Quick => 1,
                 Effort::Thorough => 6,
             };
+            let png = PngRows::of(img)?;
             return Ok(Some(png.at_level(png.filtered(0..png.height()), level)));
         }
         ImageType::Gif => {
