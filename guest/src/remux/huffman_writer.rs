@@ -3,6 +3,15 @@
 //! end, four bytes at a time where none is 0xFF, a 0x00 stuffed after each 0xFF, and the last
 //! partial byte padded with 1-bits before a restart marker and at the scan's end.
 
+/// A value's magnitude category and its extra bits (a negative value one less, as jchuff writes
+/// it): what a Huffman-coded DC difference or AC coefficient is written as.
+#[inline(always)]
+pub(crate) fn category(v: i32) -> (u32, u32) {
+    let size = 32 - v.unsigned_abs().leading_zeros();
+    let extra = (if v < 0 { v - 1 } else { v }) as u32 & ((1u32 << size) - 1);
+    (size, extra)
+}
+
 pub(crate) struct HuffmanWriter {
     out: Vec<u8>,
     acc: u64,

@@ -21,7 +21,7 @@
 
 use crate::container::Broken;
 use crate::limits::{DECODE_MAX_ALLOC, DECODE_MAX_PIXELS, JPEG_MAX_SCANS};
-use crate::remux::huffman_writer::HuffmanWriter;
+use crate::remux::huffman_writer::{HuffmanWriter, category};
 use crate::remux::jpeg_scan::{NATURAL, huffman_codes};
 
 fn broken<T>(message: impl Into<String>) -> Result<T, Broken> {
@@ -975,13 +975,6 @@ trait Symbols {
     fn restart(&mut self, n: u8);
 }
 
-/// The magnitude category of `v` and its extra bits (negative values one less, as jchuff).
-fn category(v: i32) -> (u32, u32) {
-    let n = 32 - v.unsigned_abs().leading_zeros();
-    let bits = if v < 0 { v - 1 } else { v } as u32;
-    (n, bits & ((1u32 << n) - 1))
-}
-
 /// The tables a component's scan uses: luma's for the first, the other's for the rest.
 fn table_of(component: usize) -> usize {
     usize::from(component > 0)
@@ -1172,9 +1165,9 @@ struct Writer {
 }
 
 impl Writer {
-    /// A code and `n` extra bits, the extra bits' higher ones dropped.
+    /// A code and its `n` extra bits (from [`category`]: no higher bits set).
     fn put(&mut self, (code, len): (u32, u32), extra: u32, n: u32) {
-        self.bits.put(code << n | (extra & u32::MAX.checked_shr(32 - n).unwrap_or(0)), len + n);
+        self.bits.put(code << n | extra, len + n);
     }
 }
 
