@@ -23,7 +23,7 @@ pub(crate) struct PngRows<'a> {
 
 /// Rows filtered and each led by its filter type byte, ready to deflate.
 pub(crate) struct Filtered {
-    pub(crate) bytes: Vec<u8>,
+    bytes: Vec<u8>,
     row_len: usize,
 }
 
@@ -230,11 +230,9 @@ fn filter_row(bpp: usize, previous: &[u8], current: &[u8], out: &mut [u8]) -> Fi
 fn filter_costs(bpp: usize, previous: &[u8], current: &[u8]) -> [u64; 4] {
     let bpp = bpp.min(current.len());
     let mut sums = [0u64; 4];
+    // The first pixel's bytes have no left neighbours: the filters read zeros there.
     for (&c, &b) in current[..bpp].iter().zip(&previous[..bpp]) {
-        let costs = [c.wrapping_sub(b), c, c.wrapping_sub(b / 2), c.wrapping_sub(paeth(0, b, 0))];
-        for (sum, filtered) in sums.iter_mut().zip(costs) {
-            *sum += cost(filtered);
-        }
+        add_costs(&mut sums, c, 0, b, 0);
     }
     let len = current.len() - bpp;
     let neighbours = [&current[bpp..], &current[..len], &previous[bpp..], &previous[..len]];
@@ -244,13 +242,20 @@ fn filter_costs(bpp: usize, previous: &[u8], current: &[u8]) -> [u64; 4] {
     let done = 0;
     let [cur, left, up, up_left] = neighbours.map(|bytes| &bytes[done..]);
     for (((&c, &a), &b), &ul) in cur.iter().zip(left).zip(up).zip(up_left) {
-        let costs =
-            [c.wrapping_sub(b), c.wrapping_sub(a), c.wrapping_sub(average(a, b)), c.wrapping_sub(paeth(a, b, ul))];
-        for (sum, filtered) in sums.iter_mut().zip(costs) {
-            *sum += cost(filtered);
-        }
+        add_costs(&mut sums, c, a, b, ul);
     }
     sums
+}
+
+/// Adds to `sums` what each filter writes for byte `c` with left neighbour `a`, upper `b` and
+/// upper-left `ul`.
+#[inline(always)]
+fn add_costs(sums: &mut [u64; 4], c: u8, a: u8, b: u8, ul: u8) {
+    let filtered =
+        [c.wrapping_sub(b), c.wrapping_sub(a), c.wrapping_sub(average(a, b)), c.wrapping_sub(paeth(a, b, ul))];
+    for (sum, filtered) in sums.iter_mut().zip(filtered) {
+        *sum += cost(filtered);
+    }
 }
 
 /// A filtered byte's part of its row's sum: the byte read as signed, its magnitude.
@@ -339,7 +344,7 @@ fn apply(filter: Filter, bpp: usize, previous: &[u8], current: &[u8], out: &mut 
                 *o = c.wrapping_sub(b / 2);
             }
             for (((o, &c), &a), &b) in out_rest.iter_mut().zip(cur_rest).zip(left).zip(prev_rest) {
-                *o = c.wrapping_sub(((u16::from(a) + u16::from(b)) / 2) as u8);
+                *o = c.wrapping_sub(average(a, b));
             }
         }
         Filter::Paeth => {
