@@ -341,7 +341,7 @@ pub fn fit(
     let source_ratio = bytes.len() as f64 / header.decoded_bytes.max(1) as f64;
     let by_source = fitted.as_bytes().len() as f64 * source_ratio * SOURCE_UNDER_PREDICTS;
     if t == ImageType::Png && written.is_none() && !fits_by(by_source, profile.max_base64_len, 1.0) {
-        effort = sample.insert(SampleSizes::of(&fitted)?).first_effort(profile.max_base64_len)?;
+        effort = sample.insert(SampleSizes::of(&fitted)?).first_effort(profile.max_base64_len);
     }
     while let Some(this) = effort {
         let len = match written {
@@ -364,7 +364,7 @@ pub fn fit(
             Some(sizes) => sizes,
             none => none.insert(SampleSizes::of(&fitted)?),
         };
-        effort = next_png_effort(sizes, this, len as u64, profile.max_base64_len)?;
+        effort = next_png_effort(sizes, this, len as u64, profile.max_base64_len);
     }
     drop(sample); // not held through the JPEG rungs
 
@@ -497,15 +497,10 @@ const THOROUGH_OVER_QUICK: f64 = 0.85;
 /// is predicted from the sample's (`sizes`); level 6 from level 1's size by
 /// [`THOROUGH_OVER_QUICK`]. An estimate only chooses: whatever is chosen is still encoded and
 /// measured against the limit.
-fn next_png_effort(
-    sizes: &mut SampleSizes,
-    effort: Effort,
-    len: u64,
-    limit: u64,
-) -> Result<Option<Effort>, ImageError> {
-    Ok(match effort {
+fn next_png_effort(sizes: &mut SampleSizes, effort: Effort, len: u64, limit: u64) -> Option<Effort> {
+    match effort {
         Effort::Fast => {
-            let predicted = len as f64 * sizes.quick()? / sizes.fast();
+            let predicted = len as f64 * sizes.quick() / sizes.fast();
             if fits_by(predicted, limit, 1.05) {
                 Some(Effort::Quick)
             } else if fits_by(predicted * THOROUGH_OVER_QUICK, limit, 1.0) {
@@ -516,7 +511,7 @@ fn next_png_effort(
         }
         Effort::Quick => fits_by(len as f64 * THOROUGH_OVER_QUICK, limit, 1.0).then_some(Effort::Thorough),
         Effort::Thorough => None,
-    })
+    }
 }
 
 /// How much larger than the whole image's fast pass the sample may predict it: on the corpus
@@ -556,8 +551,8 @@ impl SampleSizes {
         self.fast
     }
 
-    fn quick(&mut self) -> Result<f64, ImageError> {
-        Ok(*self.quick.get_or_insert_with(|| self.filtered.level_len(1) as f64))
+    fn quick(&mut self) -> f64 {
+        *self.quick.get_or_insert_with(|| self.filtered.level_len(1) as f64)
     }
 
     /// The first PNG level worth writing whole for `limit` base64 bytes: the fast pass where the
@@ -567,17 +562,17 @@ impl SampleSizes {
     /// So a whole PNG is written only where it is predicted to fit, and JPEG is taken only where
     /// no PNG level may fit: a wrong guess costs time, never a lossy image. The quick level's
     /// sample is written only where the fast pass is not predicted to fit.
-    fn first_effort(&mut self, limit: u64) -> Result<Option<Effort>, ImageError> {
+    fn first_effort(&mut self, limit: u64) -> Option<Effort> {
         let predicted = self.fast() * self.rows;
         for fast in [predicted, predicted / SAMPLE_OVER_PREDICTS] {
             if fits_by(fast, limit, 1.0) {
-                return Ok(Some(Effort::Fast));
+                return Some(Effort::Fast);
             }
-            if let Some(slower) = next_png_effort(self, Effort::Fast, fast as u64, limit)? {
-                return Ok(Some(slower));
+            if let Some(slower) = next_png_effort(self, Effort::Fast, fast as u64, limit) {
+                return Some(slower);
             }
         }
-        Ok(None)
+        None
     }
 }
 
@@ -775,7 +770,7 @@ mod tests {
             base64_len((sizes.fast() * sizes.rows) as u64),
             base64_len(encoded(Effort::Fast).len() as u64)
         );
-        assert_eq!(sizes.first_effort(limit).unwrap(), Some(Effort::Quick));
+        assert_eq!(sizes.first_effort(limit), Some(Effort::Quick));
         assert!(base64_len(ours.len() as u64) <= limit);
         assert_eq!(image::load_from_memory(ours).unwrap().to_rgb8(), fitted.to_rgb8(), "lossless");
     }
@@ -791,11 +786,11 @@ mod tests {
         // A limit the fast pass misses by a fifth: no lossless level of a photo comes close.
         let limit = base64_len(fast) * 5 / 6;
         let mut sizes = SampleSizes::of(&photo).unwrap();
-        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit).unwrap(), None);
-        assert_eq!(next_png_effort(&mut sizes, Effort::Quick, fast, limit).unwrap(), None);
+        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit), None);
+        assert_eq!(next_png_effort(&mut sizes, Effort::Quick, fast, limit), None);
         // Within 4% of it, level 1 is not predicted smaller, but level 6 is.
         let limit = base64_len(fast) * 100 / 104;
-        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit).unwrap(), Some(Effort::Thorough));
+        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit), Some(Effort::Thorough));
     }
 
     /// The row sample's fast pass, scaled by its rows, against the whole image's, on the corpus
@@ -844,14 +839,14 @@ mod tests {
         let photo = open("kodim23.png");
         let mut sizes = SampleSizes::of(&photo).unwrap();
         // The sample is within 10% of the fast pass (the test above): at 1.1 times it, it fits.
-        assert_eq!(sizes.first_effort(base64_len(fast_len(&photo)) * 11 / 10).unwrap(), Some(Effort::Fast));
+        assert_eq!(sizes.first_effort(base64_len(fast_len(&photo)) * 11 / 10), Some(Effort::Fast));
         assert_eq!(sizes.quick, None, "the fast pass is predicted to fit: its sample alone decided");
-        assert_eq!(sizes.first_effort(base64_len(fast_len(&photo)) / 2).unwrap(), None);
+        assert_eq!(sizes.first_effort(base64_len(fast_len(&photo)) / 2), None);
         // A screenshot whose fast pass is over but whose level 1 fits: level 1 is written first.
         let shot = open("lorem_ipsum_screenshot.png");
         let mut sizes = SampleSizes::of(&shot).unwrap();
-        assert_eq!(sizes.first_effort(base64_len(fast_len(&shot)) * 6 / 10).unwrap(), Some(Effort::Quick));
-        assert_eq!(sizes.first_effort(base64_len(fast_len(&shot)) / 5).unwrap(), None);
+        assert_eq!(sizes.first_effort(base64_len(fast_len(&shot)) * 6 / 10), Some(Effort::Quick));
+        assert_eq!(sizes.first_effort(base64_len(fast_len(&shot)) / 5), None);
     }
 
     #[test]
@@ -863,7 +858,7 @@ mod tests {
         // Level 1 is less than half the fast pass on this text: a limit at 60% of it is met.
         let limit = base64_len(fast) * 6 / 10;
         let mut sizes = SampleSizes::of(&shot).unwrap();
-        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit).unwrap(), Some(Effort::Quick));
+        assert_eq!(next_png_effort(&mut sizes, Effort::Fast, fast, limit), Some(Effort::Quick));
         let expected: u32 = (0..shot.height()).step_by(128).map(|y| (shot.height() - y).min(16)).sum();
         assert_eq!(sizes.rows, f64::from(shot.height()) / f64::from(expected));
     }
