@@ -83,17 +83,19 @@ impl Huffman {
         }
         maxcode[17] = i32::MAX;
         let mut whole_ac = [0i32; 1 << LOOKAHEAD];
-        for (index, (whole, &entry)) in whole_ac.iter_mut().zip(&lookahead).enumerate().filter(|_| ac) {
-            let (len, symbol) = (u32::from(entry >> 8), entry as u8);
-            let (run, s) = (i32::from(symbol >> 4), u32::from(symbol & 15));
-            if len == 0 {
-                continue;
-            }
-            if symbol == 0 {
-                *whole = len as i32 | END_OF_BLOCK;
-            } else if s > 0 && len + s <= LOOKAHEAD {
-                let extra = (index as u32 >> (LOOKAHEAD - len - s)) & ((1 << s) - 1);
-                *whole = extend(extra, s) << 16 | run << 4 | (len + s) as i32;
+        if ac {
+            for (index, (whole, &entry)) in whole_ac.iter_mut().zip(&lookahead).enumerate() {
+                let (len, symbol) = (u32::from(entry >> 8), entry as u8);
+                let (run, s) = (i32::from(symbol >> 4), u32::from(symbol & 15));
+                if len == 0 {
+                    continue;
+                }
+                if symbol == 0 {
+                    *whole = len as i32 | END_OF_BLOCK;
+                } else if s > 0 && len + s <= LOOKAHEAD {
+                    let extra = (index as u32 >> (LOOKAHEAD - len - s)) & ((1 << s) - 1);
+                    *whole = extend(extra, s) << 16 | run << 4 | (len + s) as i32;
+                }
             }
         }
         Some(Huffman { maxcode, valoffset, symbols: symbols.to_vec(), lookahead, whole_ac })
