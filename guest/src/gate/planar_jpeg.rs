@@ -176,27 +176,18 @@ pub(crate) fn planes_of_rgb(rgb: &image::RgbImage) -> Planes {
     let mut luma = vec![0u8; w * h];
     let (mut cb, mut cr) = (vec![0u8; cw * ch], vec![0u8; cw * ch]);
     let raw = rgb.as_raw();
-    let mut sums = vec![(0u32, 0u32); cw];
+    // A row pair's chroma at every pixel, then averaged: each loop does one thing, which the
+    // compiler vectorises where a loop that also sums into a column's box does not.
+    let mut pair_cb = [vec![0u8; w], vec![0u8; w]];
+    let mut pair_cr = [vec![0u8; w], vec![0u8; w]];
     for cy in 0..ch {
-        sums.iter_mut().for_each(|s| *s = (0, 0));
         // A last odd row is read twice: its pair past the edge is itself.
-        for y in [2 * cy, (2 * cy + 1).min(h - 1)] {
+        for (i, y) in [2 * cy, (2 * cy + 1).min(h - 1)].into_iter().enumerate() {
             let row = &raw[y * w * 3..(y + 1) * w * 3];
-            for (x, px) in row.chunks_exact(3).enumerate() {
-                let (l, b, r) = rgb_to_ycbcr(px[0], px[1], px[2]);
-                luma[y * w + x] = l;
-                let sum = &mut sums[x / 2];
-                // A last odd column counts twice: its pair past the edge is itself.
-                let n = if x + 1 == w && x % 2 == 0 { 2 } else { 1 };
-                sum.0 += n * u32::from(b);
-                sum.1 += n * u32::from(r);
-            }
+            ycbcr_row(row, &mut luma[y * w..(y + 1) * w], &mut pair_cb[i], &mut pair_cr[i]);
         }
-        for (cx, &(sum_cb, sum_cr)) in sums.iter().enumerate() {
-            let bias = if cx % 2 == 0 { 1 } else { 2 };
-            cb[cy * cw + cx] = ((sum_cb + bias) / 4) as u8;
-            cr[cy * cw + cx] = ((sum_cr + bias) / 4) as u8;
-        }
+        box_average_row(&pair_cb, &mut cb[cy * cw..(cy + 1) * cw]);
+        box_average_row(&pair_cr, &mut cr[cy * cw..(cy + 1) * cw]);
     }
     let plane = |width: usize, height: usize, samples| Plane {
         width: width as u32,
@@ -210,6 +201,28 @@ pub(crate) fn planes_of_rgb(rgb: &image::RgbImage) -> Planes {
         height: h as u32,
         block: 8,
         planes: vec![plane(w, h, luma), plane(cw, ch, cb), plane(cw, ch, cr)],
+    }
+}
+
+/// One row of RGB pixels as its luma, Cb and Cr samples.
+fn ycbcr_row(rgb: &[u8], luma: &mut [u8], cb: &mut [u8], cr: &mut [u8]) {
+    for (((px, l), b), r) in rgb.chunks_exact(3).zip(luma).zip(cb.iter_mut()).zip(cr.iter_mut()) {
+        (*l, *b, *r) = rgb_to_ycbcr(px[0], px[1], px[2]);
+    }
+}
+
+/// Two rows of full-resolution chroma as one row of 2x2 box averages, with libjpeg's bias of 1
+/// and 2 on alternate columns; a last odd column counts twice (its pair past the edge is itself).
+fn box_average_row([top, bottom]: &[Vec<u8>; 2], out: &mut [u8]) {
+    let pairs = top.chunks_exact(2).zip(bottom.chunks_exact(2));
+    for (cx, (o, (a, b))) in out.iter_mut().zip(pairs).enumerate() {
+        let sum = u32::from(a[0]) + u32::from(a[1]) + u32::from(b[0]) + u32::from(b[1]);
+        *o = ((sum + 1 + (cx as u32 & 1)) / 4) as u8;
+    }
+    if top.len() % 2 == 1 {
+        let (cx, last) = (out.len() - 1, top.len() - 1);
+        let sum = 2 * (u32::from(top[last]) + u32::from(bottom[last]));
+        out[cx] = ((sum + 1 + (cx as u32 & 1)) / 4) as u8;
     }
 }
 
