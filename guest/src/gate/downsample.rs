@@ -84,8 +84,12 @@ fn png_fitted_by_rows(bytes: &[u8], side: u32) -> Result<Option<DynamicImage>, I
         return Ok(None);
     };
     let broken = |e: String| ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Png.into(), e));
-    while let Some(row) = reader.next_row().map_err(png_error)? {
-        rows.push_row(row.data()).map_err(broken)?;
+    // Each row is read straight into the resizer's window.
+    while rows.wants_rows() {
+        if reader.read_row(rows.next_row().map_err(broken)?).map_err(png_error)?.is_none() {
+            break;
+        }
+        rows.row_written().map_err(broken)?;
     }
     rows.finish().map(Some).map_err(broken)
 }

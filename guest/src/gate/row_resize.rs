@@ -29,9 +29,11 @@ pub(crate) struct RowResizer {
     color: ColorType,
     pixel: PixelType,
     row_bytes: usize,
-    /// Source rows `window_top..window_top + window.len() / row_bytes`.
+    /// Source rows `window_top..window_top + window_rows`, at the front of a buffer sized once
+    /// for the most rows a band reads.
     window: Vec<u8>,
     window_top: u32,
+    window_rows: usize,
     rows_in: u32,
     /// Output rows `0..next_out` are made.
     next_out: u32,
@@ -59,7 +61,7 @@ impl RowResizer {
         }
         let row_bytes = src.0 as usize * pixel.size();
         let out = vec![0; dst.0 as usize * dst.1 as usize * pixel.size()];
-        // The most rows a band reads, reserved once so that the window never grows by doubling.
+        // The most rows a band reads, allocated once so that the window never grows by doubling.
         let scale = f64::from(src.1) / f64::from(dst.1);
         let most_rows = (f64::from(BAND_ROWS) * scale + 2.0 * LANCZOS3_SUPPORT * scale.max(1.0)).ceil() as usize + 2;
         Some(RowResizer {
@@ -68,8 +70,9 @@ impl RowResizer {
             color,
             pixel,
             row_bytes,
-            window: Vec::with_capacity(most_rows.min(src.1 as usize) * row_bytes),
+            window: vec![0; most_rows.min(src.1 as usize) * row_bytes],
             window_top: 0,
+            window_rows: 0,
             rows_in: 0,
             next_out: 0,
             out,
@@ -93,10 +96,38 @@ impl RowResizer {
 
     /// One source row (`src.0` pixels of the layout given to `new`), top to bottom.
     pub(crate) fn push_row(&mut self, row: &[u8]) -> Result<(), String> {
-        if row.len() != self.row_bytes || self.rows_in == self.src.1 {
+        if row.len() != self.row_bytes {
             return Err("a decoded row does not match the image's declared size".into());
         }
-        self.window.extend_from_slice(row);
+        self.next_row()?.copy_from_slice(row);
+        self.row_written()
+    }
+
+    /// Whether source rows are still to come.
+    pub(crate) fn wants_rows(&self) -> bool {
+        self.rows_in < self.src.1
+    }
+
+    /// Where the next source row goes in the window, for a decoder to write it there itself (the
+    /// row is then not copied again); [`RowResizer::row_written`] takes it once written.
+    pub(crate) fn next_row(&mut self) -> Result<&mut [u8], String> {
+        if !self.wants_rows() {
+            return Err("a decoder gave more rows than the image's declared size".into());
+        }
+        let end = (self.window_rows + 1) * self.row_bytes;
+        if end > self.window.len() {
+            self.window.resize(end, 0);
+        }
+        Ok(&mut self.window[end - self.row_bytes..end])
+    }
+
+    /// The row [`RowResizer::next_row`] gave is written: every band whose source rows have all
+    /// come is made.
+    pub(crate) fn row_written(&mut self) -> Result<(), String> {
+        if !self.wants_rows() {
+            return Err("a decoder gave more rows than the image's declared size".into());
+        }
+        self.window_rows += 1;
         self.rows_in += 1;
         while self.next_out < self.dst.1 {
             let j1 = (self.next_out + BAND_ROWS).min(self.dst.1);
@@ -133,9 +164,10 @@ impl RowResizer {
         self.resizer.resize(&src, &mut dst, &options).map_err(|e| e.to_string())?;
         self.next_out = j1;
         let keep_from = if j1 < self.dst.1 { self.source_rows(j1, (j1 + BAND_ROWS).min(self.dst.1)).0 } else { end };
-        let drop_rows = keep_from.saturating_sub(self.window_top);
-        self.window.drain(..drop_rows as usize * self.row_bytes);
-        self.window_top += drop_rows;
+        let drop_rows = (keep_from.saturating_sub(self.window_top) as usize).min(self.window_rows);
+        self.window.copy_within(drop_rows * self.row_bytes..self.window_rows * self.row_bytes, 0);
+        self.window_rows -= drop_rows;
+        self.window_top += drop_rows as u32;
         Ok(())
     }
 
