@@ -263,16 +263,33 @@ fn main() {
         let bytes = std::fs::read(&path).unwrap();
         let mut peak = 0;
         let input = InputMedia::new(bytes.clone(), Some(mime));
-        let (sandbox, verdict) = time(args.runs, || {
+        let mut admit = || {
             let answered = rt.block_on(gate.admit(&input, opts)).unwrap();
             peak = peak.max(answered.stats.peak_memory);
             answered.answer.unwrap().verdict
-        });
-        let Verdict::Admitted(admitted) = verdict else { panic!("{file} must be admitted") };
-        let ours = admitted.bytes(&bytes).to_vec();
-        let (native, _) = time(args.runs, || mediagate_guest::admit_image(&bytes, mime, &native_opts).unwrap());
+        };
+        // A first admission (its verdict names the type sharp writes) and a first fit by sharp
+        // warm both up; then the three sides take turns, one fit each, so that a machine whose
+        // speed drifts moves all three medians alike and the ratios stay where they are.
+        let Verdict::Admitted(admitted) = admit() else { panic!("{file} must be admitted") };
         let sharp_format = admitted.mime.strip_prefix("image/").unwrap();
-        let sharp = run_sharp(args.runs, sharp_format, &path);
+        let mut sharp_fits = SharpFits::start(sharp_format, &path);
+        sharp_fits.run();
+        let (mut sandbox, mut native, mut sharp_times) = (Vec::new(), Vec::new(), Vec::new());
+        let mut verdict = None;
+        for _ in 0..args.runs {
+            let t = Instant::now();
+            verdict = Some(admit());
+            sandbox.push(t.elapsed());
+            let t = Instant::now();
+            mediagate_guest::admit_image(&bytes, mime, &native_opts).unwrap();
+            native.push(t.elapsed());
+            sharp_times.push(sharp_fits.run());
+        }
+        let (sandbox, native) = (median(sandbox), median(native));
+        let Some(Verdict::Admitted(admitted)) = verdict else { panic!("{file} must be admitted") };
+        let ours = admitted.bytes(&bytes).to_vec();
+        let sharp = sharp_fits.end(sharp_times);
         let d = admitted.dimensions.unwrap();
         let reference = reference_fit(&bytes, (d.width, d.height));
         let psnr_ours = psnr(&image::load_from_memory(&ours).unwrap(), &reference);
@@ -977,23 +994,67 @@ struct Sharp {
     version: String,
 }
 
-fn run_sharp(runs: usize, format: &str, input: &Path) -> Sharp {
-    let out_file = tempfile::NamedTempFile::new().unwrap();
-    let script = root().join("bench/sharp/fit.mjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg((runs + 1).to_string())
-        .arg(format)
-        .arg(input)
-        .arg(out_file.path())
-        .output()
-        .expect("node must be installed");
-    assert!(
-        out.status.success(),
-        "sharp failed (run bench/run.sh to install it): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    sharp_result(&out.stdout, out_file.path())
+/// sharp's fits of one input, one at a time when asked (bench/sharp/fit.mjs, one node process):
+/// the bench times them between its own. The time of a fit is sharp's own (node's clock around
+/// the pipeline), as before, so the pipe between the processes is not counted.
+struct SharpFits {
+    child: std::process::Child,
+    requests: std::process::ChildStdin,
+    answers: std::io::BufReader<std::process::ChildStdout>,
+    out_file: tempfile::NamedTempFile,
+}
+
+impl SharpFits {
+    fn start(format: &str, input: &Path) -> Self {
+        use std::process::Stdio;
+        let out_file = tempfile::NamedTempFile::new().unwrap();
+        let mut child = Command::new("node")
+            .arg(root().join("bench/sharp/fit.mjs"))
+            .arg(format)
+            .arg(input)
+            .arg(out_file.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node must be installed");
+        let requests = child.stdin.take().unwrap();
+        let answers = std::io::BufReader::new(child.stdout.take().unwrap());
+        SharpFits { child, requests, answers, out_file }
+    }
+
+    fn ask(&mut self, request: &str) -> serde_json::Value {
+        use std::io::{BufRead, Write};
+        writeln!(self.requests, "{request}").and_then(|()| self.requests.flush()).unwrap();
+        let mut line = String::new();
+        self.answers.read_line(&mut line).unwrap();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("sharp failed (run bench/run.sh to install it); it answered {line:?}"))
+    }
+
+    /// One fit; its time.
+    fn run(&mut self) -> Duration {
+        Duration::from_secs_f64(self.ask("run")["ms"].as_f64().unwrap() / 1e3)
+    }
+
+    /// The last fit's output and sharp's version, with the median of `times`.
+    fn end(mut self, times: Vec<Duration>) -> Sharp {
+        let json = self.ask("end");
+        drop(self.requests);
+        assert!(self.child.wait().unwrap().success(), "sharp's process failed");
+        Sharp {
+            median: median(times),
+            output: std::fs::read(self.out_file.path()).unwrap(),
+            version: sharp_version(&json),
+        }
+    }
+}
+
+fn sharp_version(json: &serde_json::Value) -> String {
+    format!(
+        "{} (libvips {})",
+        json["version"]["sharp"].as_str().unwrap_or("?"),
+        json["version"]["vips"].as_str().unwrap_or("?")
+    )
 }
 
 fn sharp_result(stdout: &[u8], out_file: &Path) -> Sharp {
@@ -1003,15 +1064,7 @@ fn sharp_result(stdout: &[u8], out_file: &Path) -> Sharp {
         .iter()
         .map(|v| Duration::from_secs_f64(v.as_f64().unwrap() / 1e3))
         .collect();
-    Sharp {
-        median: median(times),
-        output: std::fs::read(out_file).unwrap(),
-        version: format!(
-            "{} (libvips {})",
-            json["version"]["sharp"].as_str().unwrap_or("?"),
-            json["version"]["vips"].as_str().unwrap_or("?")
-        ),
-    }
+    Sharp { median: median(times), output: std::fs::read(out_file).unwrap(), version: sharp_version(&json) }
 }
 
 /// The high-quality reference: full decode, upright, float Lanczos3 to the same size.
