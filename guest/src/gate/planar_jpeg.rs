@@ -176,8 +176,9 @@ pub(crate) fn planes_of_rgb(rgb: &image::RgbImage) -> Planes {
     let mut luma = vec![0u8; w * h];
     let (mut cb, mut cr) = (vec![0u8; cw * ch], vec![0u8; cw * ch]);
     let raw = rgb.as_raw();
-    // A row pair's chroma at every pixel, then averaged: each loop does one thing, which the
-    // compiler vectorises where a loop that also sums into a column's box does not.
+    // A row pair's chroma at every pixel, then averaged, each in a loop of its own: the one loop
+    // that summed each pixel into its column's box, testing for the right edge as it went, took
+    // 2.5 times as long in the sandbox.
     let mut pair_cb = [vec![0u8; w], vec![0u8; w]];
     let mut pair_cr = [vec![0u8; w], vec![0u8; w]];
     for cy in 0..ch {
