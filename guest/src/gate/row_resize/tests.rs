@@ -94,3 +94,25 @@ fn short_or_wrong_rows_are_errors() {
     }
     assert!(resizer.finish().is_err());
 }
+
+/// A decoder that gives more rows than the header declares, or fewer, gets an error, not a fit:
+/// through a copy (`push_row`) or written in place (`next_row`, `row_written`).
+#[test]
+fn rows_past_or_short_of_the_declared_height_are_errors() {
+    let row = [7u8; 30];
+    let mut rows = RowResizer::new((10, 4), (5, 2), image::ColorType::Rgb8).unwrap();
+    for _ in 0..4 {
+        rows.next_row().unwrap().copy_from_slice(&row);
+        rows.row_written().unwrap();
+    }
+    assert!(!rows.wants_rows());
+    assert!(rows.next_row().is_err());
+    assert!(rows.row_written().is_err());
+    assert!(rows.push_row(&row).is_err());
+    assert_eq!(rows.finish().unwrap().as_bytes(), [7u8; 5 * 2 * 3]);
+
+    let mut short = RowResizer::new((10, 4), (5, 2), image::ColorType::Rgb8).unwrap();
+    short.push_row(&row).unwrap();
+    assert!(short.push_row(&row[..29]).is_err());
+    assert!(short.finish().unwrap_err().contains("gave 1 of the image's 4 rows"));
+}
