@@ -273,7 +273,7 @@ fn main() {
         // speed drifts moves all three medians alike and the ratios stay where they are.
         let Verdict::Admitted(admitted) = admit() else { panic!("{file} must be admitted") };
         let sharp_format = admitted.mime.strip_prefix("image/").unwrap();
-        let mut sharp_fits = SharpFits::start(sharp_format, &path);
+        let mut sharp_fits = SharpFits::start("fit.mjs", [std::ffi::OsStr::new(sharp_format), path.as_os_str()]);
         sharp_fits.run();
         let (mut sandbox, mut native, mut sharp_times) = (Vec::new(), Vec::new(), Vec::new());
         let mut verdict = None;
@@ -616,37 +616,54 @@ fn conversion_rows(rt: &tokio::runtime::Runtime, gate: &Gate, runs: usize, notes
             let answered = rt.block_on(gate.admit(&input, options)).unwrap();
             (answered.answer.unwrap_or_else(|e| panic!("{name}: {e:?}")), answered.stats)
         };
-        call();
-        let mut peak = 0;
-        let (ours_time, converted) = time(runs, || {
-            let (v, stats) = call();
+        // A first conversion warms the gate up and names what the other tool writes (its type
+        // and size); after the other's first run, the two take turns, one run each.
+        let Verdict::Admitted(first) = call().0.verdict else { panic!("{name}: not admitted") };
+        let d = first.dimensions.unwrap();
+        let format = first.mime.strip_prefix("image/").unwrap();
+        let size = [d.width.to_string(), d.height.to_string()];
+        let mut turns = match other {
+            Other::Sharp => {
+                let args = [std::ffi::OsStr::new(format), path.as_os_str(), size[0].as_ref(), size[1].as_ref()];
+                Turns::Sharp(SharpFits::start("convert.mjs", args))
+            }
+            Other::Pdftoppm => Turns::Pdftoppm(PdftoppmRenders::new(&path, (d.width, d.height))),
+            Other::Nothing(reference) => Turns::Nothing(reference),
+        };
+        turns.run();
+        let (mut peak, mut ours_times, mut other_times, mut converted) = (0, Vec::new(), Vec::new(), None);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let (answer, stats) = call();
+            ours_times.push(t.elapsed());
             peak = peak.max(stats.peak_memory);
-            v
-        });
+            converted = Some(answer);
+            other_times.extend(turns.run());
+        }
+        let ours_time = median(ours_times);
+        let converted = converted.unwrap();
         let Verdict::Admitted(admitted) = converted.verdict else { panic!("{name}: not admitted") };
         let note = converted.conversion.map(|c| format!("from {}: {}", c.from, c.note)).unwrap_or_default();
         let ours = admitted.bytes(&bytes).to_vec();
         let ours_img = image::load_from_memory(&ours).unwrap();
         let d = admitted.dimensions.unwrap();
-        let format = admitted.mime.strip_prefix("image/").unwrap();
-        let (tool, other_time, other_out) = match other {
-            Other::Sharp => {
-                let s = run_sharp_convert(runs, format, &path, (d.width, d.height));
+        let (tool, other_time, other_out) = match turns {
+            Turns::Sharp(fits) => {
+                let s = fits.end(other_times);
                 let v = format!("sharp {}", s.version);
                 if !notes.contains(&v) {
                     notes.push(v);
                 }
                 ("sharp", Some(s.median), Some(s.output))
             }
-            Other::Pdftoppm => {
-                let (t, out) = run_pdftoppm(runs, &path, (d.width, d.height));
+            Turns::Pdftoppm(renders) => {
                 let v = pdftoppm_version();
                 if !notes.contains(&v) {
                     notes.push(v);
                 }
-                ("pdftoppm", Some(t), Some(out))
+                ("pdftoppm", Some(median(other_times)), Some(renders.output()))
             }
-            Other::Nothing(reference) => ("nothing", None, Some(std::fs::read(reference).unwrap())),
+            Turns::Nothing(reference) => ("nothing", None, Some(std::fs::read(reference).unwrap())),
         };
         let other_img = other_out.as_ref().map(|b| image::load_from_memory(b).unwrap());
         let psnr_text = match &other_img {
@@ -719,45 +736,56 @@ fn over_white(img: &DynamicImage) -> DynamicImage {
     DynamicImage::ImageRgb32F(out)
 }
 
-fn run_sharp_convert(runs: usize, format: &str, input: &Path, (w, h): (u32, u32)) -> Sharp {
-    let out_file = tempfile::NamedTempFile::new().unwrap();
-    let out = Command::new("node")
-        .arg(root().join("bench/sharp/convert.mjs"))
-        .arg((runs + 1).to_string())
-        .arg(format)
-        .arg(input)
-        .arg(out_file.path())
-        .arg(w.to_string())
-        .arg(h.to_string())
-        .output()
-        .expect("node must be installed");
-    assert!(out.status.success(), "sharp failed on {}: {}", input.display(), String::from_utf8_lossy(&out.stderr));
-    sharp_result(&out.stdout, out_file.path())
+/// The other side of a conversion's turns: sharp, pdftoppm, or nothing (the fixture's reference
+/// image to compare with).
+enum Turns {
+    Sharp(SharpFits),
+    Pdftoppm(PdftoppmRenders),
+    Nothing(PathBuf),
 }
 
-/// `pdftoppm` renders page 1 at the gate's pixel size, whole process each run (the way a user
-/// runs it: the time includes its start-up, fontconfig's included); the first run is left out as
-/// sharp's is.
-fn run_pdftoppm(runs: usize, input: &Path, (w, h): (u32, u32)) -> (Duration, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = dir.path().join("page");
-    let mut times = Vec::new();
-    for i in 0..=runs {
+impl Turns {
+    /// One run of the other tool; its time (none where there is no other tool).
+    fn run(&mut self) -> Option<Duration> {
+        match self {
+            Turns::Sharp(fits) => Some(fits.run()),
+            Turns::Pdftoppm(renders) => Some(renders.run()),
+            Turns::Nothing(_) => None,
+        }
+    }
+}
+
+/// `pdftoppm` rendering page 1 at the gate's pixel size, a whole process each run (the way a user
+/// runs it: the time includes its start-up, fontconfig's included).
+struct PdftoppmRenders {
+    input: PathBuf,
+    size: (u32, u32),
+    dir: tempfile::TempDir,
+}
+
+impl PdftoppmRenders {
+    fn new(input: &Path, size: (u32, u32)) -> Self {
+        PdftoppmRenders { input: input.to_path_buf(), size, dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn run(&mut self) -> Duration {
         let t = Instant::now();
         let out = Command::new("pdftoppm")
             .args(["-png", "-singlefile", "-f", "1", "-l", "1"])
-            .args(["-scale-to-x", &w.to_string(), "-scale-to-y", &h.to_string()])
-            .arg(input)
-            .arg(&prefix)
+            .args(["-scale-to-x", &self.size.0.to_string(), "-scale-to-y", &self.size.1.to_string()])
+            .arg(&self.input)
+            .arg(self.dir.path().join("page"))
             .output()
             .expect("pdftoppm must be installed (bench/run.sh installs poppler-utils)");
         let elapsed = t.elapsed();
         assert!(out.status.success(), "pdftoppm failed: {}", String::from_utf8_lossy(&out.stderr));
-        if i > 0 {
-            times.push(elapsed);
-        }
+        elapsed
     }
-    (median(times), std::fs::read(prefix.with_extension("png")).unwrap())
+
+    /// The last run's page.
+    fn output(&self) -> Vec<u8> {
+        std::fs::read(self.dir.path().join("page.png")).unwrap()
+    }
 }
 
 fn pdftoppm_version() -> String {
@@ -994,9 +1022,9 @@ struct Sharp {
     version: String,
 }
 
-/// sharp's fits of one input, one at a time when asked (bench/sharp/fit.mjs, one node process):
-/// the bench times them between its own. The time of a fit is sharp's own (node's clock around
-/// the pipeline), as before, so the pipe between the processes is not counted.
+/// A sharp pipeline of one input, run once each time it is asked (bench/sharp/serve.mjs, one node
+/// process): the bench times its runs between its own. A run's time is sharp's own (node's clock
+/// around the pipeline), so the pipe between the processes is not counted.
 struct SharpFits {
     child: std::process::Child,
     requests: std::process::ChildStdin,
@@ -1005,14 +1033,14 @@ struct SharpFits {
 }
 
 impl SharpFits {
-    fn start(format: &str, input: &Path) -> Self {
+    /// `bench/sharp/<script>`, which takes the output's path then `args`.
+    fn start<A: AsRef<std::ffi::OsStr>>(script: &str, args: impl IntoIterator<Item = A>) -> Self {
         use std::process::Stdio;
         let out_file = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new("node")
-            .arg(root().join("bench/sharp/fit.mjs"))
-            .arg(format)
-            .arg(input)
+            .arg(root().join("bench/sharp").join(script))
             .arg(out_file.path())
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -1031,12 +1059,12 @@ impl SharpFits {
             .unwrap_or_else(|_| panic!("sharp failed (run bench/run.sh to install it); it answered {line:?}"))
     }
 
-    /// One fit; its time.
+    /// One run; its time.
     fn run(&mut self) -> Duration {
         Duration::from_secs_f64(self.ask("run")["ms"].as_f64().unwrap() / 1e3)
     }
 
-    /// The last fit's output and sharp's version, with the median of `times`.
+    /// The last run's output and sharp's version, with the median of `times`.
     fn end(mut self, times: Vec<Duration>) -> Sharp {
         let json = self.ask("end");
         drop(self.requests);
@@ -1055,16 +1083,6 @@ fn sharp_version(json: &serde_json::Value) -> String {
         json["version"]["sharp"].as_str().unwrap_or("?"),
         json["version"]["vips"].as_str().unwrap_or("?")
     )
-}
-
-fn sharp_result(stdout: &[u8], out_file: &Path) -> Sharp {
-    let json: serde_json::Value = serde_json::from_slice(stdout).unwrap();
-    // The first run warms libvips up; it is left out, as our warm-up is.
-    let times: Vec<Duration> = json["ms"].as_array().unwrap()[1..]
-        .iter()
-        .map(|v| Duration::from_secs_f64(v.as_f64().unwrap() / 1e3))
-        .collect();
-    Sharp { median: median(times), output: std::fs::read(out_file).unwrap(), version: sharp_version(&json) }
 }
 
 /// The high-quality reference: full decode, upright, float Lanczos3 to the same size.
