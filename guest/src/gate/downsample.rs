@@ -520,8 +520,8 @@ fn next_png_effort(sizes: &mut SampleSizes, effort: Effort, len: u64, limit: u64
 
 /// How far over the limit a predicted quick level is still written: the half of the sample that
 /// predicts it over-predicts the whole image's quick level by at most 3.8% on the corpus
-/// (`the_half_sample_predicts_the_quick_level_within_its_margin`), so a quick level that fits is
-/// never skipped for a lossy JPEG.
+/// (`the_half_sample_predicts_the_quick_level_within_its_margin`): there, no quick level that fits
+/// is skipped for a lossy JPEG.
 const QUICK_TRIED_OVER: f64 = 1.05;
 
 /// How much larger than the whole image's fast pass the sample may predict it: on the corpus
