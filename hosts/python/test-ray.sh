@@ -32,11 +32,19 @@ fi
 # Each actor loads the compiled component from the cache: compile it once, here, not in the actors.
 .venv-ray/bin/python -m mediagate_host warm-up
 
-free_port() { .venv-ray/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Every port the cluster is given, distinct: all bound at once, then let go (a port bound and let go
+# one at a time may come straight back on the next bind, and Ray refuses one port for two parts).
+# The head's GCS port, then six for each node (node_ports).
+read -r -a cluster_ports <<<"$(.venv-ray/bin/python -c 'import socket
+sockets = [socket.socket() for _ in range(13)]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in sockets))')"
+port=${cluster_ports[0]}
+node_port_list=("${cluster_ports[@]:1}")
 # Ray replaces 127.0.0.1 by the machine's routable address (resolve_ip_for_localhost), so the nodes
 # take another loopback address: everything they announce and connect to stays on lo.
 ip=127.0.0.2
-port=$(free_port)
 temp=$(mktemp -d "${TMPDIR:-/tmp}/mg-ray.XXXXXX")
 
 stop_cluster() {
@@ -60,22 +68,30 @@ stop_cluster() {
 trap stop_cluster EXIT INT TERM
 
 # The ports are all chosen here (two nodes on one machine would otherwise both take Ray's defaults),
-# the workers' from a range of 100 of each node's own.
-node_ports() {
-    echo --node-manager-port="$(free_port)" --object-manager-port="$(free_port)" \
-        --dashboard-agent-listen-port="$(free_port)" --dashboard-agent-grpc-port="$(free_port)" \
-        --runtime-env-agent-port="$(free_port)" --metrics-export-port="$(free_port)" \
-        --min-worker-port="$1" --max-worker-port="$(($1 + 99))"
+# the workers' from a range of 100 of each node's own. Those ranges lie below the kernel's ephemeral
+# range, where the ports bound above come from: a worker range drawn from inside it once took in the
+# dashboard agent's port, and Ray refused to start ("worker_ports is trying to use a port number
+# ... that is used by other components").
+read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range
+[ "$ephemeral_low" -ge 13024 ] || die "the ephemeral port range starts at $ephemeral_low: no room below it for the workers"
+head_workers=$((ephemeral_low - 12000 + RANDOM % 5900))
+node_workers=$((ephemeral_low - 6000 + RANDOM % 5900))
+node_ports() { # NODE (0 the head, 1 the second) WORKERS_FROM
+    local p=("${node_port_list[@]:$(($1 * 6)):6}")
+    echo --node-manager-port="${p[0]}" --object-manager-port="${p[1]}" \
+        --dashboard-agent-listen-port="${p[2]}" --dashboard-agent-grpc-port="${p[3]}" \
+        --runtime-env-agent-port="${p[4]}" --metrics-export-port="${p[5]}" \
+        --min-worker-port="$2" --max-worker-port="$(($2 + 99))"
 }
 common=(--node-ip-address="$ip" --num-cpus=1 --object-store-memory=200000000 --disable-usage-stats
         --temp-dir="$temp")
 say "head node on $ip:$port"
 # shellcheck disable=SC2046
-"$ray" start --head --port="$port" --include-dashboard=false "${common[@]}" $(node_ports $((20000 + RANDOM % 10000))) \
+"$ray" start --head --port="$port" --include-dashboard=false "${common[@]}" $(node_ports 0 "$head_workers") \
     >"$temp/head.log" 2>&1 || { cat "$temp/head.log" >&2; die "ray start --head failed"; }
 say "second node"
 # shellcheck disable=SC2046
-"$ray" start --address="$ip:$port" "${common[@]}" $(node_ports $((30000 + RANDOM % 10000))) \
+"$ray" start --address="$ip:$port" "${common[@]}" $(node_ports 1 "$node_workers") \
     >"$temp/node.log" 2>&1 || { cat "$temp/node.log" >&2; die "ray start (second node) failed"; }
 
 export MEDIAGATE_RAY_ADDRESS=$ip:$port
