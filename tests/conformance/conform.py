@@ -61,6 +61,9 @@ REFERENCES = {
 # ImageMagick by absolute path: a `convert` earlier on PATH may be something else (on the build
 # machines /usr/local/bin/convert is a stand-in that only prints PNGs, for the sandbox client).
 IMAGEMAGICK = "/usr/bin/convert"
+# pngcheck 4.0.1 as test.sh compiles it from the source carried in pngcheck/ (Debian's 3.0.3
+# predates PNG's third edition and calls its chunks unknown); a pngcheck on PATH otherwise.
+PNGCHECK = os.environ.get("MEDIAGATE_PNGCHECK", "pngcheck")
 # ImageMagick's coder for each format, named so that it does not pick one by the file's extension.
 IMAGEMAGICK_CODER = {"png": "PNG", "jpeg": "JPEG", "gif": "GIF", "webp": "WEBP", "bmp": "BMP", "ico": "ICO", "tiff": "TIFF"}
 # With -regard-warnings every warning fails the read, and most warnings are about the image's data
@@ -274,7 +277,7 @@ def tool_decode(tool, path, scratch, fmt=None):
     ImageMagick: imagemagick_decodes)."""
     out = Path(scratch) / f"{os.getpid()}-{threading.get_ident()}"  # a name per thread: the renderers' output
     commands = {
-        "pngcheck": ["pngcheck", "-q", path],
+        "pngcheck": [PNGCHECK, "-q", path],
         "djpeg": ["djpeg", "-outfile", os.devnull, path],
         # -r: every frame's raster through giflib's DGifGetLine (gif2rgb also checks the background
         # index against the colour table, which no decoder needs).
@@ -326,7 +329,7 @@ def tool_versions():
     return {
         "djpeg": first_line(["sh", "-c", "djpeg -version 2>&1 </dev/null"]),
         "dwebp": first_line(["dwebp", "-version"]),
-        "pngcheck": first_line(["sh", "-c", "pngcheck -h 2>&1 | grep -o 'version [0-9.]*' | head -n1"]),
+        "pngcheck": first_line(["sh", "-c", f"{PNGCHECK} -h 2>&1 | grep -o 'version [0-9.]*' | head -n1"]),
         "pdftoppm": first_line(["pdftoppm", "-v"]),
         "mutool": first_line(["sh", "-c", "mutool -v 2>&1"]),
         "netpbm": first_line(["sh", "-c", "tifftopnm -version 2>&1 | grep -io 'netpbm version.*'"]),

@@ -11,13 +11,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 suite=conformance
 source ../../scripts/suite.sh
 
-# The Debian references: dwebp (webp), djpeg (libjpeg-turbo-progs), pngcheck, giftext (giflib-tools),
+# The Debian references: dwebp (webp), djpeg (libjpeg-turbo-progs), giftext (giflib-tools),
 # bmptopnm, winicontopam, tifftopnm (netpbm, libtiff), pdftoppm (poppler-utils), mutool (mupdf-tools);
 # Chromium for createImageBitmap; ImageMagick 6 (imagemagick) by its absolute path, because a
 # `convert` earlier on PATH can be another program (on the build machines /usr/local/bin/convert is
 # a stand-in that prints PNGs only), and conform.py calls /usr/bin/convert.
 declare -A package_of=(
-  [dwebp]=webp [djpeg]=libjpeg-turbo-progs [pngcheck]=pngcheck [giftext]=giflib-tools
+  [dwebp]=webp [djpeg]=libjpeg-turbo-progs [giftext]=giflib-tools
   [bmptopnm]=netpbm [winicontopam]=netpbm [tifftopnm]=netpbm [pdftoppm]=poppler-utils
   [mutool]=mupdf-tools [chromium]=chromium [/usr/bin/convert]=imagemagick
 )
@@ -30,6 +30,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 need_chromium
+
+# pngcheck 4.0.1 from the source carried in pngcheck/ (its README says why not Debian's 3.0.3),
+# compiled when its build is missing or older than the source.
+pngcheck=.pngcheck/pngcheck
+if [ ! -x "$pngcheck" ] || [ pngcheck/pngcheck.c -nt "$pngcheck" ]; then
+  [ -f /usr/include/zlib.h ] || apt_install zlib1g-dev
+  command -v cc >/dev/null || apt_install gcc
+  say "compiling pngcheck 4.0.1"
+  mkdir -p .pngcheck
+  cc -O2 -o "$pngcheck.new" pngcheck/pngcheck.c -lz
+  mv "$pngcheck.new" "$pngcheck"
+fi
+MEDIAGATE_PNGCHECK=$(realpath "$pngcheck")
+export MEDIAGATE_PNGCHECK
 
 python_venv .venv 9 requirements.txt
 npm_ci
