@@ -24,6 +24,8 @@ mod engine_config;
 pub mod error;
 pub mod facts;
 pub mod gate;
+#[cfg(target_os = "linux")]
+pub mod huge_pages;
 pub mod runtime;
 pub mod tool;
 pub mod vlm;
