@@ -9,9 +9,9 @@
 //! wasmtime's pooling allocator reserves every memory slot in one mapping when the engine is made
 //! and does not say where; that mapping is found here as the largest anonymous mapping making the
 //! engine added, and advised once. The advice is a flag of the mapping: the `mprotect`s that grow
-//! a memory and the `madvise(DONTNEED)` that resets a slot keep it. A call's small memory stays in
-//! 4 KiB pages: its initial memory ends short of a whole 2 MiB page, and the kernel gives a huge
-//! page only where one lies whole in memory the guest may touch.
+//! a memory and the `madvise(DONTNEED)` that resets a slot keep it. The kernel gives a huge page
+//! only where a whole one lies in memory the guest may touch, so a trivial call still faults 4 KiB
+//! pages (the kernel's `thp_fault_alloc` count stays put through the per-call bench).
 
 /// The anonymous mappings of this process, (start, end), read from /proc/self/maps (none when it
 /// cannot be read).
