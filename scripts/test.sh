@@ -120,7 +120,7 @@ lane python "Python host (wasmtime-py)" env MEDIAGATE_BIN="$bin" bash hosts/pyth
 lane mcp "MCP server, driven by the official Python MCP client" env MEDIAGATE_BIN="$bin" bash tests/mcp/test.sh
 lane proxy "MCP proxy in front of the official servers, driven by the official TypeScript SDK client" \
   env MEDIAGATE_BIN="$bin" bash tests/proxy/test.sh
-lane conformance "Conformance: the gate's verdicts judged by Pillow, libvips, Chromium and Debian's format tools" \
+lane conformance "Conformance: the gate's verdicts judged by Pillow, libvips, Chromium, ImageMagick, pngcheck 4.0.1 and Debian's format tools" \
   env MEDIAGATE_BIN="$bin" bash tests/conformance/test.sh
 lane smuggling "Smuggling: markers hidden where no decoder looks, searched for in the canonical form" \
   env MEDIAGATE_BIN="$bin" bash tests/smuggling/test.sh
