@@ -3,8 +3,8 @@
 //!
 //! Why: a fit touches tens of MiB of fresh linear memory every call (the pool gives a slot's pages
 //! back between calls), and with 4 KiB pages each one is a fault: about 8,700 a call for the 12 MP
-//! PNG photo, 6.2% of its time (BENCHMARKS.md, `huge_pages_ab`). A 2 MiB page is one fault, zeroed
-//! in one go.
+//! PNG photo, 6–10% of its time in two A/B runs (BENCHMARKS.md, `huge_pages_ab`). A 2 MiB page is
+//! one fault, zeroed in one go.
 //!
 //! wasmtime's pooling allocator reserves every memory slot in one mapping when the engine is made
 //! and does not say where; that mapping is found here as the largest anonymous mapping making the
