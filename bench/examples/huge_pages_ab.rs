@@ -19,7 +19,7 @@ use std::time::Instant;
 #[cfg(target_os = "linux")]
 use mediagate::gate::{AdmitOptions, InputMedia};
 #[cfg(target_os = "linux")]
-use mediagate::huge_pages::anonymous_mappings;
+use mediagate::huge_pages::{anonymous_mappings, new_mapping};
 #[cfg(target_os = "linux")]
 use mediagate::{Gate, Runtime, RuntimeConfig};
 
@@ -39,10 +39,11 @@ fn main() {
     let rounds: usize = rounds.parse().expect("ROUNDS is a number");
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let before = anonymous_mappings();
-    let runtime = Runtime::new(RuntimeConfig { cache_dir: None, ..RuntimeConfig::default() }).unwrap();
-    // The pool, as the runtime found it: the largest anonymous mapping making it added.
-    let (start, end) =
-        anonymous_mappings().into_iter().filter(|m| !before.contains(m)).max_by_key(|m| m.1 - m.0).unwrap();
+    let config = RuntimeConfig { cache_dir: None, ..RuntimeConfig::default() };
+    let least = config.limits.max_concurrent_calls as usize * 2 * config.limits.memory_bytes;
+    let runtime = Runtime::new(config).unwrap();
+    // The pool, found as the runtime finds it.
+    let (start, end) = new_mapping(&before, least).expect("the runtime's pool mapping");
     let gate = Gate::new(runtime).unwrap();
     let mut times = [Vec::new(), Vec::new()];
     let mut faults = [0u64; 2];

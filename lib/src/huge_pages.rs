@@ -33,15 +33,16 @@ pub fn anonymous_mappings() -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Advises huge pages for the largest anonymous mapping of at least `least` bytes that is not in
-/// `before`. `false`: there is none, or the kernel has no transparent huge pages; the memory then
-/// faults 4 KiB pages, as it would unadvised.
+/// The largest anonymous mapping of at least `least` bytes that is not in `before`: the pool of an
+/// engine made in between.
+pub fn new_mapping(before: &[(usize, usize)], least: usize) -> Option<(usize, usize)> {
+    anonymous_mappings().into_iter().filter(|m| !before.contains(m) && m.1 - m.0 >= least).max_by_key(|m| m.1 - m.0)
+}
+
+/// Advises huge pages for [`new_mapping`]. `false`: there is none, or the kernel has no transparent
+/// huge pages; the memory then faults 4 KiB pages, as it would unadvised.
 pub fn advise_new_mapping(before: &[(usize, usize)], least: usize) -> bool {
-    let Some((start, end)) = anonymous_mappings()
-        .into_iter()
-        .filter(|m| !before.contains(m) && m.1 - m.0 >= least)
-        .max_by_key(|m| m.1 - m.0)
-    else {
+    let Some((start, end)) = new_mapping(before, least) else {
         return false;
     };
     // SAFETY: MADV_HUGEPAGE sets a flag on the mapping; no page is moved, freed or changed.

@@ -107,14 +107,14 @@ impl Runtime {
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         #[cfg(target_os = "linux")]
-        let mappings_before = crate::huge_pages::anonymous_mappings();
+        let mappings_before = config.pooling.then(crate::huge_pages::anonymous_mappings);
         let engine = Engine::new(&wasm).map_err(anyhow::Error::from).context("creating the wasmtime engine")?;
         #[cfg(target_os = "linux")]
-        if config.pooling {
+        if let Some(before) = mappings_before {
             // The pool's memory slots: one mapping of at least every slot's largest memory. Not
             // advised (no transparent huge pages), memories fault 4 KiB pages as before.
             let slots = config.limits.max_concurrent_calls as usize * 2;
-            crate::huge_pages::advise_new_mapping(&mappings_before, slots * config.limits.memory_bytes);
+            crate::huge_pages::advise_new_mapping(&before, slots * config.limits.memory_bytes);
         }
         spawn_epoch_ticker(&engine);
         let turns = Arc::new(tokio::sync::Semaphore::new(config.limits.max_running_calls.max(1) as usize));
