@@ -135,27 +135,35 @@ const ADOBE_LEN: usize = 12;
 /// The canonical form of `bytes` (whose signature and type the gate has checked). `Err`: the
 /// structure is broken in a way no repair makes safe; the gate refuses it as `undecodable`.
 pub fn canonical(bytes: &[u8], t: ImageType, keep_metadata: bool) -> Result<Canonical, Broken> {
-    canonical_with_planes(bytes, t, keep_metadata, None).map(|(c, _)| c)
+    canonical_with_planes(bytes, t, keep_metadata, None, false).map(|(c, _)| c)
 }
 
 /// [`canonical`], and a JPEG's planes for the fit (`remux::jpeg_planes`) decoded from the same
 /// walk of its scans where `planes` asks for them: the fit then reads no code again. The verdicts
 /// are [`canonical`]'s; the planes `None` wherever `jpeg_planes::decode` would give none (an image
 /// stored sideways has them too: the fit turns them).
+///
+/// `pixels_reencoded`: the caller passes the image on only as a new encoding of its decoded pixels
+/// (the downsample ladder's fit). A PNG's IDAT CRCs are then not computed (a 12 MP photo's 17.6 MB,
+/// 4.5% of its fit): the fit's decoder checks the image data whole (the zlib stream, its Adler-32,
+/// the scanlines) and ignores chunk CRCs, so a wrong IDAT CRC over intact data changes no pixel, as
+/// when the re-mux repairs it; it is just not listed as `bad-crc`. Other chunks' CRCs are checked.
 pub fn canonical_with_planes(
     bytes: &[u8],
     t: ImageType,
     keep_metadata: bool,
     planes: Option<crate::remux::jpeg_planes::Target>,
+    pixels_reencoded: bool,
 ) -> Result<(Canonical, Option<crate::remux::jpeg_planes::Planes>), Broken> {
+    let idat_crcs = if pixels_reencoded { IdatCrcs::Unchecked } else { IdatCrcs::Checked };
     // Checked before the output buffer is taken: a 20 MB PNG would otherwise be copied whole
     // only to be found equal to its input (a converted image's PNG always is).
-    if t == ImageType::Png && png_is_canonical(bytes) {
+    if t == ImageType::Png && png_is_canonical(bytes, idat_crcs) {
         return Ok((Canonical::default(), None));
     }
     let out = Out::new(bytes, keep_metadata);
     let canonical = match t {
-        ImageType::Png => png(bytes, out),
+        ImageType::Png => png(bytes, out, idat_crcs),
         ImageType::Jpeg => {
             let mut reader = planes.map(crate::remux::jpeg_planes::PlanesReader::new);
             let made = jpeg(bytes, out, reader.as_mut())?;
@@ -192,6 +200,23 @@ fn turned(tiff: &[u8]) -> Option<Orientation> {
 
 // ---------------------------------------------------------------------------------------------
 // PNG
+
+/// Whether the PNG re-mux computes the image data's chunk CRCs ([`canonical_with_planes`]).
+#[derive(Clone, Copy, PartialEq)]
+enum IdatCrcs {
+    Checked,
+    Unchecked,
+}
+
+impl IdatCrcs {
+    /// Whether the chunk `whole` (length, type, data, CRC) fails its CRC; an IDAT chunk never
+    /// does when its CRC goes unchecked.
+    fn fails(self, kind: &[u8; 4], whole: &[u8]) -> bool {
+        let data_end = whole.len() - 4;
+        !(self == IdatCrcs::Unchecked && kind == b"IDAT")
+            && crc32fast::hash(&whole[4..data_end]).to_be_bytes() != whole[data_end..]
+    }
+}
 
 /// A PNG chunk appended to `out`: length, type, data, and the CRC of type and data.
 pub(crate) fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
@@ -292,18 +317,18 @@ impl ColourChunks {
 /// Whether [`png`] would write `bytes` back unchanged: whole chunks with right CRCs, only the
 /// critical ones and the colour chunks it keeps as they are, those before the image data, the
 /// standard IEND last. Anything else (an `iCCP` to inflate, metadata, a repair) takes the re-mux.
-fn png_is_canonical(bytes: &[u8]) -> bool {
+fn png_is_canonical(bytes: &[u8], idat_crcs: IdatCrcs) -> bool {
     let mut at = 8;
     let mut seen_idat = false;
     let mut colours = ColourChunks::default();
     while let Some(head) = bytes.get(at..at + 8) {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let Some(whole) = at.checked_add(12 + len).and_then(|end| bytes.get(at..end)) else { return false };
-        if crc32fast::hash(&whole[4..8 + len]).to_be_bytes() != whole[8 + len..] {
+        let kind = [head[4], head[5], head[6], head[7]];
+        if idat_crcs.fails(&kind, whole) {
             return false;
         }
         at += 12 + len;
-        let kind = [head[4], head[5], head[6], head[7]];
         colours.read(&kind, &whole[8..8 + len]);
         match &kind {
             b"IDAT" => seen_idat = true,
@@ -319,7 +344,7 @@ fn png_is_canonical(bytes: &[u8]) -> bool {
     false
 }
 
-fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
+fn png(bytes: &[u8], mut out: Out, idat_crcs: IdatCrcs) -> Result<Canonical, Broken> {
     out.bytes.extend_from_slice(&bytes[..8]);
     let mut at = 8;
     let mut apng = Apng::default();
@@ -350,7 +375,7 @@ fn png(bytes: &[u8], mut out: Out) -> Result<Canonical, Broken> {
         // A chunk whose CRC fails, as libpng treats it: an ancillary one is skipped, a critical
         // one stops the decode — except the image data, which the world's lenient decoders show
         // and whose own zlib checksum and length are checked whole below; IEND is written anyway.
-        let crc_fails = crc32fast::hash(&whole[4..8 + len]).to_be_bytes() != whole[8 + len..];
+        let crc_fails = idat_crcs.fails(&kind, whole);
         if crc_fails && !matches!(&kind, b"IDAT" | b"IEND") {
             let name = String::from_utf8_lossy(&kind);
             if kind[0] & 0x20 == 0 {

@@ -94,6 +94,50 @@ fn png_fitted_by_rows(bytes: &[u8], side: u32) -> Result<Option<DynamicImage>, I
     rows.finish().map(Some).map_err(broken)
 }
 
+/// A PNG the row-by-row fit does not take (interlaced, 16-bit, stored sideways, nothing to
+/// shrink) decoded whole, as the image crate's decoder does it (`EXPAND`: palettes, low bit depths
+/// and transparency expanded, 16-bit samples kept), but by [`png_reader`]: the zlib checksum
+/// checked, chunk CRCs not. The re-mux leaves a re-encoded PNG's IDAT CRCs unchecked
+/// (`remux::canonical_with_planes`), and the image crate's decoder would refuse one that fails.
+fn png_decoded_whole(bytes: &[u8]) -> Result<DynamicImage, ImageError> {
+    use png::BitDepth::{Eight, Sixteen};
+    use png::ColorType::{Grayscale, GrayscaleAlpha, Rgb, Rgba};
+    let mut reader = png_reader(bytes, png::Transformations::EXPAND)?;
+    let size = reader.output_buffer_size().ok_or_else(|| png_error(png::DecodingError::LimitsExceeded))?;
+    let (width, height) = (reader.info().width, reader.info().height);
+    let img = match reader.output_color_type() {
+        (colour, Eight) => {
+            let mut buf = vec![0; size];
+            reader.next_frame(&mut buf).map_err(png_error)?;
+            match colour {
+                Grayscale => image::ImageBuffer::from_raw(width, height, buf).map(DynamicImage::ImageLuma8),
+                GrayscaleAlpha => image::ImageBuffer::from_raw(width, height, buf).map(DynamicImage::ImageLumaA8),
+                Rgb => image::ImageBuffer::from_raw(width, height, buf).map(DynamicImage::ImageRgb8),
+                Rgba => image::ImageBuffer::from_raw(width, height, buf).map(DynamicImage::ImageRgba8),
+                _ => None,
+            }
+        }
+        (colour, Sixteen) => {
+            let mut samples = vec![0u16; size / 2];
+            reader.next_frame(bytemuck::cast_slice_mut(&mut samples)).map_err(png_error)?;
+            // PNG stores samples big-endian.
+            samples.iter_mut().for_each(|s| *s = u16::from_be(*s));
+            match colour {
+                Grayscale => image::ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageLuma16),
+                GrayscaleAlpha => image::ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageLumaA16),
+                Rgb => image::ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageRgb16),
+                Rgba => image::ImageBuffer::from_raw(width, height, samples).map(DynamicImage::ImageRgba16),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    img.ok_or_else(|| {
+        let why = "the PNG's expanded layout is not 8- or 16-bit grey, grey + alpha, RGB or RGBA";
+        ImageError::Decoding(image::error::DecodingError::new(image::ImageFormat::Png.into(), why))
+    })
+}
+
 fn png_error(e: png::DecodingError) -> ImageError {
     match e {
         png::DecodingError::LimitsExceeded => {
@@ -106,7 +150,8 @@ fn png_error(e: png::DecodingError) -> ImageError {
 /// A PNG reader under the decoder's bound that checks the image data's Adler-32 checksum: libpng,
 /// Pillow and libvips refuse a PNG whose checksum fails, so the gate does not pass one. Chunk CRCs
 /// are not computed again: what this reads is the re-mux's output, whose walk checked every
-/// chunk's CRC (and wrote a repaired file's afresh).
+/// chunk's CRC (and wrote a repaired file's afresh) but a re-encoded PNG's IDAT CRCs, which
+/// guard nothing the decode's own checks of the image data do not.
 fn png_reader(
     bytes: &[u8],
     transformations: png::Transformations,
@@ -327,6 +372,7 @@ pub fn fit(
         (Some(fitted), _) => fitted,
         (None, Some(img)) => img,
         (None, None) if t == ImageType::Jpeg => decode_jpeg_shrunk(bytes, header)?,
+        (None, None) if t == ImageType::Png => png_decoded_whole(bytes)?,
         (None, None) => decode(bytes, t)?,
     };
     let as_decoded = (img.width(), img.height());

@@ -87,7 +87,14 @@ fn admit(
     // so the fit reads no code again.
     let planes_for_fit = (options.downsample && t == ImageType::Jpeg)
         .then_some(jpeg_planes::Target::Fit { side: FIT_SIDE, reencoded: raw > PASS_THROUGH_RAW });
-    let (canonical, planes) = match remux::canonical_with_planes(bytes, t, options.keep_metadata, planes_for_fit) {
+    // A PNG whose size or IHDR already says the ladder re-encodes it is passed on only as its
+    // decoded pixels: the re-mux leaves its image data's CRCs to that decode.
+    let pixels_reencoded = options.downsample
+        && t == ImageType::Png
+        && written_from.is_none()
+        && png_ihdr(bytes).is_ok_and(|ihdr| downsample::needs_work(raw, &ihdr, t));
+    let remuxed = remux::canonical_with_planes(bytes, t, options.keep_metadata, planes_for_fit, pixels_reencoded);
+    let (canonical, planes) = match remuxed {
         Ok((c, planes)) => (Ok(c), planes),
         Err(e) => (Err(e), None),
     };

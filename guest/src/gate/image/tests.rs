@@ -248,6 +248,44 @@ fn a_png_whose_idat_crc_alone_is_wrong_is_admitted_with_a_fresh_crc() {
 }
 
 #[test]
+fn a_png_the_ladder_reencodes_leaves_its_idat_crcs_to_the_decode() {
+    // Wider than the fit: the ladder re-encodes each from its decoded pixels, so the re-mux
+    // computes no IDAT CRC. A wrong one over intact data changes nothing but the `bad-crc` entry:
+    // the same bytes pass, by the row-by-row fit (8-bit) and by the whole decode (16-bit, sideways).
+    let wide = gradient(FIT_SIDE + 100, 24);
+    let jpeg = jpeg_with_orientation(1, 1, 6);
+    let sideways_exif = &jpeg[2 + 4 + 6..2 + 4 + 6 + 26];
+    let cases = [
+        ("8-bit", encode(&wide, ImageFormat::Png)),
+        ("16-bit", encode(&DynamicImage::ImageRgb16(wide.to_rgb16()), ImageFormat::Png)),
+        ("sideways", with_chunk_after_ihdr(&encode(&wide, ImageFormat::Png), b"eXIf", sideways_exif)),
+    ];
+    for (name, good) in cases {
+        let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+        let crc = idat + 8 + u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize;
+        let mut wrong_crc = good.clone();
+        wrong_crc[crc] ^= 0x80;
+        let full = Options { verify: Verify::Full, ..Options::default() };
+        let passed = admit_image(&good, "image/png", &full).unwrap();
+        let repaired = admit_image(&wrong_crc, "image/png", &full).unwrap();
+        assert!(passed.resized, "{name}: fitted");
+        assert_eq!((&repaired.data, &repaired.dropped), (&passed.data, &passed.dropped), "{name}");
+        assert!(!repaired.dropped.contains(&"bad-crc"), "{name}: {:?}", repaired.dropped);
+        // Damaged data under the wrong CRC: the decode's own checks refuse them.
+        wrong_crc[idat + 40] ^= 0x08;
+        let r = refused(admit_image(&wrong_crc, "image/png", &full));
+        assert_eq!(r.reason, Reason::Undecodable, "{name}: {}", r.message);
+    }
+    // Downsampling off, nothing is re-encoded: the CRC is checked and the repair listed.
+    let good = encode(&wide, ImageFormat::Png);
+    let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+    let mut wrong_crc = good.clone();
+    wrong_crc[idat + 8 + u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize] ^= 0x80;
+    let a = admit_image(&wrong_crc, "image/png", &opts(false, Provider::Anthropic)).unwrap();
+    assert!(a.dropped.contains(&"bad-crc"), "{:?}", a.dropped);
+}
+
+#[test]
 fn bytes_after_a_pngs_image_data_go_when_its_pixels_are_read() {
     // Text after the zlib stream in the last IDAT chunk, CRC right: no decoder shows it.
     let good = png(16, 16);

@@ -320,7 +320,7 @@ fn the_remux_walk_gives_the_planes_and_the_same_verdicts() {
         for reencoded in [false, true] {
             let target = Target::Fit { side: 2000, reencoded };
             let (asked, unasked) = (
-                canonical_with_planes(&bytes, ImageType::Jpeg, false, Some(target)),
+                canonical_with_planes(&bytes, ImageType::Jpeg, false, Some(target), false),
                 canonical(&bytes, ImageType::Jpeg, false),
             );
             // What the fit reads: the canonical form.
