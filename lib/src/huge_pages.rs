@@ -11,7 +11,8 @@
 //! engine added, and advised once. The advice is a flag of the mapping: the `mprotect`s that grow
 //! a memory and the `madvise(DONTNEED)` that resets a slot keep it. The kernel gives a huge page
 //! only where a whole one lies in memory the guest may touch, so a trivial call still faults 4 KiB
-//! pages (the kernel's `thp_fault_alloc` count stays put through the per-call bench).
+//! pages (the kernel's `thp_fault_alloc` count stays put through the per-call bench), and the
+//! guest grows its memory in whole 2 MiB (`guest/src/heap.rs`).
 
 /// The anonymous mappings of this process, (start, end), read from /proc/self/maps (none when it
 /// cannot be read).
