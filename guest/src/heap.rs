@@ -13,8 +13,10 @@
 //! Memory grows to a whole number of 2 MiB: the host backs linear memory with 2 MiB pages
 //! (lib/src/huge_pages.rs), and the kernel gives a 2 MiB span one only when all of it is accessible
 //! when it is first touched. Grown by the exact request, the last span of every growth stayed in
-//! 4 KiB pages, each its own fault: about 1,900 a 12 MP PNG fit. dlmalloc gets the rounded region
-//! whole and serves later requests from it, so memory grows by under 2 MiB more than it must.
+//! 4 KiB pages, each its own fault (a 12 MP PNG fit: 1,930 faults a call, 397 rounded). dlmalloc
+//! gets the rounded region whole and serves later requests from it; where it places them moves
+//! with the larger growths, so a call's peak moves by a few MiB either way (BENCHMARKS.md: the
+//! 12 MP WebP fit 61.7 → 60.0 MiB, the 4000×3000 TIFF conversion 44.8 → 50.0 MiB).
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32;
