@@ -14,9 +14,11 @@
 //! (lib/src/huge_pages.rs), and the kernel gives a 2 MiB span one only when all of it is accessible
 //! when it is first touched. Grown by the exact request, the last span of every growth stayed in
 //! 4 KiB pages, each its own fault (a 12 MP PNG fit: 1,930 faults a call, 397 rounded). dlmalloc
-//! gets the rounded region whole and serves later requests from it; where it places them moves
-//! with the larger growths, so a call's peak moves by a few MiB either way (BENCHMARKS.md: the
-//! 12 MP WebP fit 61.7 → 60.0 MiB, the 4000×3000 TIFF conversion 44.8 → 50.0 MiB).
+//! still gets exactly the pages it asks for, the part of a growth past them going to its next
+//! request: given the rounded region whole, it kept the part as free space at the top of its heap
+//! and asked the system for the whole of each later request that did not fit there, so the unused
+//! parts added up (a 4000×3000 TIFF conversion's peak 44.8 → 50.0 MiB). Now every call places its
+//! allocations as before, and its memory is at most the next 2 MiB past what it was.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32;
@@ -40,21 +42,35 @@ unsafe extern "C" {
 /// The memory dlmalloc gets: the initial heap with its first request, then grown pages.
 struct Pages {
     initial_heap_given: Cell<bool>,
+    /// Where the memory handed to dlmalloc ends, and where the memory grown for it ends: grown to
+    /// a whole number of 2 MiB, the part past what a request took goes to the next request.
+    held_end: Cell<usize>,
+    grown_end: Cell<usize>,
 }
 
 impl Pages {
-    /// At least `pages` more pages of linear memory, as many more as take its size to a whole
-    /// number of 2 MiB (the exact count when those would pass the memory limit): their start and
-    /// how many; `None` past the memory limit.
-    fn grow(pages: usize) -> Option<(usize, usize)> {
-        let size = wasm32::memory_size(0);
-        let rounded = (size + pages).next_multiple_of(HUGE_PAGE_PAGES) - size;
-        if rounded > pages
-            && let Some(start) = Pages::grow_exactly(rounded)
-        {
-            return Some((start, rounded));
+    /// `pages` more pages for dlmalloc, right after those it holds, memory grown where they are
+    /// not yet (to a whole number of 2 MiB, or exactly when that would pass the memory limit):
+    /// their start; `None` past the memory limit.
+    fn take(&self, pages: usize) -> Option<usize> {
+        let end = wasm32::memory_size(0) * PAGE;
+        // Memory grown by something else since: none of it is dlmalloc's to take.
+        if self.grown_end.get() != end {
+            self.held_end.set(end);
+            self.grown_end.set(end);
         }
-        Pages::grow_exactly(pages).map(|start| (start, pages))
+        let start = self.held_end.get();
+        let taken_end = start + pages * PAGE;
+        if taken_end > end {
+            let (size, more) = (end / PAGE, (taken_end - end) / PAGE);
+            let rounded = (size + more).next_multiple_of(HUGE_PAGE_PAGES) - size;
+            if !(rounded > more && Pages::grow_exactly(rounded).is_some()) {
+                Pages::grow_exactly(more)?;
+            }
+            self.grown_end.set(wasm32::memory_size(0) * PAGE);
+        }
+        self.held_end.set(taken_end);
+        Some(start)
     }
 
     /// `pages` more pages of linear memory; their start, `None` past the memory limit.
@@ -76,16 +92,18 @@ unsafe impl Allocator for Pages {
                 return (base as *mut u8, room, 0);
             }
             // Grown memory starts where the initial memory ends: one region from the heap's base.
-            match Pages::grow((size - room).div_ceil(PAGE)) {
-                Some((start, more)) if start == end => return (base as *mut u8, room + more * PAGE, 0),
+            let more = (size - room).div_ceil(PAGE);
+            match self.take(more) {
+                Some(start) if start == end => return (base as *mut u8, room + more * PAGE, 0),
                 // Not adjacent (memory grew before the first request: never, with this linker
                 // layout): those pages stay unused and the request gets its own below.
                 Some(_) => {}
                 None => return (ptr::null_mut(), 0, 0),
             }
         }
-        match Pages::grow(size.div_ceil(PAGE)) {
-            Some((start, pages)) => (start as *mut u8, pages * PAGE, 0),
+        let pages = size.div_ceil(PAGE);
+        match self.take(pages) {
+            Some(start) => (start as *mut u8, pages * PAGE, 0),
             None => (ptr::null_mut(), 0, 0),
         }
     }
@@ -123,7 +141,8 @@ unsafe impl Sync for Heap {}
 
 impl Heap {
     pub(crate) const fn new() -> Heap {
-        Heap(UnsafeCell::new(Dlmalloc::new_with_allocator(Pages { initial_heap_given: Cell::new(false) })))
+        let pages = Pages { initial_heap_given: Cell::new(false), held_end: Cell::new(0), grown_end: Cell::new(0) };
+        Heap(UnsafeCell::new(Dlmalloc::new_with_allocator(pages)))
     }
 }
 
