@@ -276,6 +276,15 @@ fn a_png_the_ladder_reencodes_leaves_its_idat_crcs_to_the_decode() {
         let r = refused(admit_image(&wrong_crc, "image/png", &full));
         assert_eq!(r.reason, Reason::Undecodable, "{name}: {}", r.message);
     }
+    // A wrong Adler-32 (the zlib stream's last four bytes) under a wrong CRC: refused too.
+    let good = encode(&wide, ImageFormat::Png);
+    let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
+    let crc = idat + 8 + u32::from_be_bytes(good[idat..idat + 4].try_into().unwrap()) as usize;
+    let mut wrong_adler = good.clone();
+    wrong_adler[crc - 1] ^= 0x01;
+    wrong_adler[crc] ^= 0x80;
+    let r = refused(admit_image(&wrong_adler, "image/png", &Options { verify: Verify::Full, ..Options::default() }));
+    assert_eq!(r.reason, Reason::Undecodable, "{}", r.message);
     // Downsampling off, nothing is re-encoded: the CRC is checked and the repair listed.
     let good = encode(&wide, ImageFormat::Png);
     let idat = good.windows(4).position(|w| w == b"IDAT").unwrap() - 4;
