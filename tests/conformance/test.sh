@@ -3,9 +3,8 @@
 # and their mutations, judged by Pillow, libvips (sharp), Chromium, ImageMagick, pngcheck 4.0.1 and
 # Debian's format tools.
 # Installs what is missing (Debian packages, Pillow into .venv, the npm packages, pngcheck compiled
-# from pngcheck/), then runs
-# conform.py; extra arguments go to it (--filter NAME, --report FILE, --jobs N). Needs the release
-# CLI (MEDIAGATE_BIN, else target/release/mediagate).
+# from pngcheck/), then runs conform.py; extra arguments go to it (--filter NAME, --report FILE,
+# --jobs N). Needs the release CLI (MEDIAGATE_BIN, else target/release/mediagate).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
