@@ -50,6 +50,13 @@ PDF_RAW_CAP = 20 * 1024 * 1024
 FIT_SIDE = 2000
 MAX_DPI = 200.0
 DEFAULT_DPI = 72
+# DeviceCMYK is device-dependent (PDF 2.0, 8.6.4.4): a renderer converts it as some CMYK device
+# would print it, so two renderers agree only when told the same device. The reference is told a
+# standard one (PDF's DefaultCMYK, 8.6.5.6, through pdftoppm's -defaultcmykprofile): the SWOP
+# press profile Ghostscript ships (Debian's libgs-common, which test.sh installs). The gate's
+# hayro converts through the SWOP-like CGATS001 profile it embeds; poppler's built-in formula, a
+# device of its own, differs from both by ~29.5 dB and is kept in the report (`stock_psnr`).
+CMYK_PROFILE = "/usr/share/color/icc/ghostscript/default_cmyk.icc"
 
 # Every size class: 1 px, odd and even, non-square, the sizes of the known Pillow report, powers
 # of two and one off them, the gate's 2000 px fit crossed, 4000 px sides and slivers.
@@ -80,9 +87,11 @@ class Case:
     psnr: float | None = None
     source_psnr: float | None = None
     gate_source_psnr: float | None = None
-    # The gate against Ghostscript's rendering (DeviceCMYK cases: the second reference an
-    # allowance may require to agree, allowed.tsv).
+    # The gate against Ghostscript's rendering, for a case under MIN_PSNR against pdftoppm: the
+    # second reference an allowance may require to agree (allowed.tsv).
     ghostscript_psnr: float | None = None
+    # A DeviceCMYK case: the gate against pdftoppm with poppler's built-in CMYK formula.
+    stock_psnr: float | None = None
     size: tuple[int, int] | None = None
     seconds: float = 0.0
 
@@ -346,26 +355,36 @@ def run_case(case: Case, bin_path: str, tmp: str) -> Case:
     # would stretch the page to the rounded size (half a pixel; on a 3.5 px sliver, 14 %), and
     # the gate leaves what the rounding adds white, as pdftoppm does past the page.
     dpi = gate_scale(case) * 72 * k
-    # PPM, not PNG: the same pixels, and poppler's PNG writer took 7 s of CPU for one 2000 px page.
-    r = subprocess.run(["pdftoppm", "-singlefile", "-f", "1", "-l", "1", "-r", f"{dpi:.6f}", "-x", "0", "-y", "0",
-                        "-W", str(w * k), "-H", str(h * k), case.path, ref_base],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        case.error = f"pdftoppm failed: {r.stderr.strip()[:160]}"
+    ref, why = pdftoppm(case, dpi, w, h, k, ref_base, ["-defaultcmykprofile", CMYK_PROFILE])
+    if ref is None:
+        case.error = why
         case.seconds = time.monotonic() - start
         return case
-    ref = at_gate_size(Image.open(ref_base + ".ppm"), w, h, k)
+    case.psnr = psnr(on_white(gate), on_white(ref))
+    source = placed_source(case, w, h)
+    case.source_psnr = psnr(source, on_white(ref))
+    case.gate_source_psnr = psnr(source, on_white(gate))
     if "CMYK" in case.want:
+        stock, _ = pdftoppm(case, dpi, w, h, k, base + ".stock", [])
+        case.stock_psnr = None if stock is None else psnr(on_white(gate), on_white(stock))
+    if case.psnr < MIN_PSNR:
         case.ghostscript_psnr = against_ghostscript(case, gate, dpi, w, h, k, base)
-    if ref.size != (w, h):
-        case.error = f"pdftoppm rendered {ref.size[0]}x{ref.size[1]}, the gate {w}x{h}"
-    else:
-        case.psnr = psnr(on_white(gate), on_white(ref))
-        source = placed_source(case, w, h)
-        case.source_psnr = psnr(source, on_white(ref))
-        case.gate_source_psnr = psnr(source, on_white(gate))
     case.seconds = time.monotonic() - start
     return case
+
+
+def pdftoppm(case: Case, dpi: float, w: int, h: int, k: int, out_base: str, options: list[str]):
+    """(pdftoppm's render of page 1 at the gate's size, '') or (None, why not)."""
+    # PPM, not PNG: the same pixels, and poppler's PNG writer took 7 s of CPU for one 2000 px page.
+    r = subprocess.run(["pdftoppm", "-singlefile", "-f", "1", "-l", "1", "-r", f"{dpi:.6f}", "-x", "0", "-y", "0",
+                        "-W", str(w * k), "-H", str(h * k), *options, case.path, out_base],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return None, f"pdftoppm failed: {r.stderr.strip()[:160]}"
+    ref = at_gate_size(Image.open(out_base + ".ppm"), w, h, k)
+    if ref.size != (w, h):
+        return None, f"pdftoppm rendered {ref.size[0]}x{ref.size[1]}, the gate {w}x{h}"
+    return ref, ""
 
 
 def at_gate_size(render: Image.Image, w: int, h: int, k: int) -> Image.Image:
@@ -381,9 +400,8 @@ def at_gate_size(render: Image.Image, w: int, h: int, k: int) -> Image.Image:
 
 def against_ghostscript(case: Case, gate: Image.Image, dpi: float, w: int, h: int, k: int, base: str) -> float | None:
     """The gate's PSNR against Ghostscript's rendering of page 1 at the pdftoppm reference's scale
-    (`None`: Ghostscript failed). DeviceCMYK is device-dependent: Ghostscript converts it through
-    its default ICC profile, poppler through its own formula, and the two differ by about as much
-    as the gate differs from poppler."""
+    (`None`: Ghostscript failed): a second renderer, for the cases where the gate and pdftoppm
+    differ."""
     out = base + ".gs.ppm"
     r = subprocess.run(["gs", "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=ppmraw", f"-r{dpi:.6f}",
                         "-dFirstPage=1", "-dLastPage=1", f"-sOutputFile={out}", case.path],
@@ -411,9 +429,10 @@ def verdict(case: Case) -> str:
     return ""
 
 
-# The second reference an allowance may name in allowed.tsv's third column: the case stays
-# allowed only while the gate agrees with it (PSNR >= MIN_PSNR).
-SECOND_REFERENCES = {"ghostscript": "ghostscript_psnr"}
+# What an allowance may name in allowed.tsv's third column, the check that keeps the case
+# allowed: Ghostscript, a second renderer, agrees with the gate (PSNR >= MIN_PSNR); or the source,
+# for a reference that is wrong: the gate is nearer the source image than pdftoppm is.
+SECOND_REFERENCES = ("ghostscript", "source")
 
 
 def read_allowed(path: str) -> list[tuple[str, str, str]]:
@@ -435,13 +454,19 @@ def read_allowed(path: str) -> list[tuple[str, str, str]]:
 
 def second_disagrees(case: Case, second: str) -> str:
     """'' where the allowance's second reference (if any) agrees with the gate, else why not."""
-    if not second:
-        return ""
-    db = getattr(case, SECOND_REFERENCES[second])
-    if db is not None and db >= MIN_PSNR:
-        return ""
-    shown = "no render" if db is None else f"{db:.1f} dB"
-    return f"allowed only while {second} agrees with the gate (>= {MIN_PSNR:.0f} dB): {shown}"
+    if second == "ghostscript":
+        db = case.ghostscript_psnr
+        if db is not None and db >= MIN_PSNR:
+            return ""
+        shown = "no render" if db is None else f"{db:.1f} dB"
+        return f"allowed only while ghostscript agrees with the gate (>= {MIN_PSNR:.0f} dB): {shown}"
+    if second == "source":
+        gate, ref = case.gate_source_psnr, case.source_psnr
+        if gate is not None and ref is not None and gate > ref:
+            return ""
+        return (f"allowed only while the gate is nearer the source than pdftoppm: "
+                f"the gate {gate if gate is None else round(gate, 1)} dB, pdftoppm {ref if ref is None else round(ref, 1)} dB")
+    return ""
 
 
 def judge(cases: list[Case], allowed: list[tuple[str, str, str]], whole_grid: bool):
@@ -477,6 +502,8 @@ def main() -> int:
     parser.add_argument("--keep", help="keep the PDFs and renders in this directory")
     args = parser.parse_args()
 
+    if not os.path.exists(CMYK_PROFILE):
+        raise SystemExit(f"{CMYK_PROFILE} is missing: the DeviceCMYK reference needs it (Debian's libgs-common)")
     t0 = time.monotonic()
     tmp = args.keep or tempfile.mkdtemp(prefix="pdf-grid-")
     os.makedirs(tmp, exist_ok=True)
@@ -547,7 +574,7 @@ def main() -> int:
             json.dump([{"id": c.id, "holds": c.found, "verdict": verdict(c) or "pass", "psnr": finite(c.psnr),
                         "source_psnr": finite(c.source_psnr),
                         "gate_source_psnr": finite(c.gate_source_psnr),
-                        "ghostscript_psnr": finite(c.ghostscript_psnr), "gate_size": c.size, "seconds": round(c.seconds, 2)}
+                        "ghostscript_psnr": finite(c.ghostscript_psnr), "stock_psnr": finite(c.stock_psnr), "gate_size": c.size, "seconds": round(c.seconds, 2)}
                        for c in cases], f, indent=1)
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

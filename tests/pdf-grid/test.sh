@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # PDF image pages at every size (README.md here): one-image PDFs from Pillow, img2pdf, reportlab,
 # ImageMagick where its policy lets it write PDF, and pdfwrite.py, rendered by the gate and by
-# pdftoppm (DeviceCMYK pages by Ghostscript too) and compared. Installs what is missing
-# (poppler-utils, Ghostscript, ImageMagick, the pinned
-# generators into .venv), then runs grid.py; extra arguments go to it (--filter GLOB, --jobs N,
-# --report FILE, --keep DIR). Needs the release CLI (MEDIAGATE_BIN, else target/release/mediagate).
+# pdftoppm (DeviceCMYK as the SWOP press Ghostscript ships; a page under the bar by Ghostscript
+# too) and compared. Installs what is missing (poppler-utils, Ghostscript (its profiles come with it),
+# ImageMagick, the pinned generators into .venv), then runs grid.py; extra arguments go to it
+# (--filter GLOB, --jobs N, --report FILE, --keep DIR). Needs the release CLI (MEDIAGATE_BIN, else
+# target/release/mediagate).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 

@@ -66,6 +66,15 @@ class Verdicts(unittest.TestCase):
             self.assertEqual((len(failures), len(listed)), (1, 0))
             self.assertIn("ghostscript", failures[0][1])
 
+    def test_an_allowance_that_names_the_source_holds_only_while_the_gate_is_nearer_it(self):
+        allowed = [("pillow/CCITT-grey/*", "the reference", "source")]
+        nearer = case(want="CCITT-grey", psnr=22.0, source_psnr=20.0, gate_source_psnr=25.0)
+        self.assertEqual([len(x) for x in grid.judge([nearer], allowed, whole_grid=False)], [0, 1, 0])
+        further = case(want="CCITT-grey", psnr=22.0, source_psnr=25.0, gate_source_psnr=20.0)
+        failures, listed, _ = grid.judge([further], allowed, whole_grid=False)
+        self.assertEqual((len(failures), len(listed)), (1, 0))
+        self.assertIn("nearer the source", failures[0][1])
+
     def test_the_source_is_placed_where_the_page_puts_it(self):
         # 1 px at 200 dpi is 0.36 pt: one pixel of a 3x3 render, top left, the rest white.
         tiny = case(w=1, h=1)
