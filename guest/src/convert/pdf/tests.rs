@@ -667,3 +667,58 @@ fn a_page_content_stream_is_held_to_the_smaller_cap_and_an_image_to_the_image_ca
     ];
     assert!(render_page(&pdf(&objects), 1, 2000).is_ok(), "an image past the smaller cap");
 }
+
+#[test]
+fn a_small_page_is_drawn_finer_within_the_pixels_of_a_page_at_the_whole_fit() {
+    // 4 times over while that is within max_side², then 2, then not at all.
+    assert_eq!(supersampling(19, 14, 2000), 4);
+    assert_eq!(supersampling(500, 500, 2000), 4);
+    assert_eq!(supersampling(501, 500, 2000), 2);
+    assert_eq!(supersampling(1000, 1000, 2000), 2);
+    assert_eq!(supersampling(1001, 1000, 2000), 1);
+    assert_eq!(supersampling(2000, 1414, 2000), 1);
+    // A sliver: the product bounds the work, and each side must still fit hayro's u16 canvas.
+    assert_eq!(supersampling(2000, 3, 2000), 4);
+    assert_eq!(supersampling(u16::MAX, 1, u32::from(u16::MAX)), 1);
+}
+
+#[test]
+fn a_box_reduced_drawing_is_the_mean_of_each_block() {
+    // 4x2 RGBA reduced by 2: two pixels, each the rounded mean of its 2x2 block.
+    let drawing: Vec<u8> = [
+        [0, 10, 20, 255],
+        [4, 10, 20, 255],
+        [100, 0, 0, 255],
+        [200, 0, 0, 255],
+        [0, 10, 21, 255],
+        [4, 10, 20, 255],
+        [100, 0, 0, 255],
+        [201, 0, 0, 255],
+    ]
+    .concat();
+    assert_eq!(box_reduced(&drawing, 4, 2), vec![2, 10, 20, 255, 150, 0, 0, 255]);
+}
+
+#[test]
+fn an_image_drawn_a_few_times_up_has_its_pixel_edges_where_the_page_puts_them() {
+    // A 3x1 grey image (black, white, black) on a 3x1 pt page: at 200 dpi each image pixel is
+    // 2.78 px wide, so the page's third pixel column is 0.78 black and 0.22 white. Drawn at its
+    // size, hayro's nearest-pixel sampling made it all black.
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 3 1] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
+        stream("", b"q 3 0 0 1 0 0 cm /Im1 Do Q"),
+        stream("/Type /XObject /Subtype /Image /Width 3 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8", &[0, 255, 0]),
+    ];
+    let bytes = pdf(&objects);
+    let (img, note) = render_page(&bytes, 1, 2000).unwrap();
+    assert_eq!(note, "page 1 of 1 at 200 dpi, 8x3");
+    let grey = |x: u32| img.get_pixel(x, 1).0[0];
+    assert_eq!((grey(0), grey(1)), (0, 0));
+    assert!((40..=80).contains(&grey(2)), "0.78 black, 0.22 white: {}", grey(2));
+    assert_eq!((grey(3), grey(4)), (255, 255));
+    // Drawn 4 times over, coverage is counted in quarters: 0.56 white shows as a half.
+    assert!((100..=160).contains(&grey(5)), "0.56 white, 0.44 black: {}", grey(5));
+    assert_eq!((grey(6), grey(7)), (0, 0));
+}
