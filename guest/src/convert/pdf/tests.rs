@@ -46,6 +46,18 @@ fn doc(pages: &[(&str, &[u8], &str)]) -> Vec<u8> {
     pdf(&objects)
 }
 
+/// One page (`media_box`) whose content `draw` paints the image XObject `/Im1` (`image`, `data`).
+fn image_page(media_box: &str, draw: &[u8], image: &str, data: &[u8]) -> Vec<u8> {
+    pdf(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [{media_box}] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>")
+            .into_bytes(),
+        stream("", draw),
+        stream(&format!("/Type /XObject /Subtype /Image {image}"), data),
+    ])
+}
+
 const A4: &str = "0 0 595 842";
 const HELVETICA: &str = "/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>";
 const TEXT: &[u8] = b"BT /F1 36 Tf 72 700 Td (Hello, mediagate) Tj ET";
@@ -95,15 +107,13 @@ fn vector_shapes_are_painted_where_the_page_puts_them() {
 #[test]
 fn an_embedded_image_is_drawn() {
     // A 2x1 RGB image (blue, green), Flate-compressed, stretched across the page.
-    let pixels = zlib(&[0, 0, 255, 0, 255, 0]);
-    let objects = vec![
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
-        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
-        stream("/Type /XObject /Subtype /Image /Width 2 /Height 1 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", &pixels),
-    ];
-    let (img, _) = render_page(&pdf(&objects), 1, 400).unwrap();
+    let bytes = image_page(
+        "0 0 200 100",
+        b"q 200 0 0 100 0 0 cm /Im1 Do Q",
+        "/Width 2 /Height 1 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode",
+        &zlib(&[0, 0, 255, 0, 255, 0]),
+    );
+    let (img, _) = render_page(&bytes, 1, 400).unwrap();
     assert_eq!(img.dimensions(), (400, 200));
     assert_eq!(img.get_pixel(50, 100).0, [0, 0, 255, 255]);
     assert_eq!(img.get_pixel(350, 100).0, [0, 255, 0, 255]);
@@ -435,14 +445,13 @@ fn a_huge_image_is_refused_before_it_is_decoded() {
 }
 
 fn a_huge_image_is_refused_before_it_is_decoded_body() {
-    let objects = vec![
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
-        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
-        stream("/Type /XObject /Subtype /Image /Width 100000 /Height 100000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", &zlib(&[7; 3000])),
-    ];
-    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    let bytes = image_page(
+        "0 0 200 100",
+        b"q 200 0 0 100 0 0 cm /Im1 Do Q",
+        "/Width 100000 /Height 100000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode",
+        &zlib(&[7; 3000]),
+    );
+    let Err(PageError::Refused(r)) = render_page(&bytes, 1, 2000) else { panic!() };
     assert_eq!(r.reason, Reason::DimensionsTooLarge);
     assert!(r.message.contains("100000x100000"), "{}", r.message);
 }
@@ -463,14 +472,13 @@ fn a_jpeg_larger_than_its_dictionary_says_is_refused_body() {
     jpeg_encoder::Encoder::new(&mut jpeg, 90).encode(&[0; 192], 8, 8, jpeg_encoder::ColorType::Rgb).unwrap();
     let sof = jpeg.windows(2).position(|m| m == [0xff, 0xc0]).unwrap();
     jpeg[sof + 5..sof + 9].copy_from_slice(&[0xea, 0x60, 0xea, 0x60]);
-    let objects = vec![
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
-        stream("", b"q 200 0 0 100 0 0 cm /Im1 Do Q"),
-        stream("/Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", &jpeg),
-    ];
-    let Err(PageError::Refused(r)) = render_page(&pdf(&objects), 1, 2000) else { panic!() };
+    let bytes = image_page(
+        "0 0 200 100",
+        b"q 200 0 0 100 0 0 cm /Im1 Do Q",
+        "/Width 10 /Height 10 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode",
+        &jpeg,
+    );
+    let Err(PageError::Refused(r)) = render_page(&bytes, 1, 2000) else { panic!() };
     assert_eq!(r.reason, Reason::DimensionsTooLarge);
     assert!(r.message.contains("60000x60000"), "{}", r.message);
 }
@@ -704,14 +712,12 @@ fn an_image_drawn_a_few_times_up_has_its_pixel_edges_where_the_page_puts_them() 
     // A 3x1 grey image (black, white, black) on a 3x1 pt page: at 200 dpi each image pixel is
     // 2.78 px wide, so the page's third pixel column is 0.78 black and 0.22 white. Drawn at its
     // size, hayro's nearest-pixel sampling made it all black.
-    let objects = vec![
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 3 1] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>".to_vec(),
-        stream("", b"q 3 0 0 1 0 0 cm /Im1 Do Q"),
-        stream("/Type /XObject /Subtype /Image /Width 3 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8", &[0, 255, 0]),
-    ];
-    let bytes = pdf(&objects);
+    let bytes = image_page(
+        "0 0 3 1",
+        b"q 3 0 0 1 0 0 cm /Im1 Do Q",
+        "/Width 3 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8",
+        &[0, 255, 0],
+    );
     let (img, note) = render_page(&bytes, 1, 2000).unwrap();
     assert_eq!(note, "page 1 of 1 at 200 dpi, 8x3");
     let grey = |x: u32| img.get_pixel(x, 1).0[0];
