@@ -4,10 +4,10 @@
 //!   visited set, so cyclic `/Kids`/`/Parent` end; `/Count` is not trusted, the pages found are).
 //! - Scale: the page is fitted into `max_side`² and never rendered above [`MAX_DPI`] (200 dpi:
 //!   an A4 page is 1654x2339 at 200 dpi, so at 2000² it comes out at ~171 dpi, 1414x2000).
-//! - A page smaller than the fit is drawn 2 or 4 times over in each direction and box-reduced
-//!   ([`supersampling`]), so each pixel shows what the page covers of it: an image drawn a few
-//!   times up (a 72 dpi image at 200 dpi) has its pixels' edges where the page puts them, not
-//!   snapped to the nearest pixel. Never more pixels than a page at the whole fit.
+//! - A page smaller than the fit that draws an image is drawn 2 or 4 times over in each direction
+//!   and box-reduced ([`supersampling`]), so each pixel shows what the page covers of it: an image
+//!   drawn a few times up (a 72 dpi image at 200 dpi) has its pixels' edges where the page puts
+//!   them, not snapped to the nearest pixel. Never more pixels than a page at the whole fit.
 //! - Background white (paper is opaque): the result has no transparency.
 //! - Encrypted PDFs: hayro opens those whose user password is empty (the common "no copying"
 //!   protection) and those are rendered; one that needs a password is refused in words.
@@ -96,8 +96,9 @@ pub fn render_page(bytes: &[u8], page: u32, max_side: u32) -> Result<(RgbaImage,
     }
     check_streams(&pdf, bytes.len() as u64)?;
     let p = &pages[(page - 1) as usize];
-    check_page_work(p, page, bytes.len() as u64)?;
-    let (image, dpi) = render(p, page, max_side.clamp(1, u32::from(u16::MAX)), bytes.len() as u64)?;
+    let work = check_page_work(p, page, bytes.len() as u64)?;
+    let max_side = max_side.clamp(1, u32::from(u16::MAX));
+    let (image, dpi) = render(p, page, max_side, work.images > 0, bytes.len() as u64)?;
     if image.pixels().all(|px| px.0 == [255, 255, 255, 255]) {
         return Err(PageError::Blank { page });
     }
@@ -558,8 +559,9 @@ fn ascii85(data: &[u8], out: &mut Sink) {
 }
 
 /// What one page executes, forms counted each time they are drawn, and the inline images it
-/// holds, before hayro runs it (see [`MAX_PAGE_OPERATORS`], [`MAX_PAGE_PAINTS`], [`MAX_PAGE_FORMS`]).
-fn check_page_work(page: &Page<'_>, number: u32, raw: u64) -> Result<(), PageError> {
+/// holds, before hayro runs it (see [`MAX_PAGE_OPERATORS`], [`MAX_PAGE_PAINTS`], [`MAX_PAGE_FORMS`]);
+/// the work it counted.
+fn check_page_work(page: &Page<'_>, number: u32, raw: u64) -> Result<Work, PageError> {
     let mut walk = PageWork { raw, memo: std::collections::HashMap::new(), open: Vec::new() };
     let content = page.page_stream().unwrap_or(&[]);
     let work = walk.stream(content, page.resources(), 0)?;
@@ -584,7 +586,7 @@ fn check_page_work(page: &Page<'_>, number: u32, raw: u64) -> Result<(), PageErr
     if work.forms > MAX_PAGE_FORMS {
         return Err(over("form XObject draws", work.forms, MAX_PAGE_FORMS));
     }
-    Ok(())
+    Ok(work)
 }
 
 #[derive(Clone, Copy, Default)]
@@ -592,6 +594,9 @@ struct Work {
     operators: u64,
     paints: u64,
     forms: u64,
+    /// Image XObjects and inline images drawn (those in patterns, soft masks and Type 3 glyphs
+    /// are not counted).
+    images: u64,
 }
 
 impl Work {
@@ -599,6 +604,7 @@ impl Work {
         self.operators = self.operators.saturating_add(other.operators.saturating_mul(times));
         self.paints = self.paints.saturating_add(other.paints.saturating_mul(times));
         self.forms = self.forms.saturating_add(other.forms.saturating_mul(times));
+        self.images = self.images.saturating_add(other.images.saturating_mul(times));
     }
 }
 
@@ -629,6 +635,7 @@ impl PageWork {
                 | b"\"" => work.paints += 1,
                 b"BI" => {
                     work.paints += 1;
+                    work.images += 1;
                     for operand in op.operands() {
                         if let Object::Stream(image) = operand {
                             check_image_size(image, self.raw)?;
@@ -649,8 +656,13 @@ impl PageWork {
         for (name, times) in draws {
             work.paints = work.paints.saturating_add(times);
             let Some(xobject) = resources.get_x_object(&Name::new_unescaped(&name)) else { continue };
-            if xobject.dict().get::<Name<'_>>(b"Subtype").is_none_or(|n| n.as_ref() != b"Form") {
-                continue;
+            match xobject.dict().get::<Name<'_>>(b"Subtype") {
+                Some(n) if n.as_ref() == b"Form" => {}
+                Some(n) if n.as_ref() == b"Image" => {
+                    work.images = work.images.saturating_add(times);
+                    continue;
+                }
+                _ => continue,
             }
             work.forms = work.forms.saturating_add(times);
             let inner = self.form(&xobject, resources, depth + 1)?;
@@ -696,8 +708,15 @@ impl PageWork {
     }
 }
 
-/// Render `page` fitted into `max_side`² at most [`MAX_DPI`]; the image and the dpi used.
-fn render(page: &Page<'_>, number: u32, max_side: u32, raw: u64) -> Result<(RgbaImage, u32), PageError> {
+/// Render `page` fitted into `max_side`² at most [`MAX_DPI`], drawn finer where it `draws_images`
+/// ([`supersampling`]); the image and the dpi used.
+fn render(
+    page: &Page<'_>,
+    number: u32,
+    max_side: u32,
+    draws_images: bool,
+    raw: u64,
+) -> Result<(RgbaImage, u32), PageError> {
     let (w_pt, h_pt) = page.render_dimensions();
     if !(w_pt.is_finite() && h_pt.is_finite() && w_pt > 0.0 && h_pt > 0.0) {
         return Err(refused(
@@ -727,7 +746,7 @@ fn render(page: &Page<'_>, number: u32, max_side: u32, raw: u64) -> Result<(Rgba
     let px = |pt: f32| ((pt * scale).round() as u32).clamp(1, max_side) as u16;
     let (width, height) = (px(true_w), px(true_h));
 
-    let k = supersampling(width, height, max_side);
+    let k = if draws_images { supersampling(width, height, max_side) } else { 1 };
     let cache = RenderCache::new();
     let interpreter = InterpreterSettings::default();
     let settings = RenderSettings::default();
@@ -755,15 +774,16 @@ fn render(page: &Page<'_>, number: u32, max_side: u32, raw: u64) -> Result<(Rgba
     Ok((image, dpi))
 }
 
-/// How many times over in each direction a `width`×`height` page is drawn before it is reduced to
-/// its size: 4 or 2 while the drawing has no more pixels than a page at the whole fit
-/// (`max_side`²), else 1. hayro draws an image without `/Interpolate` by its nearest pixel, so at
-/// a scale that is not whole (a 72 dpi image on a 200 dpi page: 2.78 pixels each) every few
-/// pixels one image pixel's colour stands where two meet. Drawn finer and box-reduced, each
-/// pixel is what the page covers of it, as poppler and Ghostscript show it when they draw it finer
-/// (a 17×9 image at 72 dpi: 28.7 → 35.8 dB against pdftoppm, tests/pdf-grid); vector edges and text
-/// are anti-aliased by area too. The bound keeps a small page's work and memory within those of
-/// a large one.
+/// How many times over in each direction a `width`×`height` page that draws an image is drawn
+/// before it is reduced to its size: 4 or 2 while the drawing has no more pixels than a page at
+/// the whole fit (`max_side`²), else 1. hayro draws an image without `/Interpolate` by its nearest
+/// pixel, so at a scale that is not whole (a 72 dpi image on a 200 dpi page: 2.78 pixels each)
+/// every few pixels one image pixel's colour stands where two meet. Drawn finer and box-reduced,
+/// each pixel is what the page covers of it, as poppler and Ghostscript show it when they draw it
+/// finer (a 17×9 image at 72 dpi: 28.7 → 35.8 dB against pdftoppm, tests/pdf-grid). A page of
+/// paths and text only is drawn once: hayro anti-aliases their edges by area already (the cairo
+/// chart of bench/: 31.7 dB against pdftoppm drawn once, 32.1 drawn twice over, at 2.8× the time).
+/// The bound keeps a small page's work and memory within those of a large one.
 fn supersampling(width: u16, height: u16, max_side: u32) -> u16 {
     let budget = u64::from(max_side) * u64::from(max_side);
     [4u16, 2]

@@ -691,6 +691,24 @@ fn a_small_page_is_drawn_finer_within_the_pixels_of_a_page_at_the_whole_fit() {
 }
 
 #[test]
+fn the_work_walk_counts_the_images_a_page_draws() {
+    // Only a page that draws an image is drawn finer: the walk before rendering counts them.
+    let xobject = image_page(
+        "0 0 3 1",
+        b"q 3 0 0 1 0 0 cm /Im1 Do Q /Im1 Do",
+        "/Width 1 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8",
+        &[0],
+    );
+    let inline = doc(&[("0 0 10 10", b"q 10 0 0 10 0 0 cm BI /W 1 /H 1 /CS /G /BPC 8 ID \x00 EI Q", "")]);
+    let paths_and_text = doc(&[(A4, &[RED_BOX, TEXT].join(&b' '), HELVETICA)]);
+    for (bytes, images) in [(xobject, 2), (inline, 1), (paths_and_text, 0)] {
+        let pdf = open(&bytes).unwrap();
+        let work = check_page_work(&pdf.pages()[0], 1, bytes.len() as u64).unwrap();
+        assert_eq!(work.images, images);
+    }
+}
+
+#[test]
 fn a_box_reduced_drawing_is_the_mean_of_each_block() {
     // 4x2 RGBA reduced by 2: two pixels, each the rounded mean of its 2x2 block.
     let drawing: Vec<u8> = [
